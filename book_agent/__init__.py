@@ -1,0 +1,52 @@
+"""book-agent: grounded, citable answers from prebuilt book packages.
+
+Every contract name is importable from here, lazily: `import book_agent` stays cheap so
+that `book-agent --help` and a lexical search start fast; the module behind a name is
+imported on first attribute access.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "BookAgent": "book_agent.agent",
+    "BookAgentError": "book_agent.domain.errors",
+    "QueryRuntimeError": "book_agent.domain.errors",
+    "Diagnostic": "book_agent.domain.diagnostics",
+    "PackageInfo": "book_agent.domain.package",
+    "Record": "book_agent.domain.records",
+    "VectorHit": "book_agent.domain.records",
+    "PackageInspector": "book_agent.adapters.package_inspector",
+    "PackageValidator": "book_agent.adapters.package_inspector",
+    "import_archive": "book_agent.adapters.archive_import",
+    "ArchiveLimits": "book_agent.adapters.archive_import",
+    "PrebuiltVectorStoreAdapter": "book_agent.adapters.sqlite_vector_store",
+    "QueryRuntimeSpec": "book_agent.domain.query_runtime",
+    "resolve_query_runtime": "book_agent.domain.query_runtime",
+    "QueryRuntime": "book_agent.adapters.query_runtime",
+    "SourceResolver": "book_agent.adapters.source_resolver",
+    "VisualFallbackPolicy": "book_agent.domain.visual_fallback",
+    "create_reranker": "book_agent.adapters.rerankers",
+    "HostAdapter": "book_agent.adapters.hosts",
+    "install": "book_agent.adapters.hosts",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'book_agent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value  # cache: the next access skips __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

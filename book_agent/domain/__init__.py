@@ -1,0 +1,1 @@
+"""Pure data and rules of book-agent: no I/O libraries live here."""

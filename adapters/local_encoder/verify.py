@@ -1,0 +1,102 @@
+"""sha256 checks of model files, remembered so 90 MB is not hashed on every start.
+
+A result is keyed by the file's resolved path, size and mtime (ns): any rewrite of the
+file changes the key. It is kept in-process and, when a cache folder is given, in one
+small JSON file there (written atomically; an unwritable cache only costs a re-hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from . import errors
+
+CACHE_FILE = "local-encoder-hashes.json"
+_memory: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def _key(path: Path) -> str:
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _read_cache(cache_dir: Path | None) -> dict[str, str]:
+    if cache_dir is None:
+        return {}
+    try:
+        data = json.loads((cache_dir / CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _write_cache(cache_dir: Path | None, key: str, digest: str) -> None:
+    if cache_dir is None:
+        return
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        data = _read_cache(cache_dir)
+        data[key] = digest
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".hashes-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=0, sort_keys=True)
+        os.replace(tmp, cache_dir / CACHE_FILE)
+    except OSError:
+        pass  # a read-only cache dir only means hashing again next start
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path, cache_dir: Path | None = None) -> tuple[str, bool]:
+    """(sha256 hex, whether it came from a cache)."""
+    key = _key(path)
+    with _lock:
+        if key in _memory:
+            return _memory[key], True
+    cached = _read_cache(cache_dir).get(key)
+    if cached is not None:
+        with _lock:
+            _memory[key] = cached
+        return cached, True
+    digest = sha256_file(path)
+    with _lock:
+        _memory[key] = digest
+    _write_cache(cache_dir, key, digest)
+    return digest, False
+
+
+def verify_file(path: Path, expected: str, cache_dir: Path | None = None) -> dict[str, object]:
+    """Check `path` against `expected`; raise query.local_model_corrupt on a mismatch."""
+    try:
+        digest, cached = file_sha256(path, cache_dir)
+    except OSError as exc:
+        raise errors.error(
+            errors.MODEL_CORRUPT, f"Cannot read {path}: {exc}", errors.REMEDIATION_CORRUPT,
+            path=path,
+        ) from exc
+    if digest != expected.lower():
+        raise errors.error(
+            errors.MODEL_CORRUPT,
+            f"{path.name} does not have the published sha256 of this model.",
+            errors.REMEDIATION_CORRUPT,
+            path=path, expected_sha256=expected, actual_sha256=digest,
+        )
+    return {"file": str(path), "sha256": digest, "verified": True, "from_cache": cached}
+
+
+def forget_memory() -> None:
+    """Drop in-process results (tests use it to prove the on-disk cache works)."""
+    with _lock:
+        _memory.clear()

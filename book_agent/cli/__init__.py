@@ -1,0 +1,1 @@
+"""The `book-agent` command line: one module per command group (typer)."""

@@ -1,0 +1,70 @@
+"""What every command shares: the global options, output, and the agent it works on.
+
+Commands return data through `emit`: with `--json` stdout gets exactly one JSON document;
+otherwise a readable rendering. Errors are not handled here: commands raise
+`BookAgentError` and `main.run` turns it into output in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from book_agent.cli.argv import GlobalOptions
+
+if TYPE_CHECKING:
+    from book_agent.agent import BookAgent
+
+
+def options(ctx: typer.Context) -> GlobalOptions:
+    root = ctx.find_root()
+    obj = root.obj
+    return obj if isinstance(obj, GlobalOptions) else GlobalOptions()
+
+
+def data_dir(ctx: typer.Context) -> Path | None:
+    value = options(ctx).data_dir
+    return Path(value).expanduser() if value else None
+
+
+def agent(ctx: typer.Context) -> BookAgent:
+    from book_agent.agent import BookAgent
+
+    return BookAgent(data_dir=data_dir(ctx))
+
+
+def json_mode(ctx: typer.Context) -> bool:
+    return options(ctx).json
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def emit(ctx: typer.Context, data: Any, human: Callable[[Any], None] | None = None) -> None:
+    """Write a command's result: JSON with --json, else `human(data)` or a generic view."""
+    if json_mode(ctx):
+        print_json(data)
+    elif human is not None:
+        human(data)
+    else:
+        render_generic(data)
+
+
+def render_generic(data: Any) -> None:
+    from rich.console import Console
+    from rich.pretty import Pretty
+
+    Console().print(Pretty(data, expand_all=False))
+
+
+def stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)

@@ -1,0 +1,88 @@
+"""Entry point of `book-agent` and `python -m book_agent`.
+
+Errors become output here, in one place: with `--json`, `{"error": {code, message, details,
+remediation}}` on stdout; otherwise a readable message on stderr. Either way the exit code
+is non-zero (2 for usage errors, 1 for everything else).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+
+from book_agent.cli.argv import ArgvError, GlobalOptions, split_global_options
+from book_agent.cli.common import print_json
+from book_agent.domain.errors import BookAgentError
+
+HELP = """Grounded, citable answers from prebuilt book packages.
+
+Register a package once (`book-agent init PACKAGE_DIR_OR_ARCHIVE`), then search it
+(`book-agent search BOOK_ID "query"`). Global options, accepted anywhere on the line:
+--data-dir DIR (else $BOOK_AGENT_HOME, else the platform's user data dir) and --json
+(exactly one JSON document on stdout, errors included).
+"""
+
+app = typer.Typer(
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    data_dir: str = typer.Option(None, "--data-dir", help="Where registered books and runtime data live."),
+    json_output: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
+) -> None:
+    if not isinstance(ctx.obj, GlobalOptions):
+        ctx.obj = GlobalOptions(data_dir=data_dir, json=json_output)
+
+
+def _register_commands() -> None:
+    # Command modules import only typer and the standard library at module level, so
+    # registering them all costs little; heavy work is imported inside each command.
+    from book_agent.cli import books, search
+
+    books.register(app)
+    search.register(app)
+
+
+def _fail(options: GlobalOptions, error: BookAgentError, exit_code: int = 1) -> None:
+    if options.json:
+        print_json({"error": error.to_dict()})
+    else:
+        message = f"error [{error.code}]: {error.message}"
+        if error.remediation:
+            message += f"\n  fix: {error.remediation}"
+        sys.stderr.write(message + "\n")
+    sys.exit(exit_code)
+
+
+def run(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        options, rest = split_global_options(args)
+    except ArgvError as exc:
+        _fail(GlobalOptions(json="--json" in args), BookAgentError("cli.usage", str(exc)), 2)
+        return
+    _register_commands()
+    try:
+        app(rest, obj=options, standalone_mode=False, prog_name="book-agent")
+    except BookAgentError as exc:
+        _fail(options, exc)
+    except click.exceptions.UsageError as exc:
+        hint = f"run `book-agent {exc.ctx.command_path.split(' ', 1)[-1] if exc.ctx else ''} --help`".replace("  ", " ")
+        if not options.json:
+            exc.show()
+            sys.exit(2)
+        _fail(options, BookAgentError("cli.usage", exc.format_message(), remediation=hint), 2)
+    except click.exceptions.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

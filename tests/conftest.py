@@ -1,0 +1,62 @@
+"""Shared fixtures. Every test runs with a temporary home: nothing touches the real one."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # so tests can `import package_builder`
+
+from package_builder import build_package  # noqa: E402
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    monkeypatch.setenv("BOOK_AGENT_HOME", str(home / "book-agent-data"))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    monkeypatch.setenv("HF_HOME", str(home / "hf"))
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(name, str(home / name.lower()))
+    return home
+
+
+@pytest.fixture(scope="session")
+def pdf_package_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A valid PDF package built once per session. Copy it before changing anything."""
+    return build_package(tmp_path_factory.mktemp("pdf-template") / "pkg", kind="pdf")
+
+
+@pytest.fixture(scope="session")
+def epub_package_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_package(tmp_path_factory.mktemp("epub-template") / "pkg", kind="epub")
+
+
+@pytest.fixture
+def pdf_package(tmp_path: Path, pdf_package_template: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(pdf_package_template, tmp_path / "pdf-package", symlinks=True))
+
+
+@pytest.fixture
+def epub_package(tmp_path: Path, epub_package_template: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(epub_package_template, tmp_path / "epub-package", symlinks=True))
+
+
+def require_real_part(available: bool, what: str) -> None:
+    """Skip locally when a real part is missing; in CI (CI=true) fail instead."""
+    if available:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is missing in CI: `make test` must install it")
+    pytest.skip(f"{what} is not installed (run `make install`)")

@@ -60,3 +60,12 @@ def require_real_part(available: bool, what: str) -> None:
     if IN_CI:
         pytest.fail(f"{what} is missing in CI: `make test` must install it")
     pytest.skip(f"{what} is not installed (run `make install`)")
+
+
+@pytest.fixture
+def loopback_server():
+    """A real HTTP server on 127.0.0.1 (see tests/loopback.py); scripted per test."""
+    from loopback import LoopbackServer
+
+    with LoopbackServer() as server:
+        yield server

@@ -76,3 +76,19 @@ class Registry(Protocol):
     def put(self, entry: dict[str, Any], replace: bool = False) -> dict[str, Any]: ...
     def list(self) -> list[dict[str, Any]]: ...
     def remove(self, book_id: str) -> None: ...
+
+
+@runtime_checkable
+class RecordSource(Protocol):
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        """The records with these ids (unknown ids are simply absent)."""
+        ...
+
+
+@runtime_checkable
+class QueryVectorizer(Protocol):
+    """The query runtime as the search sees it. Results carry .vector (or None), .status
+    ('ok' | 'unavailable' | 'user-supplied-unverified'), .route and .to_dict()."""
+
+    def encode_query(self, query: str) -> Any: ...
+    def accept_query_vector(self, vector: Sequence[float]) -> Any: ...

@@ -7,6 +7,8 @@ so every dense layer is a single GEMM.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import numpy.typing as npt
 
@@ -35,7 +37,8 @@ def activation(x: F32, kind: str) -> F32:
         return np.maximum(x, np.float32(0.0))
     # gelu_new / gelu_pytorch_tanh: the tanh approximation
     c = np.float32(np.sqrt(2.0 / np.pi))
-    return np.float32(0.5) * x * (1.0 + np.tanh(c * (x + np.float32(0.044715) * x * x * x)))
+    inner = np.tanh(c * (x + np.float32(0.044715) * x * x * x))
+    return cast(F32, np.float32(0.5) * x * (np.float32(1.0) + inner))
 
 
 def layer_norm(x: F32, gamma: F32, beta: F32, eps: float) -> F32:
@@ -53,7 +56,7 @@ def position_ids(ids: I64, spec: ModelSpec) -> I64:
         return np.broadcast_to(np.arange(ids.shape[1], dtype=np.int64), ids.shape)
     # RoBERTa numbers real tokens from padding_idx + 1; padding keeps padding_idx.
     real = (ids != spec.pad_token_id).astype(np.int64)
-    return np.cumsum(real, axis=1) * real + spec.pad_token_id
+    return cast(I64, np.cumsum(real, axis=1) * real + spec.pad_token_id)
 
 
 def encode_tokens(w: EncoderWeights, spec: ModelSpec, ids: I64, mask: I64) -> F32:
@@ -102,9 +105,9 @@ def pool(hidden: F32, mask: I64, modes: tuple[str, ...]) -> F32:
         elif mode == "max":
             parts.append(np.where(m > 0, hidden, np.float32(-1e9)).max(axis=1))
         elif mode == "mean":
-            parts.append((hidden * m).sum(axis=1) / counts)
+            parts.append(cast(F32, (hidden * m).sum(axis=1) / counts))
         elif mode == "mean_sqrt_len":
-            parts.append((hidden * m).sum(axis=1) / np.sqrt(counts))
+            parts.append(cast(F32, (hidden * m).sum(axis=1) / np.sqrt(counts)))
         else:
             raise ValueError(f"unknown pooling mode {mode!r}")  # st_config admits none
     out = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
@@ -113,4 +116,4 @@ def pool(hidden: F32, mask: I64, modes: tuple[str, ...]) -> F32:
 
 def l2_normalize(x: F32) -> F32:
     norms = np.sqrt(np.einsum("ij,ij->i", x, x))[:, None]
-    return (x / np.maximum(norms, np.float32(1e-12))).astype(np.float32, copy=False)
+    return cast(F32, (x / np.maximum(norms, np.float32(1e-12))).astype(np.float32, copy=False))

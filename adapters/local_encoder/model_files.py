@@ -127,8 +127,8 @@ def find_model(
             return ModelLocation(name, snap.resolve(), "hf_cache", known, tuple(searched))
     for package, sub in carriers if carriers is not None else (known.carriers if known else ()):
         searched.append(f"package:{package}")
-        if (folder := _package_dir(package, sub)) is not None:
-            return ModelLocation(name, folder.resolve(), "package", known, tuple(searched))
+        if (carried := _package_dir(package, sub)) is not None:
+            return ModelLocation(name, carried.resolve(), "package", known, tuple(searched))
     raise errors.error(
         errors.MODEL_MISSING,
         f"The embedding model {name!r} is not on this machine.",

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from book_agent.domain.errors import QueryRuntimeError
+
 from . import errors
 from .st_config import ModelSpec
 
@@ -57,7 +59,8 @@ class _Reader:
         self.path = path
         self.handle = handle
         self.names: dict[str, str] = {}
-        for key in handle.keys():
+        keys: list[str] = list(handle.keys())  # a safe_open handle is not a dict
+        for key in keys:
             short = key
             for prefix in PREFIXES:
                 if short.startswith(prefix):
@@ -129,7 +132,7 @@ def load_weights(path: Path, spec: ModelSpec) -> EncoderWeights:
                 layers=[_layer(r, i, spec) for i in range(spec.num_layers)],
                 nbytes=0,
             )
-    except errors.QueryRuntimeError:
+    except QueryRuntimeError:
         raise
     except Exception as exc:  # safetensors raises its own error type and OSError/ValueError
         raise _corrupt(path, f"Cannot read {path.name}: {exc}", error=type(exc).__name__) from exc

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy costs ~100 ms to import: the lexical path must not pay for it
+    import numpy as np
+    import numpy.typing as npt
 
-Vector = npt.NDArray[np.float32]
+    Vector = npt.NDArray[np.float32]
+else:
+    Vector = Any
 
 
 @dataclass

@@ -1,0 +1,118 @@
+"""Plain text of one EPUB content document, with the character offset of every id.
+
+selectolax (lexbor) parses the XHTML as HTML, which is forgiving with real-world books.
+Text nodes have their whitespace collapsed as a browser would (except inside <pre>); block
+elements start on a new line; <head>, <script> and <style> are skipped. `fragments` maps
+each element id (and <a name>) to the offset where its text starts, so a locator's
+fragment can be turned into a position and back.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+BLOCK_TAGS = frozenset(
+    ["address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "thead", "tfoot", "tr", "ul"]
+)
+CELL_TAGS = frozenset({"td", "th"})
+SKIP_TAGS = frozenset({"head", "script", "style", "template", "svg", "math"})
+_SPACE = re.compile(r"\s+")
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.last = "\n"  # as if after a line break: no leading whitespace
+
+    def add(self, text: str) -> None:
+        if text:
+            self.parts.append(text)
+            self.length += len(text)
+            self.last = text[-1]
+
+    def space(self) -> None:
+        if self.last not in " \n\t":
+            self.add(" ")
+
+    def newline(self) -> None:
+        if self.length and self.last != "\n":
+            if self.last == " ":  # a trailing space before a break carries nothing
+                self.parts[-1] = self.parts[-1][:-1]
+                self.length -= 1
+            self.add("\n")
+
+    def text(self, raw: str, pre: bool) -> None:
+        if pre:
+            self.add(raw)
+            return
+        collapsed = _SPACE.sub(" ", raw)
+        if collapsed.startswith(" "):
+            self.space()
+            collapsed = collapsed[1:]
+        self.add(collapsed)
+
+
+def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
+    """(text, {fragment_id: char_offset}) of one XHTML content document."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
+    start = tree.body if tree.body is not None else tree.root
+    out = _Builder()
+    fragments: dict[str, int] = {}
+    if start is None:
+        return "", fragments
+    # iterative walk: deep documents must not hit the recursion limit
+    stack: list[tuple[Any, bool, bool]] = [(start, False, False)]
+    while stack:
+        node, leaving, pre = stack.pop()
+        tag = node.tag
+        if leaving:
+            if tag in BLOCK_TAGS:
+                out.newline()
+            elif tag in CELL_TAGS and out.last not in "\t\n":
+                out.add("\t")
+            continue
+        if tag == "-text":
+            out.text(node.text_content or "", pre)
+            continue
+        if tag in SKIP_TAGS or tag.startswith("-"):  # comments, doctype
+            continue
+        if tag in BLOCK_TAGS:
+            out.newline()
+        elif tag == "br":
+            if out.last == "\n":
+                out.add("\n")  # a second <br> is a blank line
+            else:
+                out.newline()
+        attrs = node.attributes
+        for key in ("id", "name") if tag == "a" else ("id",):
+            value = attrs.get(key)
+            if value and value not in fragments:
+                fragments[value] = out.length
+        stack.append((node, True, pre))
+        child_pre = pre or tag == "pre"
+        children = []
+        child = node.child
+        while child is not None:
+            children.append(child)
+            child = child.next
+        stack.extend((c, False, child_pre) for c in reversed(children))
+    text = "".join(out.parts).rstrip()
+    return text, {k: min(v, len(text)) for k, v in fragments.items()}
+
+
+def image_sources(xhtml: bytes | str) -> list[str]:
+    """The src of every <img> (and SVG <image> href) in document order, as written."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
+    out: list[str] = []
+    for node in tree.css("img, image"):
+        attrs = node.attributes
+        src = attrs.get("src") or attrs.get("href") or attrs.get("xlink:href")
+        if src:
+            out.append(src)
+    return out

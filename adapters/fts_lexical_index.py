@@ -1,0 +1,165 @@
+"""The lexical channel: an SQLite FTS5 sidecar in the book's runtime dir, ranked by BM25.
+
+The sidecar is built from the package's `records` (never inside the package). It is a
+contentless FTS5 table (the text lives in the package already) over CJK-segmented text
+(see book_agent.domain.lexical_text) with the `porter unicode61` tokenizer, plus a table
+mapping FTS rowids to record ids and a stamp saying what it was built from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
+
+from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.lexical_text import index_text, query_terms
+from book_agent.ports import LexicalHit
+
+SIDECAR_NAME = "lexical.sqlite"
+HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text
+BATCH = 2000
+
+
+def read_stamp(path: Path) -> dict[str, str] | None:
+    """The sidecar's stamp, or None when it is missing or unreadable (then: rebuild)."""
+    if not path.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            rows = con.execute("SELECT key, value FROM meta").fetchall()
+            con.execute("SELECT count(*) FROM ids").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    return {str(k): str(v) for k, v in rows}
+
+
+def build_sidecar(
+    database_path: Path,
+    sidecar_path: Path,
+    stamp: dict[str, str],
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """(Re)build the sidecar atomically from the package database. Returns the record count."""
+    sidecar_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".lexical-", suffix=".sqlite", dir=sidecar_path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        source = connect_readonly(database_path)
+        out = sqlite3.connect(tmp)
+        try:
+            count = _fill(source, out, stamp, progress)
+        finally:
+            source.close()
+            out.close()
+        os.replace(tmp, sidecar_path)
+        return count
+    except sqlite3.Error as exc:
+        raise BookAgentError(
+            "lexical.build_failed",
+            f"the lexical index could not be built from {database_path}: {exc}",
+            remediation="check the package with `book-agent status BOOK --verify`",
+        ) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _fill(
+    source: sqlite3.Connection,
+    out: sqlite3.Connection,
+    stamp: dict[str, str],
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    out.execute("PRAGMA journal_mode=OFF")
+    out.execute("PRAGMA synchronous=OFF")
+    out.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE ids (rowid INTEGER PRIMARY KEY, record_id TEXT NOT NULL UNIQUE);
+        CREATE VIRTUAL TABLE fts USING fts5(
+            body, headings, content='', tokenize='porter unicode61 remove_diacritics 2');
+        """
+    )
+    (total,) = source.execute("SELECT count(*) FROM records").fetchone()
+    cursor = source.execute("SELECT record_id, text, headings FROM records ORDER BY seq")
+    done = 0
+    while True:
+        rows = cursor.fetchmany(BATCH)
+        if not rows:
+            break
+        start = done + 1
+        out.executemany("INSERT INTO ids VALUES (?, ?)", [(start + i, str(r[0])) for i, r in enumerate(rows)])
+        out.executemany(
+            "INSERT INTO fts(rowid, body, headings) VALUES (?, ?, ?)",
+            [(start + i, index_text(r[1] or ""), index_text(_headings_text(r[2]))) for i, r in enumerate(rows)],
+        )
+        done += len(rows)
+        if progress:
+            progress(done, total)
+    out.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+    out.executemany("INSERT INTO meta VALUES (?, ?)", sorted({**stamp, "record_count": str(done)}.items()))
+    out.commit()
+    return done
+
+
+def _headings_text(raw: str | None) -> str:
+    try:
+        value = json.loads(raw or "[]")
+    except ValueError:
+        return ""
+    return " ".join(str(h) for h in value) if isinstance(value, list) else ""
+
+
+class FtsLexicalIndex:
+    """Queries a built sidecar. Any query string is safe: it is never parsed as FTS5 syntax."""
+
+    def __init__(self, sidecar_path: Path) -> None:
+        self.path = Path(sidecar_path)
+        self._con: sqlite3.Connection | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            try:
+                self._con = sqlite3.connect(
+                    f"file:{quote(str(self.path))}?mode=ro", uri=True, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                raise BookAgentError(
+                    "lexical.index_missing",
+                    f"the lexical index {self.path} cannot be opened: {exc}",
+                    remediation="run `book-agent prepare BOOK` to rebuild it",
+                ) from exc
+        return self._con
+
+    def search(self, query: str, top_k: int) -> list[LexicalHit]:
+        terms = query_terms(query)
+        if not terms or top_k <= 0:
+            return []
+        sql = (
+            f"SELECT ids.record_id, bm25(fts, 1.0, {HEADINGS_WEIGHT}) AS rank_score FROM fts "
+            "JOIN ids ON ids.rowid = fts.rowid WHERE fts MATCH ? ORDER BY rank_score LIMIT ?"
+        )
+        try:
+            rows = self._connection().execute(sql, (" OR ".join(terms), int(top_k))).fetchall()
+        except sqlite3.Error as exc:
+            raise BookAgentError(
+                "lexical.query_failed",
+                f"the lexical index could not answer: {exc}",
+                remediation="run `book-agent prepare BOOK` to rebuild the lexical index",
+            ) from exc
+        # bm25() is lower-is-better and negative; flip it so every channel's score rises with relevance
+        return [LexicalHit(record_id=str(rid), score=-float(score)) for rid, score in rows]
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None

@@ -1,0 +1,20 @@
+"""Host adapters: install a book into Codex, Trae, WorkBuddy or Cherry Studio.
+
+`HostAdapter(host, home=None, data_dir=None, edition=None)` is the facade (the contract's
+name); per-host adapters implement the `HostPort` protocol behind it. `install(...)` is
+the one-call form: a dry-run plan by default, the result with `apply=True`.
+"""
+
+from __future__ import annotations
+
+from book_agent.adapters.hosts.base import HostPort
+from book_agent.adapters.hosts.facade import (
+    HOSTS,
+    HostAdapter,
+    default_data_dir,
+    install,
+    mcp_command,
+)
+from book_agent.adapters.hosts.naming import book_name
+
+__all__ = ["HOSTS", "HostAdapter", "HostPort", "book_name", "default_data_dir", "install", "mcp_command"]

@@ -1,0 +1,110 @@
+"""Cherry Studio: its MCP servers live in app state (redux-persist in LevelDB; SQLite in v2)
+that no other program may write. We never touch its data: we render the supported deep link
+`cherrystudio://mcp/install?servers=<base64 of {"mcpServers": {...}}>` and manual steps.
+
+Skills apply to Cherry's Agents only and are imported through its UI, so the skill folders
+are staged in book-agent's own data dir (`<data_dir>/hosts/cherry-studio/skills/`) for import.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from book_agent.adapters.hosts.base import HostContext
+
+# Commit eb560cf of the deep-link handler allowed only these commands.
+DEEPLINK_COMMANDS = ("npx", "uvx", "uv", "bun", "node", "python", "python3")
+
+
+def deeplink(servers: dict[str, Any]) -> str:
+    payload = json.dumps({"mcpServers": servers}, ensure_ascii=False, separators=(",", ":"))
+    encoded = base64.b64encode(payload.encode("utf-8")).decode("ascii")
+    return "cherrystudio://mcp/install?servers=" + quote(encoded, safe="")
+
+
+def decode_deeplink(link: str) -> dict[str, Any]:
+    """The JSON a deep link carries (what Cherry Studio's handler decodes)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    value = parse_qs(urlsplit(link).query)["servers"][0]
+    data: dict[str, Any] = json.loads(base64.b64decode(value).decode("utf-8"))
+    return data
+
+
+class CherryStudioHost:
+    host = "cherry-studio"
+    edition: str | None = None
+    unconfirmed: tuple[str, ...] = (
+        "whether current releases still allow only npx/uvx/uv/bun/node/python/python3 as a deep-link command",
+        "the exact Settings labels for adding or importing an MCP server",
+        "skills copied into Cherry's Data/Skills without its database row are not listed: import them in the UI",
+    )
+
+    def __init__(self, ctx: HostContext, data_dir: Path) -> None:
+        self.ctx = ctx
+        self.data_dir = data_dir
+
+    def user_data_dir(self) -> Path:
+        return self.ctx.app_data_dir("CherryStudio")
+
+    def config_path(self) -> None:
+        return None  # app state: never written by book-agent
+
+    def skills_dir(self) -> Path:
+        return self.data_dir / "hosts" / "cherry-studio" / "skills"
+
+    def detect(self) -> dict[str, Any]:
+        folder = self.user_data_dir()
+        evidence = [str(folder)] if folder.exists() else []
+        return {"installed": bool(evidence), "evidence": evidence, "cli": None}
+
+    def server_entry(self, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+        # No `env` (the v2 schema rejects it, and a URL is no place for secrets): Cherry
+        # starts stdio servers with the user's login-shell environment.
+        return {"command": argv[0], "args": list(argv[1:])}
+
+    def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
+        raise NotImplementedError("Cherry Studio's app state is never written")
+
+    def remove_server(self, text: str, path: Path, name: str) -> tuple[str, bool]:
+        raise NotImplementedError("Cherry Studio's app state is never written")
+
+    def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None:
+        return None
+
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+        found = [{
+            "code": "host.manual_only",
+            "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "
+            "open the deep link or add the server by hand, then enable and trust it in Settings > MCP",
+        }]
+        if argv[0] not in DEEPLINK_COMMANDS:  # the handler compared the command string itself
+            found.append({
+                "code": "host.command_may_be_refused",
+                "message": f"some Cherry Studio versions refuse deep-link commands other than "
+                f"{', '.join(DEEPLINK_COMMANDS)} (here {argv[0]!r}): if it shows a security warning, "
+                "add the server by hand in Settings > MCP with the same command and args",
+            })
+        if auth_env:
+            found.append({
+                "code": "host.env_from_login_shell",
+                "message": f"export {auth_env} in your login shell profile: Cherry Studio passes the "
+                "login-shell environment to the server; no value goes into the link",
+            })
+        return found
+
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+        entry = {"name": name, **self.server_entry(argv, auth_env)}
+        link = deeplink({name: entry})
+        steps = [
+            f"open the deep link (macOS `open`, Windows `start \"\"`, Linux `xdg-open`): {link}",
+            "or in Settings > MCP add a stdio server with the command and args below",
+            "enable the server and trust it (protocol installs start inactive and untrusted)",
+            f"skills (Agents only): import the folders staged in {self.skills_dir()} in the Agent's skills settings",
+        ]
+        snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
+        return {"steps": steps, "snippet": snippet, "deeplink": link}

@@ -1,0 +1,204 @@
+"""A PDF original through PDFium (pypdfium2): page text, char boxes, page boxes, rendering.
+
+PDFium is not thread-safe, across documents too, so every call into it holds one
+process-wide lock. The document stays open for the life of a `PdfSource` (opening costs
+more than a page) and page texts are cached; pages and text pages are closed as soon as
+they are used, so nothing waits for the garbage collector (pytest treats the resulting
+ResourceWarnings as failures). pypdfium2's exceptions become `source.original_corrupt`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+
+PDFIUM_LOCK = threading.RLock()
+
+
+@dataclass(frozen=True)
+class PageBox:
+    """The page's crop box in PDF user space (origin bottom-left) and its /Rotate."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    rotation: int
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+
+def _corrupt(path: Path, what: str, exc: BaseException) -> BookAgentError:
+    return BookAgentError(
+        "source.original_corrupt",
+        f"the original PDF cannot be read ({what}): {exc}",
+        details={"path": str(path), "what": what},
+        remediation="re-download or rebuild the package; meanwhile use read_markdown for the text",
+    )
+
+
+class PdfSource:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._doc: Any = None
+        self._count: int | None = None
+        self._texts: dict[int, str] = {}
+        self._labels: dict[int, str | None] = {}
+
+    # -- document ------------------------------------------------------------------------
+    def _document(self) -> Any:
+        if self._doc is None:
+            import pypdfium2
+
+            try:
+                self._doc = pypdfium2.PdfDocument(str(self.path))
+                self._count = len(self._doc)
+            except Exception as exc:  # PdfiumError, OSError: all mean "cannot read"
+                self._doc = None
+                raise _corrupt(self.path, "document", exc) from exc
+        return self._doc
+
+    def close(self) -> None:
+        with PDFIUM_LOCK:
+            if self._doc is not None:
+                self._doc.close()
+                self._doc = None
+
+    @property
+    def page_count(self) -> int:
+        with PDFIUM_LOCK:
+            self._document()
+            assert self._count is not None
+            return self._count
+
+    def check_page(self, page_index: Any) -> int:
+        if isinstance(page_index, bool) or not isinstance(page_index, int):
+            raise BookAgentError(
+                "source.page_out_of_range",
+                f"page_index must be an integer, not {page_index!r}",
+                details={"page_index": page_index},
+                remediation="pass a 0-based page index",
+            )
+        count = self.page_count
+        if not 0 <= page_index < count:
+            raise BookAgentError(
+                "source.page_out_of_range",
+                f"page_index {page_index} is outside the book (pages 0..{count - 1})",
+                details={"page_index": page_index, "page_count": count},
+                remediation=f"use a 0-based page index from 0 to {count - 1}",
+            )
+        return page_index
+
+    def _page(self, page_index: int) -> Any:
+        try:
+            return self._document()[page_index]
+        except BookAgentError:
+            raise
+        except Exception as exc:
+            raise _corrupt(self.path, f"page {page_index}", exc) from exc
+
+    # -- text ----------------------------------------------------------------------------
+    def page_text(self, page_index: int) -> str:
+        """The page's extracted text; index i of it is PDFium character i (see char_boxes)."""
+        cached = self._texts.get(page_index)
+        if cached is not None:
+            return cached
+        self.check_page(page_index)
+        with PDFIUM_LOCK:
+            page = self._page(page_index)
+            try:
+                textpage = page.get_textpage()
+                try:
+                    text = textpage.get_text_range()
+                    if len(text) != textpage.count_chars():
+                        # characters outside the BMP: rebuild one PDFium char at a time so that
+                        # string offsets stay PDFium char indices (bbox depends on it)
+                        text = "".join(textpage.get_text_range(i, 1) or "\ufffd" for i in range(textpage.count_chars()))
+                finally:
+                    textpage.close()
+            except Exception as exc:
+                raise _corrupt(self.path, f"text of page {page_index}", exc) from exc
+            finally:
+                page.close()
+        self._texts[page_index] = text
+        return text
+
+    def bbox(self, page_index: int, start: int, end: int) -> list[float] | None:
+        """Union of the char boxes of text[start:end] in PDF points [x0, y0, x1, y1]."""
+        self.check_page(page_index)
+        with PDFIUM_LOCK:
+            page = self._page(page_index)
+            try:
+                textpage = page.get_textpage()
+                try:
+                    n = textpage.count_chars()
+                    boxes = [textpage.get_charbox(i) for i in range(max(0, start), min(end, n))]
+                finally:
+                    textpage.close()
+            except Exception as exc:
+                raise _corrupt(self.path, f"char boxes of page {page_index}", exc) from exc
+            finally:
+                page.close()
+        # generated characters (line breaks) have empty boxes: leave them out
+        real = [b for b in boxes if b[2] > b[0] or b[3] > b[1]]
+        if not real:
+            return None
+        return [round(min(b[0] for b in real), 2), round(min(b[1] for b in real), 2),
+                round(max(b[2] for b in real), 2), round(max(b[3] for b in real), 2)]
+
+    def page_label(self, page_index: int) -> str | None:
+        if page_index not in self._labels:
+            with PDFIUM_LOCK:
+                try:
+                    label = self._document().get_page_label(page_index)
+                except Exception:  # a broken label tree must not hide the page itself
+                    label = ""
+            self._labels[page_index] = label or None
+        return self._labels[page_index]
+
+    # -- geometry and rendering ------------------------------------------------------------
+    def page_box(self, page_index: int) -> PageBox:
+        self.check_page(page_index)
+        with PDFIUM_LOCK:
+            page = self._page(page_index)
+            try:
+                x0, y0, x1, y1 = page.get_cropbox()
+                rotation = int(page.get_rotation()) % 360
+            except Exception as exc:
+                raise _corrupt(self.path, f"box of page {page_index}", exc) from exc
+            finally:
+                page.close()
+        return PageBox(float(x0), float(y0), float(x1), float(y1), rotation)
+
+    def render_png(self, page_index: int, scale: float, crop: tuple[float, float, float, float]) -> tuple[bytes, int, int]:
+        """PNG bytes and pixel size; crop = (left, bottom, right, top) in display orientation."""
+        import io
+
+        self.check_page(page_index)
+        with PDFIUM_LOCK:
+            page = self._page(page_index)
+            try:
+                bitmap = page.render(scale=scale, crop=crop)
+                try:
+                    # encode before closing: the PIL image may share the bitmap's buffer
+                    image = bitmap.to_pil()
+                    buffer = io.BytesIO()
+                    image.save(buffer, format="PNG", compress_level=1)  # speed over a few % of size
+                    width, height = image.width, image.height
+                finally:
+                    bitmap.close()
+            except Exception as exc:
+                raise _corrupt(self.path, f"rendering page {page_index}", exc) from exc
+            finally:
+                page.close()
+        return buffer.getvalue(), width, height

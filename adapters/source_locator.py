@@ -1,0 +1,126 @@
+"""Input checking for locate/read_source: hits, records, locators, max_chars, reading windows."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+
+MAX_CHARS_LIMIT = 200_000
+MAX_QUOTE_CHARS = 100_000
+
+
+def locator_error(message: str, details: dict[str, Any] | None = None) -> BookAgentError:
+    return BookAgentError(
+        "source.locator_invalid",
+        message,
+        details=details,
+        remediation="pass a locator returned by locate (or a search hit's source_locator)",
+    )
+
+
+def check_max_chars(max_chars: Any) -> int:
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 1 <= max_chars <= MAX_CHARS_LIMIT:
+        raise BookAgentError(
+            "source.max_chars_invalid",
+            f"max_chars must be an integer from 1 to {MAX_CHARS_LIMIT}, not {max_chars!r}",
+            details={"max_chars": max_chars, "limit": MAX_CHARS_LIMIT},
+            remediation="use the default 12000, or read the page in several windows with char_start",
+        )
+    return max_chars
+
+
+def optional_int(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise locator_error(f"{key} must be an integer, not {value!r}", {key: value})
+    return value
+
+
+def check_book(expected: str | None, data: dict[str, Any]) -> None:
+    given = data.get("book_id")
+    if given is not None and expected is not None and given != expected:
+        raise BookAgentError(
+            "source.wrong_book",
+            f"this locator belongs to book {given!r}, not {expected!r}",
+            details={"locator_book_id": given, "book_id": expected},
+            remediation=f"call read_source on book {given!r}, or locate the passage in {expected!r} first",
+        )
+
+
+def check_span(start: int | None, end: int | None, length: int) -> tuple[int, int] | None:
+    if start is None and end is None:
+        return None
+    if start is None or end is None or not 0 <= start <= end <= length:
+        raise locator_error(
+            f"char_start/char_end {start!r}..{end!r} do not fit the text ({length} characters)",
+            {"char_start": start, "char_end": end, "text_chars": length},
+        )
+    return start, end
+
+
+def reading_window(length: int, span: tuple[int, int] | None, max_chars: int) -> tuple[int, int]:
+    """[lo, hi) of at most max_chars characters, centred on span when there is one."""
+    if length <= max_chars:
+        return 0, length
+    if span is None:
+        return 0, max_chars
+    start, end = span
+    if end - start >= max_chars:
+        return start, start + max_chars
+    lo = max(0, start - (max_chars - (end - start)) // 2)
+    hi = min(length, lo + max_chars)
+    return max(0, hi - max_chars), hi
+
+
+class RecordLookup:
+    """Records by id from the package's index.sqlite, read-only, one connection, locked."""
+
+    def __init__(self, database_path: Path | None) -> None:
+        self.path = database_path
+        self._con: Any = None
+        self._lock = threading.Lock()
+
+    def get(self, record_id: Any) -> dict[str, Any]:
+        import sqlite3
+
+        from book_agent.adapters.sqlite_readonly import connect_readonly
+
+        if not isinstance(record_id, str) or not record_id:
+            raise BookAgentError("source.record_not_found", f"record id {record_id!r} is not a string id",
+                                 details={"record_id": record_id}, remediation="pass a record_id from a search hit")
+        if self.path is None:
+            raise BookAgentError("source.database_unreadable", "the package has no index.sqlite",
+                                 remediation="inspect the package: book-agent inspect PACKAGE")
+        try:
+            with self._lock:
+                if self._con is None:
+                    self._con = connect_readonly(self.path, check_same_thread=False)
+                row = self._con.execute(
+                    "SELECT record_id, text, md_start, md_end, source, headings FROM records WHERE record_id = ?",
+                    (record_id,),
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise BookAgentError("source.database_unreadable", f"index.sqlite cannot be read: {exc}",
+                                 details={"path": str(self.path)},
+                                 remediation="validate the package: book-agent inspect PACKAGE") from exc
+        if row is None:
+            raise BookAgentError("source.record_not_found", f"no record {record_id!r} in this book",
+                                 details={"record_id": record_id}, remediation="pass a record_id from a search hit")
+        try:
+            source = json.loads(row[4]) if row[4] else {}
+        except ValueError:
+            source = {}
+        return {"record_id": row[0], "text": row[1], "md_start": row[2], "md_end": row[3],
+                "source": source if isinstance(source, dict) else {}}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None

@@ -1,0 +1,112 @@
+"""Where in the original is this passage? Search order and verification, PDF and EPUB alike.
+
+A book is a sequence of *units* (PDF pages, EPUB spine documents). A passage is looked for
+on the unit its record names first, then on neighbouring units, then in the whole book:
+
+1. claimed unit, then neighbours (±1, ±2): exact, then normalised match;
+2. the same units: best fuzzy match, kept if its score >= FUZZY_THRESHOLD;
+3. every other unit: exact, then normalised;
+4. fuzzy on the few units whose trigram share with the passage is highest.
+
+Anything else is `unverified`, reported with the best candidate score found.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from book_agent.domain.text_match import (
+    FUZZY_THRESHOLD,
+    NormalizedText,
+    TextMatch,
+    find_exact,
+    find_fuzzy,
+    find_normalized,
+    gram_share,
+    normalize,
+)
+
+NEIGHBOURS = 2
+FUZZY_BOOK_CANDIDATES = 3
+MIN_GRAM_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Found:
+    unit: int | None  # None: not found
+    match: TextMatch | None
+    best_score: float  # best candidate score, even when below the threshold
+    stage: str  # claimed | neighbour | book | none
+
+
+class UnitTexts:
+    """Texts of a book's units with their normalised forms, computed once and cached."""
+
+    def __init__(self, count: int, text_of: Callable[[int], str]) -> None:
+        self.count = count
+        self._text_of = text_of
+        self._norm: dict[int, NormalizedText] = {}
+        self._lock = threading.Lock()
+
+    def text(self, unit: int) -> str:
+        return self._text_of(unit)
+
+    def normalized(self, unit: int) -> NormalizedText:
+        cached = self._norm.get(unit)
+        if cached is None:
+            cached = normalize(self._text_of(unit))
+            with self._lock:
+                self._norm[unit] = cached
+        return cached
+
+
+def _near_units(claimed: int | None, count: int) -> list[int]:
+    if claimed is None or not 0 <= claimed < count:
+        return []
+    out = [claimed]
+    for step in range(1, NEIGHBOURS + 1):
+        out.extend(u for u in (claimed - step, claimed + step) if 0 <= u < count)
+    return out
+
+
+def _stage(unit: int, claimed: int | None, near: list[int]) -> str:
+    if unit == claimed:
+        return "claimed"
+    return "neighbour" if unit in near else "book"
+
+
+def find_passage(units: UnitTexts, needle: str, needle_key: str, claimed: int | None, hint: int | None) -> Found:
+    near = _near_units(claimed, units.count)
+    for unit in near:
+        unit_hint = hint if unit == claimed else None
+        found = find_exact(units.text(unit), needle, unit_hint) or find_normalized(units.normalized(unit), needle_key, unit_hint)
+        if found is not None:
+            return Found(unit, found, 1.0, _stage(unit, claimed, near))
+    best: tuple[int, TextMatch] | None = None
+    for unit in near:
+        fuzzy = find_fuzzy(units.normalized(unit), needle_key)
+        if fuzzy is not None and (best is None or fuzzy.score > best[1].score):
+            best = (unit, fuzzy)
+    if best is not None and best[1].score >= FUZZY_THRESHOLD:
+        return Found(best[0], best[1], best[1].score, _stage(best[0], claimed, near))
+    rest = [u for u in range(units.count) if u not in near]
+    for unit in rest:  # plain find first: C speed, no normalisation needed
+        found = find_exact(units.text(unit), needle)
+        if found is not None:
+            return Found(unit, found, 1.0, "book")
+    for unit in rest:
+        found = find_normalized(units.normalized(unit), needle_key)
+        if found is not None:
+            return Found(unit, found, 1.0, "book")
+    shares = sorted(((gram_share(units.normalized(u).key, needle_key), u) for u in rest), reverse=True)
+    for share, unit in shares[:FUZZY_BOOK_CANDIDATES]:
+        if share < MIN_GRAM_SHARE:
+            break
+        fuzzy = find_fuzzy(units.normalized(unit), needle_key)
+        if fuzzy is not None and (best is None or fuzzy.score > best[1].score):
+            best = (unit, fuzzy)
+    if best is not None and best[1].score >= FUZZY_THRESHOLD:
+        return Found(best[0], best[1], best[1].score, _stage(best[0], claimed, near))
+    return Found(None, None, best[1].score if best else 0.0, "none")

@@ -1,0 +1,166 @@
+"""From a hit, record or quotation to a verified locator (the body of SourceResolver.locate)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from book_agent.adapters.source_locator import MAX_QUOTE_CHARS, RecordLookup, check_book
+from book_agent.adapters.source_search import find_passage
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.text_match import FUZZY_THRESHOLD, find_exact, find_normalized, normalize_key
+
+if TYPE_CHECKING:
+    from book_agent.adapters.source_resolver import SourceResolver
+
+
+@dataclass
+class Hit:
+    text: str
+    record_id: str | None = None
+    source: dict[str, Any] = field(default_factory=dict)
+    md_start: int | None = None
+    md_end: int | None = None
+
+
+def _quote_error(value: Any, why: str) -> BookAgentError:
+    return BookAgentError(
+        "source.quote_invalid",
+        f"cannot locate {type(value).__name__ if not isinstance(value, str) else 'this text'}: {why}",
+        remediation="pass a search hit, a record dict with record_id, or a non-empty quotation",
+    )
+
+
+def read_hit(value: Any, book_id: str | None, records: RecordLookup) -> Hit:
+    if isinstance(value, str):
+        hit = Hit(value)
+    elif isinstance(value, dict):
+        check_book(book_id, value)
+        nested = value.get("record")
+        data = {**nested, **value} if isinstance(nested, dict) else value
+        record = records.get(data["record_id"]) if data.get("record_id") is not None else None
+        source = data.get("source_locator") or data.get("source") or (record or {}).get("source") or {}
+        span = data.get("markdown_span") if isinstance(data.get("markdown_span"), dict) else {}
+        hit = Hit(
+            text=(record or data).get("text"),  # the record's full text beats a hit's snippet
+            record_id=data.get("record_id"),
+            source=dict(source) if isinstance(source, dict) else {},
+            md_start=(record or {}).get("md_start", span.get("start")),
+            md_end=(record or {}).get("md_end", span.get("end")),
+        )
+    else:
+        raise _quote_error(value, "expected a hit/record dict or a string")
+    if not isinstance(hit.text, str) or not hit.text.strip():
+        raise _quote_error(value, "there is no text to look for")
+    if len(hit.text) > MAX_QUOTE_CHARS:
+        raise _quote_error(value, f"the text is longer than {MAX_QUOTE_CHARS} characters")
+    return hit
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass
+class Claim:
+    """Where the hit says it is (record source, overridden by hints), before any checking."""
+
+    unit: int | None = None
+    start: int | None = None
+    end: int | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_sources(cls, resolver: SourceResolver, hit: Hit, hints: dict[str, Any]) -> Claim:
+        src = {**hit.source, **{k: hints[k] for k in ("page_index", "href", "spine_index", "fragment") if k in hints}}
+        claim = cls(start=_int(src.get("char_start")), end=_int(src.get("char_end")))
+        keep = ("page_index", "page_label", "bbox") if resolver.kind == "pdf" else ("href", "fragment", "spine_index")
+        claim.fields = {k: src[k] for k in keep if src.get(k) is not None}
+        try:
+            claim.unit = claim._unit(resolver, src, hints)
+        except BookAgentError as exc:
+            if exc.code not in ("source.original_corrupt", "source.original_missing"):
+                if any(k in hints for k in ("page_index", "href", "spine_index")):
+                    raise  # the caller's own hint is bad input
+                claim.warnings.append(f"the record's location is unusable ({exc.code}): {exc.message}")
+        return claim
+
+    def _unit(self, resolver: SourceResolver, src: dict[str, Any], hints: dict[str, Any]) -> int | None:
+        if resolver.kind == "pdf":
+            if src.get("page_index") is None:
+                return None
+            return resolver.pdf().check_page(src["page_index"])
+        if src.get("href") is not None:
+            item, _ = resolver.epub().resolve_href(src["href"])
+            return item.index if item.index >= 0 else None
+        index = _int(src.get("spine_index"))
+        return index if index is not None and 0 <= index < len(resolver.epub().spine) else None
+
+
+def _markdown_span(resolver: SourceResolver, hit: Hit) -> tuple[dict[str, int] | None, str]:
+    given = (hit.md_start, hit.md_end) if _int(hit.md_start) is not None and _int(hit.md_end) is not None else None
+    md = resolver.markdown_text()
+    if md is None:
+        return ({"start": given[0], "end": given[1]} if given else None), "unchecked"
+    if given and 0 <= given[0] <= given[1] <= len(md) and md[given[0] : given[1]] == hit.text:
+        return {"start": given[0], "end": given[1]}, "verified"
+    found = find_exact(md, hit.text, given[0] if given else None)
+    if found is None:
+        found = find_normalized(resolver.markdown_normalized(), normalize_key(hit.text), given[0] if given else None)
+    if found is not None:
+        return {"start": found.start, "end": found.end}, "corrected" if given else "found"
+    return ({"start": given[0], "end": given[1]} if given else None), "unverified" if given else "not_found"
+
+
+def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str, Any]:
+    md_span, md_status = _markdown_span(resolver, hit)
+    loc: dict[str, Any] = {"book_id": resolver.book_id, "kind": resolver.kind, "record_id": hit.record_id}
+    warnings = list(claim.warnings)
+    try:
+        units = resolver.units()
+        found = find_passage(units, hit.text, normalize_key(hit.text), claim.unit, claim.start)
+    except BookAgentError as exc:
+        if exc.code not in ("source.original_corrupt", "source.original_missing"):
+            raise
+        # the original cannot be read: all we have is what the record says
+        method = "record-metadata" if claim.fields else "unverified"
+        loc.update(claim.fields, char_start=claim.start, char_end=claim.end, markdown_span=md_span,
+                   verification={"method": method, "score": None, "stage": "none", "threshold": FUZZY_THRESHOLD,
+                                 "corrected": {}, "markdown": md_status},
+                   warnings=[*warnings, f"{exc.code}: {exc.message}"])
+        return loc
+    verification: dict[str, Any] = {"method": "unverified", "score": round(found.best_score, 4), "stage": found.stage,
+                                    "threshold": FUZZY_THRESHOLD, "corrected": {}, "markdown": md_status}
+    if found.unit is None or found.match is None:
+        loc.update(claim.fields, char_start=claim.start, char_end=claim.end)
+        warnings.append("the passage was not found in the original's text; the location is the record's claim")
+    else:
+        unit, match = found.unit, found.match
+        verification.update(method=match.method, score=round(match.score, 4))
+        loc.update(_place(resolver, unit, match.start, match.end, claim))
+        loc.update(char_start=match.start, char_end=match.end)
+        field_name = "page_index" if resolver.kind == "pdf" else "spine_index"
+        if claim.unit is not None and unit != claim.unit:
+            verification["corrected"][field_name] = {"claimed": claim.unit, "found": unit}
+        if claim.start is not None and (claim.start, claim.end) != (match.start, match.end):
+            verification["corrected"]["char_range"] = {"claimed": [claim.start, claim.end], "found": [match.start, match.end]}
+    loc.update(markdown_span=md_span, verification=verification, warnings=warnings)
+    return loc
+
+
+def _place(resolver: SourceResolver, unit: int, start: int, end: int, claim: Claim) -> dict[str, Any]:
+    if resolver.kind == "pdf":
+        pdf = resolver.pdf()
+        label = pdf.page_label(unit) or (claim.fields.get("page_label") if unit == claim.unit else None)
+        return {"page_index": unit, "page_label": label, "bbox": pdf.bbox(unit, start, end)}
+    epub = resolver.epub()
+    item = epub.spine[unit]
+    fragments = epub.chapter(item).fragments
+    before = [(offset, fid) for fid, offset in fragments.items() if offset <= start]
+    fragment = max(before, key=lambda pair: pair[0])[1] if before else None
+    claimed = claim.fields.get("fragment")
+    if claimed in fragments and fragment is not None and fragments[claimed] == fragments[fragment]:
+        fragment = claimed  # same position: keep the record's own name for it
+    return {"href": item.href, "spine_index": item.index, "fragment": fragment}

@@ -1,0 +1,92 @@
+"""Batch reads of records from a package's index.sqlite (read-only, leaves no trace)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.records import Record
+
+_COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
+_CHUNK = 500  # stay far below SQLite's bound-parameter limit
+
+
+def _json(raw: Any, default: Any) -> Any:
+    try:
+        value = json.loads(raw) if raw else default
+    except ValueError:
+        return default
+    return value if isinstance(value, type(default)) else default
+
+
+def record_from_row(row: Sequence[Any]) -> Record:
+    record_id, seq, text, headings, md_start, md_end, source = row
+    return Record(
+        record_id=str(record_id),
+        text=str(text or ""),
+        source=_json(source, {}),
+        seq=int(seq) if seq is not None else None,
+        headings=[str(h) for h in _json(headings, [])],
+        md_start=int(md_start) if md_start is not None else None,
+        md_end=int(md_end) if md_end is not None else None,
+    )
+
+
+class SqliteRecordReader:
+    def __init__(self, database_path: Path) -> None:
+        self.database_path = Path(database_path)
+        self._con: sqlite3.Connection | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            try:
+                self._con = connect_readonly(self.database_path, check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise BookAgentError(
+                    "package.database_unreadable",
+                    f"cannot open {self.database_path}: {exc}",
+                    remediation="check the package with `book-agent status BOOK --verify`",
+                ) from exc
+        return self._con
+
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        found: dict[str, Record] = {}
+        ids = list(dict.fromkeys(record_ids))
+        try:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = self._connection().execute(
+                    f"SELECT {_COLUMNS} FROM records WHERE record_id IN ({marks})", chunk
+                )
+                for row in rows:
+                    record = record_from_row(row)
+                    found[record.record_id] = record
+        except sqlite3.Error as exc:
+            raise BookAgentError(
+                "package.database_unreadable",
+                f"cannot read records from {self.database_path}: {exc}",
+                remediation="check the package with `book-agent status BOOK --verify`",
+            ) from exc
+        return found
+
+    def get(self, record_id: str) -> Record:
+        record = self.fetch([record_id]).get(record_id)
+        if record is None:
+            raise BookAgentError(
+                "record.not_found",
+                f"no record {record_id!r} in this book",
+                details={"record_id": record_id},
+                remediation="use a record_id from a search hit (`book-agent search BOOK QUERY`)",
+            )
+        return record
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None

@@ -1,0 +1,220 @@
+"""PrebuiltVectorStoreAdapter: the package's records and prebuilt vectors (the VectorStore port).
+
+The SQLite file is opened read-only and immutable (no -wal/-shm/-journal appears, not a
+byte of the package changes). Search is exact: one float32 matrix per database file and
+process (see vector_matrix.py), a matrix-vector product and `argpartition` for the top k.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from book_agent.adapters import vector_checks, vector_matrix
+from book_agent.adapters.sqlite_readonly import connect_readonly
+
+from book_agent.domain.diagnostics import Diagnostic
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.records import Record, Vector, VectorHit
+
+_COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
+_FIX_DB = "Run `book-agent inspect` on the package; its index.sqlite is damaged or not a package database."
+
+
+class PrebuiltVectorStoreAdapter:
+    """Read-only access to index.sqlite. `manifest` is vectors.json (None: records only)."""
+
+    def __init__(
+        self,
+        database_path: Path | str,
+        manifest: Mapping[str, Any] | None,
+        *,
+        sidecar_dir: Path | str | None = None,
+        database_sha256: str | None = None,
+    ) -> None:
+        """`sidecar_dir`: a runtime dir (never the package) for the memory-mapped matrix;
+        `database_sha256`: the manifest's hash of index.sqlite, pinned into the sidecar stamp."""
+        self.database_path = Path(database_path)
+        self.manifest = dict(manifest) if manifest is not None else None
+        self.sidecar_dir = Path(sidecar_dir) if sidecar_dir is not None else None
+        self.database_sha256 = database_sha256
+        self._con: sqlite3.Connection | None = None
+        self._lock = threading.RLock()  # one connection, shared by MCP worker threads
+        self._matrix: vector_matrix.VectorMatrix | None = None
+        self.metric = str((self.manifest or {}).get("metric") or "cosine")
+        dims = (self.manifest or {}).get("dimensions")
+        self.dimensions = dims if isinstance(dims, int) and not isinstance(dims, bool) else None
+
+    # -- SQLite -------------------------------------------------------------------------
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                if self._con is None:
+                    self._con = connect_readonly(self.database_path, check_same_thread=False)
+                return self._con.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise BookAgentError(
+                    "vector.database_unreadable", f"cannot read {self.database_path}: {exc}",
+                    details={"path": str(self.database_path)}, remediation=_FIX_DB,
+                ) from exc
+
+    def _record(self, row: Sequence[Any]) -> Record:
+        record_id, seq, text, headings, md_start, md_end, source = row
+        try:
+            source_data = json.loads(source) if source else {}
+            heading_list = json.loads(headings) if headings else []
+        except ValueError as exc:
+            raise BookAgentError(
+                "record.malformed", f"record {record_id!r} holds malformed JSON: {exc}",
+                details={"record_id": str(record_id)}, remediation=_FIX_DB,
+            ) from exc
+        return Record(
+            record_id=str(record_id), text=str(text), seq=int(seq),
+            source=source_data if isinstance(source_data, dict) else {},
+            headings=[str(h) for h in heading_list] if isinstance(heading_list, list) else [],
+            md_start=md_start, md_end=md_end,
+        )
+
+    # -- the port -----------------------------------------------------------------------
+    def get_record(self, record_id: str) -> Record:
+        rows = self._query(f"SELECT {_COLUMNS} FROM records WHERE record_id = ?", (record_id,))
+        if not rows:
+            raise BookAgentError(
+                "record.not_found", f"no record {record_id!r} in this book",
+                details={"record_id": record_id},
+                remediation="Use a record_id taken from a search hit of this book.",
+            )
+        record = self._record(rows[0])
+        blob = self._query("SELECT embedding FROM vectors WHERE record_id = ?", (record_id,))
+        if blob and self.dimensions and len(blob[0][0]) == self.dimensions * 4:
+            record.vector = np.frombuffer(blob[0][0], dtype="<f4").astype(np.float32)
+        return record
+
+    def get_records(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        """The records that exist among record_ids (no vectors), keyed by id."""
+        found: dict[str, Record] = {}
+        ids = list(dict.fromkeys(record_ids))
+        for start in range(0, len(ids), 500):  # far below SQLite's parameter limit
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._query(f"SELECT {_COLUMNS} FROM records WHERE record_id IN ({marks})", chunk):
+                record = self._record(row)
+                found[record.record_id] = record
+        return found
+
+    def iter_records(self) -> Iterator[Record]:
+        """Every record in reading order, without vectors, fetched in pages of 500."""
+        last = None
+        while True:
+            where, params = ("WHERE seq > ?", (last,)) if last is not None else ("", ())
+            rows = self._query(f"SELECT {_COLUMNS} FROM records {where} ORDER BY seq LIMIT 500", params)
+            for row in rows:
+                yield self._record(row)
+            if len(rows) < 500:
+                return
+            last = rows[-1][1]
+
+    def get_source_metadata(self, record_id: str) -> dict[str, Any]:
+        """{record_id, seq, headings, markdown_span, source}: where the record sits in the book."""
+        record = self.get_record(record_id)
+        data = record.to_dict()
+        data.pop("text")
+        return data
+
+    def search(self, query_vector: Vector | Sequence[float], top_k: int) -> list[VectorHit]:
+        """Exact top-k by the manifest's metric, best first; ties go to reading order."""
+        loaded = self.load()
+        query = self._prepare_query(query_vector)
+        if top_k <= 0 or not loaded.ids:
+            return []
+        scores = loaded.matrix @ query
+        k = min(int(top_k), len(loaded.ids))
+        if k < len(loaded.ids):
+            # the k-th best score may be tied: take every row at least that good, then sort
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            candidates = np.flatnonzero(scores >= kth)
+        else:
+            candidates = np.arange(len(loaded.ids))
+        order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+        records = self.get_records([loaded.ids[i] for i in order])
+        return [VectorHit(records[loaded.ids[i]], float(scores[i])) for i in order
+                if loaded.ids[i] in records]
+
+    def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
+        query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if query.shape != (self.dimensions,) or not np.isfinite(query).all():
+            raise BookAgentError(
+                "query.vector_invalid",
+                f"the query vector must be {self.dimensions} finite numbers (got {query.size})",
+                details={"expected_dimensions": self.dimensions, "got_dimensions": int(query.size)},
+                remediation="Encode the query with the book's own model (see `book-agent status BOOK`).",
+            )
+        if self.metric == "cosine":
+            norm = float(np.linalg.norm(query))
+            if norm == 0.0:
+                raise BookAgentError(
+                    "query.vector_invalid", "a zero query vector has no direction (cosine)",
+                    remediation="Encode the query with the book's own model.",
+                )
+            query = query / norm
+        return query
+
+    def load(self) -> vector_matrix.VectorMatrix:
+        """The matrix (loaded on first use, then shared by the whole process)."""
+        if self._matrix is None:
+            if self.manifest is None or self.dimensions is None or self.metric not in ("cosine", "dot"):
+                raise BookAgentError(
+                    "vector.unavailable",
+                    "this book has no usable vector manifest: vector search cannot run",
+                    details={"manifest": self.manifest},
+                    remediation="Use lexical search, or re-import a package with vectors.json.",
+                    available_capabilities=["lexical_search", "read_entry"],
+                )
+            normalize = self.metric == "cosine" and not self.manifest.get("normalized", True)
+            self._matrix = vector_matrix.load_matrix(
+                self.database_path, self.dimensions, normalize, self.sidecar_dir, self.database_sha256)
+        return self._matrix
+
+    def inspect(self) -> dict[str, Any]:
+        meta = dict(self._query("SELECT key, value FROM meta"))
+        (records,) = self._query("SELECT COUNT(*) FROM records")[0]
+        (vectors,) = self._query("SELECT COUNT(*) FROM vectors")[0]
+        m = self.manifest or {}
+        info: dict[str, Any] = {
+            "database_path": str(self.database_path), "meta": meta, "record_count": records,
+            "vector_count": vectors, "provider": m.get("provider"), "model": m.get("model"),
+            "dimensions": self.dimensions, "metric": self.metric, "normalized": m.get("normalized"),
+            "matrix_loaded": self._matrix is not None,
+            "sidecar_dir": str(self.sidecar_dir) if self.sidecar_dir else None,
+        }
+        if self._matrix is not None:
+            info["searchable_vectors"] = len(self._matrix.ids)
+            info["matrix_source"] = dict(self._matrix.report)
+        return info
+
+    def validate(self) -> list[Diagnostic]:
+        """Vector checks as diagnostics (empty list: the vectors are sound)."""
+        with self._lock:
+            try:
+                con = connect_readonly(self.database_path)
+                try:
+                    return vector_checks.check_vectors(con, self.manifest)
+                finally:
+                    con.close()
+            except sqlite3.Error as exc:
+                return [Diagnostic("vector.database_unreadable",
+                                   f"cannot read {self.database_path}: {exc}",
+                                   details={"path": str(self.database_path)})]
+
+    def close(self) -> None:
+        """Close the connection; the process-wide matrix stays cached for the next adapter."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+            self._matrix = None

@@ -1,0 +1,114 @@
+"""The vector matrix cached in a runtime dir (never the package) and memory-mapped back.
+
+Three files: `vectors.f32.npy` (the finished float32 matrix), `vectors.ids.json` (row ->
+record_id) and `vectors.stamp.json`, written last, which ties them to one database file
+(path, size, mtime, sha256) and one way of loading (dims, normalisation) and records the
+sha256 of the other two. A sidecar is used only when every one of those checks passes;
+anything stale, truncated or altered is reported and rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FORMAT = 1
+NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
+
+F32 = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Stamp:
+    database: str
+    size: int
+    mtime_ns: int
+    sha256: str | None  # the database's sha256 when the caller knows it (package manifest)
+    dimensions: int
+    normalized_at_load: bool
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
+    """(ids, memory-mapped matrix) when the sidecar is sound, else (None, why not)."""
+    try:
+        stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "absent"
+    except (OSError, ValueError):
+        return None, "stamp unreadable"
+    if not isinstance(stamp, dict) or stamp.get("format") != FORMAT:
+        return None, "stamp format"
+    for key, value in asdict(want).items():
+        if key == "sha256":
+            if value is not None and stamp.get("database_sha256") != value:
+                return None, "stale: database sha256"
+        elif stamp.get(key) != value:
+            return None, f"stale: {key}"
+    try:
+        if _file_sha256(folder / IDS) != stamp.get("ids_sha256"):
+            return None, "corrupt: ids"
+        if _file_sha256(folder / NPY) != stamp.get("npy_sha256"):
+            return None, "corrupt: matrix"
+        ids = json.loads((folder / IDS).read_text(encoding="utf-8"))
+        mapped = np.load(folder / NPY, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None, "corrupt: unreadable"
+    rows = stamp.get("rows")
+    if (
+        not isinstance(ids, list)
+        or len(ids) != rows
+        or mapped.dtype != np.dtype("<f4")
+        or mapped.shape != (rows, want.dimensions)
+        or not mapped.flags.c_contiguous
+    ):
+        return None, "corrupt: shape"
+    return ([str(i) for i in ids], np.asarray(mapped)), "ok"
+
+
+def write(folder: Path, stamp: Stamp, ids: list[str], matrix: F32) -> dict[str, Any]:
+    """Write the sidecar atomically; a failure is reported, never raised (it is a cache)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            (folder / STAMP).unlink()  # no stamp may vouch for half-replaced files
+        _atomic(folder, NPY, lambda handle: np.save(handle, matrix, allow_pickle=False))
+        ids_bytes = json.dumps(ids, ensure_ascii=False).encode("utf-8")
+        _atomic(folder, IDS, lambda handle: handle.write(ids_bytes))
+        database_sha256 = stamp.sha256 or _file_sha256(Path(stamp.database))
+        record = {
+            "format": FORMAT, **asdict(stamp), "database_sha256": database_sha256,
+            "rows": len(ids), "npy_sha256": _file_sha256(folder / NPY),
+            "ids_sha256": _file_sha256(folder / IDS),
+        }
+        record.pop("sha256")
+        payload = json.dumps(record, indent=1).encode("utf-8")
+        _atomic(folder, STAMP, lambda handle: handle.write(payload))
+    except OSError as exc:
+        return {"sidecar_written": False, "sidecar_error": f"{type(exc).__name__}: {exc.strerror}"}
+    return {"sidecar_written": True, "sidecar_dir": str(folder)}
+
+
+def _atomic(folder: Path, name: str, fill: Any) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            fill(handle)
+        os.replace(tmp, folder / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

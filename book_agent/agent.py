@@ -1,0 +1,276 @@
+"""BookAgent: the facade every driver (CLI, MCP server, Python API) uses.
+
+    agent = BookAgent()                       # data dir: $BOOK_AGENT_HOME or the user data dir
+    agent.init("path/to/package-or-archive")  # verify, register (read-only), build sidecars
+    agent.search("book-id", "query")          # hybrid search with citable hits
+
+Books are referred to by their registered book_id. Nothing here writes into a package:
+derived data lives in the book's runtime dir, data_dir/books/<book_id>/.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from book_agent.adapters.json_registry import JsonRegistry
+from book_agent.app import books, sidecars
+from book_agent.app.config_store import apply_settings, load_config, save_config
+from book_agent.app.fingerprint import changes, fingerprint, manifest_sha256
+from book_agent.app.open_book import OpenBook
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.package import PackageInfo
+from book_agent.settings import resolve_data_dir
+
+Progress = Callable[[int, int], None]
+
+
+class BookAgent:
+    def __init__(self, data_dir: str | Path | None = None) -> None:
+        self.data_dir = resolve_data_dir(data_dir)
+        self.registry = JsonRegistry(self.data_dir)
+        self._open: dict[str, OpenBook] = {}
+        self._lock = threading.RLock()
+
+    # --- registration -----------------------------------------------------------------
+
+    def inspect(self, path: str | Path) -> dict[str, Any]:
+        """Inspect a package folder or archive without registering it."""
+        return books.inspect_any(Path(path).expanduser()).to_dict()
+
+    def init(self, path: str | Path, reranker: str = "none", replace: bool = False,
+             progress: Progress | None = None) -> dict[str, Any]:
+        """Verify a package in full and register it; returns the same dict as `resolve`.
+
+        A folder is registered in place (read-only); an archive is imported safely into
+        the data dir first. The book_id is the package's own.
+        """
+        source = Path(path).expanduser().resolve()
+        imported = books.is_archive(source)
+        root = books.import_into(source, self.data_dir / "packages", progress) if imported else source
+        info = books.inspect_dir(root, verify_hashes=True)
+        books.validate(info)
+        entry = books.registry_entry(info, source, imported, fingerprint(info.root), manifest_sha256(info.root))
+        self.registry.put(entry, replace=replace)
+        runtime_dir = self.runtime_dir(str(info.book_id))
+        runtime_dir.mkdir(parents=True, exist_ok=True)
+        config = load_config(runtime_dir)
+        if reranker != "none" or not (runtime_dir / "config.json").exists():
+            save_config(runtime_dir, apply_settings(config, {"reranker": reranker}))
+        with self._lock:
+            self._forget(str(info.book_id))
+        self._prepare_entry(entry, info, runtime_dir, progress)
+        return self.resolve(str(info.book_id))
+
+    def list_books(self) -> list[dict[str, Any]]:
+        return [
+            {k: e.get(k) for k in ("book_id", "title", "package_root", "source", "imported", "registered_at")}
+            for e in self.registry.list()
+        ]
+
+    def _forget(self, book_id: str) -> None:
+        book = self._open.pop(book_id, None)
+        if book is not None:
+            book.close()
+
+    def close(self) -> None:
+        """Close every open book's files. The agent stays usable: books reopen on demand."""
+        with self._lock:
+            for book_id in list(self._open):
+                self._forget(book_id)
+
+    def __enter__(self) -> BookAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def runtime_dir(self, book_id: str) -> Path:
+        return self.data_dir / "books" / book_id
+
+    def resolve(self, book_ref: str) -> dict[str, Any]:
+        book = self._book(book_ref)
+        return {
+            "book_id": book.book_id,
+            "title": book.package.title,
+            "package_root": str(book.package.root),
+            "runtime_dir": str(book.runtime_dir),
+            "package": book.package.to_dict(),
+            "config": book.config.model_dump(mode="json"),
+        }
+
+    def _book(self, book_ref: str) -> OpenBook:
+        """The open book for a registered id; says when its package changed since init."""
+        if not isinstance(book_ref, str) or not book_ref:
+            raise BookAgentError("book.bad_ref", "a book is referred to by its registered book_id",
+                                 remediation="run `book-agent list` to see the registered books")
+        with self._lock:
+            entry = self.registry.get(book_ref)
+            cached = self._open.get(book_ref)
+            root = Path(entry["package_root"])
+            changed = changes(root, entry.get("fingerprint") or {})
+            if changed:
+                self._forget(book_ref)
+                raise BookAgentError(
+                    "package.changed",
+                    f"the package of {book_ref!r} changed since it was registered: {', '.join(changed)}",
+                    details={"book_id": book_ref, "changed": changed, "package_root": str(root)},
+                    remediation=f"check it with `book-agent status {book_ref} --verify`, then "
+                    f"`book-agent init {root} --replace` to register it as it is now",
+                )
+            if cached is not None and cached.entry == entry:
+                return cached
+            if cached is not None:
+                self._forget(book_ref)
+            info = books.inspect_dir(root, verify_hashes=False)
+            book = OpenBook(entry, info, self.runtime_dir(book_ref))
+            self._open[book_ref] = book
+            return book
+
+    # --- health and derived data -----------------------------------------------------
+
+    def status(self, book_ref: str, verify: bool = False) -> dict[str, Any]:
+        """Package health, sidecars present and fresh, and what each capability needs."""
+        entry = self.registry.get(book_ref)
+        root = Path(entry["package_root"])
+        runtime_dir = self.runtime_dir(book_ref)
+        changed = changes(root, entry.get("fingerprint") or {}) if root.exists() else ["(package folder missing)"]
+        info = books.inspect_dir(root, verify_hashes=verify) if root.exists() else None
+        diagnostics = [d.to_dict() for d in info.diagnostics] if info else []
+        healthy = info is not None and not info.has_errors and not changed
+        lexical = sidecars.lexical_state(runtime_dir, sidecars.lexical_stamp(
+            entry["manifest_sha256"], _database_sha(info))) if info else {"present": False, "fresh": False}
+        config = load_config(runtime_dir)
+        has_vectors = bool(info and info.vector_manifest)
+        network = config.network.model_dump(mode="json")
+        return {
+            "book_id": book_ref,
+            "title": entry.get("title"),
+            "package_root": str(root),
+            "runtime_dir": str(runtime_dir),
+            "package": {"healthy": healthy, "hashes_verified": verify, "changed_files": changed,
+                        "diagnostics": diagnostics},
+            "sidecars": {"lexical": lexical},
+            "capabilities": {
+                "lexical_search": {"available": healthy and lexical.get("fresh", False),
+                                   "needs": "a fresh lexical sidecar (`book-agent prepare BOOK`)"},
+                "vector_search": {"available": healthy and has_vectors,
+                                  "needs": "the package's vectors and a query encoder for its model: the local "
+                                  "model files, or remote requests allowed to an exact endpoint with auth_env set, "
+                                  "or a caller-supplied query vector",
+                                  "model": (info.vector_manifest or {}).get("model") if info else None},
+                "sources": {"available": healthy, "kind": info.original_kind if info else None},
+                "render_page": {"available": healthy and bool(info and info.original_kind == "pdf"),
+                                "needs": "a PDF original (EPUB has no fixed pages)"},
+            },
+            "config": {"network": network, "query": config.query.model_dump(mode="json"),
+                       "reranker": config.reranker.model_dump(mode="json"),
+                       "auth_env_set": bool(config.network.auth_env and _env_has(config.network.auth_env))},
+        }
+
+    def prepare(self, book_ref: str, progress: Progress | None = None) -> dict[str, Any]:
+        """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent."""
+        entry = self.registry.get(book_ref)
+        info = books.inspect_dir(Path(entry["package_root"]), verify_hashes=False)
+        with self._lock:
+            self._forget(book_ref)
+        return self._prepare_entry(entry, info, self.runtime_dir(book_ref), progress)
+
+    def _prepare_entry(self, entry: dict[str, Any], info: PackageInfo, runtime_dir: Path,
+                       progress: Progress | None) -> dict[str, Any]:
+        assert info.database_path is not None
+        expected = sidecars.lexical_stamp(entry["manifest_sha256"], _database_sha(info))
+        state = sidecars.lexical_state(runtime_dir, expected)
+        result: dict[str, Any] = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
+        if not state["fresh"]:
+            result["lexical"] = {**sidecars.build_lexical(info.database_path, runtime_dir, expected, progress),
+                                 "was": state}
+        return result
+
+    def configure(self, book_ref: str, **settings: Any) -> dict[str, Any]:
+        """Write the book's runtime config (network policy, query, reranker). Returns it."""
+        self.registry.get(book_ref)
+        runtime_dir = self.runtime_dir(book_ref)
+        config = apply_settings(load_config(runtime_dir), settings)
+        save_config(runtime_dir, config)
+        with self._lock:
+            self._forget(book_ref)
+        return {"book_id": book_ref, "config": config.model_dump(mode="json")}
+
+    # --- search and sources --------------------------------------------------------------
+
+    def search(self, book_ref: str, query: str, top_k: int = 6, strict: bool = False,
+               query_vector: Sequence[float] | None = None, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+        book = self._book(book_ref)
+        result = book.searcher().search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
+        result["visual_fallback"] = _visual_fallback(query, result["hits"], hints)
+        return result
+
+    def read_entry(self, book_ref: str, record_id: str) -> dict[str, Any]:
+        book = self._book(book_ref)
+        record = book.records.get(record_id)
+        data = record.to_dict()
+        data["book_id"] = book.book_id
+        data["evidence_id"] = f"{book.book_id}#{record.record_id}"
+        data["source_locator"] = {"book_id": book.book_id, **record.source}
+        return data
+
+    def read_markdown(self, book_ref: str, record_id: str | None = None, start: int | None = None,
+                      end: int | None = None, heading: str | None = None, context_chars: int = 500) -> dict[str, Any]:
+        from book_agent.adapters import markdown_reader
+
+        book = self._book(book_ref)
+        span = None
+        if record_id is not None:
+            record = book.records.get(record_id)
+            span = (record.md_start, record.md_end)
+        return markdown_reader.read_markdown(book.package, record_span=span, record_id=record_id, start=start,
+                                             end=end, heading=heading, context_chars=context_chars)
+
+    def get_skill(self, book_ref: str) -> dict[str, Any]:
+        from book_agent.adapters import markdown_reader
+
+        return markdown_reader.read_skill(self._book(book_ref).package)
+
+    def locate_source(self, book_ref: str, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+        book = self._book(book_ref)
+        if isinstance(hit_or_text, str) and hit_or_text.startswith(book.book_id + "#"):
+            hit_or_text = hit_or_text.split("#", 1)[1]
+        if isinstance(hit_or_text, str):
+            found = book.records.fetch([hit_or_text]).get(hit_or_text)
+            if found is not None:  # a record id, else a quotation
+                hit_or_text = found.to_dict()
+        result: dict[str, Any] = book.sources.locate(hit_or_text, hints=hints)
+        return result
+
+    def read_source(self, book_ref: str, locator: dict[str, Any], max_chars: int = 12000) -> dict[str, Any]:
+        result: dict[str, Any] = self._book(book_ref).sources.read_source(locator, max_chars=max_chars)
+        return result
+
+    def render_page(self, book_ref: str, page_index: int, clip: Sequence[float] | None = None, dpi: int = 150,
+                    include_image: bool = False) -> dict[str, Any]:
+        result: dict[str, Any] = self._book(book_ref).sources.render_page(
+            page_index, clip=clip, dpi=dpi, include_image=include_image)
+        return result
+
+
+def _database_sha(info: PackageInfo | None) -> str | None:
+    files = ((info.archive_manifest if info else None) or {}).get("files") or {}
+    return (files.get("database") or {}).get("sha256")
+
+
+def _env_has(name: str) -> bool:
+    import os
+
+    return bool(os.environ.get(name))
+
+
+def _visual_fallback(query: str, hits: list[dict[str, Any]], hints: dict[str, Any] | None) -> dict[str, Any]:
+    try:
+        from book_agent.domain.visual_fallback import VisualFallbackPolicy
+    except ImportError:  # pragma: no cover - while the sources part is being built
+        return {"recommended": False, "reasons": []}
+    result: dict[str, Any] = VisualFallbackPolicy().evaluate(query, hits, hints=hints)
+    return result

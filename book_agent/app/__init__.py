@@ -1,0 +1,1 @@
+"""Application wiring behind the BookAgent facade (may import adapters; the core may not)."""

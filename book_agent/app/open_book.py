@@ -1,0 +1,126 @@
+"""One registered book's resources, opened lazily and once per process.
+
+A lexical search opens only the FTS sidecar and the records table; the vector matrix,
+the query encoder, the reranker and the PDF/EPUB reader load on first use. The MCP server
+keeps one of these per process, so each heavy part loads once.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from book_agent.app import sidecars
+from book_agent.app.config_store import load_config
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.package import PackageInfo
+from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.services.search import HybridSearch, SearchChannels
+
+
+class OpenBook:
+    def __init__(self, entry: dict[str, Any], package: PackageInfo, runtime_dir: Path) -> None:
+        self.entry = entry
+        self.package = package
+        self.book_id = str(package.book_id)
+        self.runtime_dir = runtime_dir
+        self._lock = threading.RLock()
+
+    @cached_property
+    def config(self) -> RuntimeConfig:
+        return load_config(self.runtime_dir)
+
+    @cached_property
+    def records(self) -> Any:
+        from book_agent.adapters.sqlite_records import SqliteRecordReader
+
+        assert self.package.database_path is not None
+        return SqliteRecordReader(self.package.database_path)
+
+    _lexical: Any = None
+
+    def lexical_index(self) -> tuple[Any, BookAgentError | None]:
+        """The FTS sidecar when fresh (kept open once found fresh), else why not."""
+        if self._lexical is not None:
+            return self._lexical, None
+        from book_agent.adapters.fts_lexical_index import FtsLexicalIndex
+
+        expected = sidecars.lexical_stamp(self.entry["manifest_sha256"], self._database_sha())
+        state = sidecars.lexical_state(self.runtime_dir, expected)
+        if not state["fresh"]:
+            return None, BookAgentError(
+                "lexical.index_stale" if state["present"] else "lexical.index_missing",
+                f"the lexical index is {state['reason']}",
+                remediation=f"run `book-agent prepare {self.book_id}`",
+            )
+        self._lexical = FtsLexicalIndex(sidecars.lexical_path(self.runtime_dir))
+        return self._lexical, None
+
+    def _database_sha(self) -> str | None:
+        files = (self.package.archive_manifest or {}).get("files") or {}
+        return (files.get("database") or {}).get("sha256")
+
+    @cached_property
+    def vector_parts(self) -> tuple[Any, Any, list[str] | None, BookAgentError | None]:
+        """(vector store, query runtime, model languages, problem) — loaded on first use."""
+        manifest = self.package.vector_manifest
+        if not manifest or self.package.database_path is None:
+            return None, None, None, BookAgentError("search.no_vectors", "this package has no vectors")
+        try:
+            from book_agent.adapters.query_runtime import QueryRuntime
+            from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
+            from book_agent.domain.query_runtime import resolve_query_runtime
+        except ImportError as exc:  # pragma: no cover - only while a part is being built
+            return None, None, None, BookAgentError("search.vectors_unavailable", f"vector search is not available: {exc}")
+        store = PrebuiltVectorStoreAdapter(self.package.database_path, manifest, sidecar_dir=self.runtime_dir / "vectors")
+        spec = resolve_query_runtime(self.package)
+        runtime = QueryRuntime(spec, self.config.model_dump(mode="json"))
+        languages = spec.get("languages")
+        return store, runtime, list(languages) if languages else None, None
+
+    @cached_property
+    def reranker(self) -> Any:
+        settings = self.config.reranker
+        if settings.provider == "none":
+            return None
+        from book_agent.adapters.rerankers import create_reranker
+
+        config = self.config.model_dump(mode="json")
+        return create_reranker(config, self.runtime_dir)
+
+    def searcher(self) -> HybridSearch:
+        with self._lock:
+            lexical, lexical_problem = self.lexical_index()
+            store, runtime, languages, vector_problem = self.vector_parts
+            channels = SearchChannels(
+                lexical=lexical,
+                vector_store=store,
+                query_runtime=runtime,
+                records=self.records,
+                model_languages=languages,
+                lexical_problem=lexical_problem,
+                vector_problem=vector_problem,
+                reranker=self.reranker,
+            )
+            return HybridSearch(self.book_id, channels)
+
+    def close(self) -> None:
+        """Close what was opened (SQLite connections, the PDF); the book may be reopened later."""
+        for name in ("records", "sources"):
+            part = self.__dict__.pop(name, None)
+            if part is not None and hasattr(part, "close"):
+                part.close()
+        if self._lexical is not None:
+            self._lexical.close()
+            self._lexical = None
+        parts = self.__dict__.pop("vector_parts", None)
+        if parts and parts[0] is not None:
+            parts[0].close()
+
+    @cached_property
+    def sources(self) -> Any:
+        from book_agent.adapters.source_resolver import SourceResolver
+
+        return SourceResolver(self.package, self.runtime_dir)

@@ -1,0 +1,25 @@
+"""`book-agent mcp BOOK_ID`: serve one book over MCP (stdio) for an agent host.
+
+Hosts start it as `[python, -m, book_agent, --data-dir, DATA, mcp, BOOK_ID]`. Only typer is
+imported here; fastmcp and the core load inside the command.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from book_agent.cli import common
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("mcp")
+    def mcp(
+        ctx: typer.Context,
+        book_id: str = typer.Argument(..., help="The registered book to serve."),
+    ) -> None:
+        """Serve one book to an agent host over MCP on stdin/stdout (logs go to stderr)."""
+        from book_agent.mcp.server import serve
+
+        code = serve(book_id, data_dir=common.data_dir(ctx))
+        if code:
+            raise typer.Exit(code)

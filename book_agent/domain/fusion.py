@@ -1,0 +1,74 @@
+"""Fusing ranked channels (lexical, vector) into one ranking, weighted by trust.
+
+Weighted reciprocal rank fusion: fused(d) = sum over channels c of w_c / (K + rank_c(d)).
+Plain RRF (all w_c = 1) can rank worse than its best channel when one channel is noise for
+this query, e.g. an English-only embedding model asked in Chinese: its ranking is close to
+random, and RRF lets it push the near-perfect lexical ranking around. So each channel gets a
+trust weight for this query and this book (see `channel_weights`); a channel that cannot be
+trusted still contributes, but too little to displace a trusted channel's top hits.
+
+Invariants (property-tested): the result is a permutation of the union of the inputs;
+ties are broken stably (best single-channel rank, then first appearance); with positive
+weights, a hit found by both channels never ranks below a hit found by one channel with
+the same rank there. Constants are documented in contracts/fusion.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RRF_K = 60  # the usual RRF constant: damps the difference between ranks 1 and 2
+UNTRUSTED_VECTOR_WEIGHT = 0.15  # the model does not cover the query's script
+UNKNOWN_COVERAGE_VECTOR_WEIGHT = 0.7  # nothing known about the model's languages
+CJK_QUERY_SHARE = 0.3  # a query with at least this share of CJK letters is a CJK query
+
+
+@dataclass(frozen=True)
+class ChannelRanking:
+    name: str
+    record_ids: list[str]  # best first, no duplicates
+    weight: float = 1.0
+
+
+@dataclass
+class FusedHit:
+    record_id: str
+    fused: float
+    ranks: dict[str, int] = field(default_factory=dict)  # channel -> 1-based rank
+
+
+def fuse(rankings: list[ChannelRanking], k: int = RRF_K) -> list[FusedHit]:
+    hits: dict[str, FusedHit] = {}
+    first_seen: dict[str, int] = {}
+    order = 0
+    for ranking in rankings:
+        for position, record_id in enumerate(ranking.record_ids, start=1):
+            hit = hits.get(record_id)
+            if hit is None:
+                hit = hits[record_id] = FusedHit(record_id, 0.0)
+                first_seen[record_id] = order
+                order += 1
+            if ranking.name in hit.ranks:
+                continue  # a duplicate inside one channel counts once, at its best rank
+            hit.ranks[ranking.name] = position
+            hit.fused += ranking.weight / (k + position)
+    return sorted(
+        hits.values(),
+        key=lambda h: (-h.fused, min(h.ranks.values()), first_seen[h.record_id]),
+    )
+
+
+def _covers(languages: list[str], prefixes: tuple[str, ...]) -> bool:
+    return any(lang.lower().split("-")[0] in prefixes for lang in languages)
+
+
+def vector_trust(query_cjk_share: float, model_languages: list[str] | None) -> tuple[float, str]:
+    """How far the vector channel can be trusted for this query, with the reason."""
+    if model_languages is None:
+        return UNKNOWN_COVERAGE_VECTOR_WEIGHT, "the embedding model's language coverage is unknown"
+    cjk_query = query_cjk_share >= CJK_QUERY_SHARE
+    if cjk_query and not _covers(model_languages, ("zh", "ja", "ko", "yue", "lzh", "multilingual", "mul")):
+        return UNTRUSTED_VECTOR_WEIGHT, (
+            f"the embedding model covers {', '.join(model_languages)}, not the query's CJK script"
+        )
+    return 1.0, "the embedding model covers the query's language"

@@ -1,0 +1,133 @@
+"""Text preparation for the lexical channel: CJK bigrams, English stemming, safe queries.
+
+SQLite's unicode61 tokenizer does not segment Chinese or Japanese: a whole run of
+ideographs becomes one token, so a two-character word inside a sentence is never found,
+and a `\\w+` regex has the same flaw. We segment CJK ourselves before FTS5 sees the text:
+
+- a run of CJK characters c1 c2 ... cn becomes the overlapping bigrams c1c2 c2c3 ...
+  c(n-1)cn plus the last character alone (so every character starts some token);
+- a one-character query term becomes the prefix query `"c"*`, which matches every bigram
+  starting with c and the trailing unigram: a single-character search still finds it;
+- a longer query run becomes its bigrams, OR-ed (see `_cjk_fragments`).
+
+Bigrams over a dictionary segmenter: no dictionary to ship or get wrong for classical or
+technical text, recall for any word length (a longer word is the AND of its bigrams, and
+a phrase query keeps them adjacent), and the same code for Chinese, Japanese kana/kanji
+and Korean. Trigram tokenizers miss two-character words, the most common Chinese word
+length. Non-CJK text goes to FTS5's `porter unicode61` tokenizer, which stems English
+(running -> run) and folds case and diacritics.
+
+Queries are never parsed as FTS5 syntax: terms are extracted here and each is quoted, so
+quotes, `*`, NEAR, AND, `-`, `:` and parentheses in user text are just text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+TOKENIZER_VERSION = "cjk-bigram-porter-v1"
+MAX_QUERY_TERMS = 64  # a 10 kB query must stay fast: keep the first distinct terms
+
+_CJK_RANGES = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK Extension A
+    "\u4e00-\u9fff"  # CJK Unified Ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK Compatibility Ideographs
+    "\uff66-\uff9f"  # half-width Katakana
+    "\U00020000-\U0003134f"  # CJK Extensions B-H
+)
+CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+_TOKEN = re.compile(f"[{_CJK_RANGES}]+|[^\\W_]+", re.UNICODE)
+
+# Common English words: they carry no topic, and their long posting lists slow queries.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves""".split()
+)
+
+
+def normalize(text: str) -> str:
+    """NFKC folds full-width Latin and digits (Ｆｕｌｌ -> Full) and compatibility forms."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def is_cjk(text: str) -> bool:
+    return bool(CJK_RUN.fullmatch(text))
+
+
+def cjk_tokens(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)] + [run[-1]]
+
+
+def index_text(text: str) -> str:
+    """The form of a record's text that goes into the FTS5 table."""
+    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_tokens(m.group())) + " ", normalize(text))
+
+
+def cjk_share(text: str) -> float:
+    """Share of a text's letters that are CJK (0.0 for pure Latin, 1.0 for pure Chinese)."""
+    letters = [ch for ch in text if ch.isalnum()]
+    if not letters:
+        return 0.0
+    return sum(1 for ch in letters if CJK_RUN.match(ch)) / len(letters)
+
+
+def query_terms(query: str) -> list[str]:
+    """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    words: list[str] = []
+    for match in _TOKEN.finditer(normalize(query)):
+        token = match.group()
+        if is_cjk(token):
+            fragments = _cjk_fragments(token)
+        else:
+            words.append(token.lower())
+            continue
+        for fragment in fragments:
+            if fragment not in seen:
+                seen.add(fragment)
+                terms.append(fragment)
+    content_words = [w for w in words if w not in STOPWORDS] or words
+    for word in content_words:
+        fragment = _quote(word)
+        if fragment not in seen:
+            seen.add(fragment)
+            terms.append(fragment)
+    return terms[:MAX_QUERY_TERMS]
+
+
+def _cjk_fragments(run: str) -> list[str]:
+    """A CJK run as OR-able fragments: each bigram, plus the whole run as a phrase when short.
+
+    Chinese questions have no spaces, so a long run is a sentence, not a word: requiring
+    all of its bigrams would find nothing. Each bigram is its own term (BM25 rewards records
+    holding more of them) and a short run (a word or name) also counts as a phrase, which
+    rewards records holding it intact.
+    """
+    if len(run) == 1:
+        return [_quote(run) + "*"]
+    fragments = [_quote(run[i : i + 2]) for i in range(len(run) - 1)]
+    if 3 <= len(run) <= 6:
+        fragments.append(_phrase(run))
+    return fragments
+
+
+def _phrase(run: str) -> str:
+    """A CJK word as the adjacent sequence of its bigrams (`"ab" + "bc"` is a phrase)."""
+    bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+    return '"' + " ".join(b.replace('"', '""') for b in bigrams) + '"'
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'

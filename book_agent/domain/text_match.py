@@ -1,0 +1,211 @@
+"""Finding a passage in extracted text: exact, normalised, fuzzy, with offsets into the original.
+
+Extracted text rarely equals a record's text byte for byte: PDF lines break mid-word (with
+or without a hyphen), ligatures (ﬁ ﬂ) come out as one character, full-width forms and
+curly quotes differ, and EPUB markup adds whitespace. Matching therefore happens on a
+*key*: the text with every whitespace character dropped (a PDF line break may split a word
+without a hyphen, so even spaces cannot be trusted), a hyphen directly before a line
+break dropped, each character NFKD-decomposed (ligatures, full-/half-width forms,
+compatibility ideographs) with combining marks removed, typographic quotes and dashes
+unified, and everything case-folded. Traditional and simplified Chinese are left as they
+are: they are different texts. Every key character remembers the original span it came
+from, so a match on the key maps back to character offsets in the original text.
+
+Fuzzy matching votes for an alignment with character trigrams, then scores the best window
+with difflib: score = 2·matched / (window length + needle length), in [0, 1].
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from array import array
+from collections import Counter
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+FUZZY_THRESHOLD = 0.80  # below this a best candidate is reported, not trusted
+MIN_FUZZY_KEY_CHARS = 8  # shorter needles match by chance: exact or normalised only
+_Q = 3  # trigram size for alignment votes
+_HYPHENS = frozenset("-\u2010\u2011\u00ad")
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
+_UNIFY = {
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2010": "-", "\u2011": "-",
+}
+
+
+@lru_cache(maxsize=65536)
+def _fold(ch: str) -> str:
+    """The key form of one character ('' when it vanishes from the key)."""
+    if ch.isspace() or ch in _INVISIBLE:
+        return ""
+    if ch < "\x80":
+        return ch.lower()
+    ch = _UNIFY.get(ch, ch)
+    decomposed = unicodedata.normalize("NFKD", ch)
+    kept = "".join(c for c in decomposed if not unicodedata.combining(c) and not c.isspace())
+    return kept.casefold()
+
+
+@dataclass(frozen=True)
+class NormalizedText:
+    """`key[k]` came from `original[starts[k]:ends[k]]`."""
+
+    original: str
+    key: str
+    starts: array[int]
+    ends: array[int]
+
+    def span(self, key_start: int, key_end: int) -> tuple[int, int]:
+        """Original offsets of the key range [key_start, key_end) (key_end > key_start)."""
+        return self.starts[key_start], self.ends[key_end - 1]
+
+
+def _line_end_hyphen(text: str, i: int) -> bool:
+    """True when text[i] is a hyphen followed by whitespace holding a line break."""
+    j = i + 1
+    while j < len(text) and text[j].isspace():
+        if text[j] in "\r\n\u2028\u2029\x0b\x0c\x85":
+            return True
+        j += 1
+    return False
+
+
+def normalize(text: str) -> NormalizedText:
+    parts: list[str] = []
+    starts: array[int] = array("i")
+    ends: array[int] = array("i")
+    for i, ch in enumerate(text):
+        if ch in _HYPHENS and _line_end_hyphen(text, i):
+            continue
+        folded = _fold(ch)
+        for out in folded:
+            parts.append(out)
+            starts.append(i)
+            ends.append(i + 1)
+    return NormalizedText(text, "".join(parts), starts, ends)
+
+
+def normalize_key(text: str) -> str:
+    return normalize(text).key
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    method: str  # exact | normalized | fuzzy
+    start: int  # offsets into the original haystack text
+    end: int
+    score: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"method": self.method, "start": self.start, "end": self.end, "score": self.score}
+
+
+def _closest(positions: list[int], hint: int | None) -> int:
+    if hint is None or len(positions) == 1:
+        return positions[0]
+    return min(positions, key=lambda p: abs(p - hint))
+
+
+def _all_positions(hay: str, needle: str, limit: int = 64) -> list[int]:
+    out: list[int] = []
+    pos = hay.find(needle)
+    while pos >= 0 and len(out) < limit:
+        out.append(pos)
+        pos = hay.find(needle, pos + 1)
+    return out
+
+
+def find_exact(hay: str, needle: str, hint: int | None = None) -> TextMatch | None:
+    if not needle:
+        return None
+    positions = _all_positions(hay, needle)
+    if not positions:
+        return None
+    start = _closest(positions, hint)
+    return TextMatch("exact", start, start + len(needle), 1.0)
+
+
+def find_normalized(hay: NormalizedText, needle_key: str, hint: int | None = None) -> TextMatch | None:
+    if not needle_key:
+        return None
+    positions = _all_positions(hay.key, needle_key)
+    if not positions:
+        return None
+    originals = [hay.starts[p] for p in positions]
+    pick = positions[originals.index(_closest(originals, hint))]
+    start, end = hay.span(pick, pick + len(needle_key))
+    return TextMatch("normalized", start, end, 1.0)
+
+
+def _best_diagonal(hay_key: str, needle_key: str) -> tuple[int, int]:
+    """(offset d, votes): the alignment hay[d + j] ~ needle[j] most trigrams agree on."""
+    grams: dict[str, list[int]] = {}
+    for j in range(len(needle_key) - _Q + 1):
+        grams.setdefault(needle_key[j : j + _Q], []).append(j)
+    votes: Counter[int] = Counter()
+    for i in range(len(hay_key) - _Q + 1):
+        for j in grams.get(hay_key[i : i + _Q], ()):
+            votes[(i - j) // 4] += 1  # bins of 4 absorb small insertions and deletions
+    if not votes:
+        return 0, 0
+    bin_, count = votes.most_common(1)[0]
+    return bin_ * 4, count
+
+
+def gram_share(hay_key: str, needle_key: str, samples: int = 48) -> float:
+    """Cheap prefilter: the share of (sampled) needle trigrams present anywhere in hay."""
+    n = len(needle_key) - _Q + 1
+    if n <= 0:
+        return 0.0
+    step = max(1, n // samples)
+    picked = [needle_key[j : j + _Q] for j in range(0, n, step)]
+    return sum(1 for g in picked if g in hay_key) / len(picked)
+
+
+def find_fuzzy(hay: NormalizedText, needle_key: str) -> TextMatch | None:
+    """The best approximate occurrence (any score; compare with FUZZY_THRESHOLD)."""
+    n = len(needle_key)
+    if n < MIN_FUZZY_KEY_CHARS or not hay.key:
+        return None
+    offset, votes = _best_diagonal(hay.key, needle_key)
+    if votes == 0:
+        return None
+    slack = max(16, n // 4)
+    lo, hi = max(0, offset - slack), min(len(hay.key), offset + n + slack)
+    window = hay.key[lo:hi]
+    blocks = [b for b in SequenceMatcher(None, window, needle_key, autojunk=False).get_matching_blocks() if b.size]
+    # stray one- or two-character matches at the edges would stretch the span: trim them
+    while len(blocks) > 1 and blocks[0].size < _Q:
+        blocks.pop(0)
+    while len(blocks) > 1 and blocks[-1].size < _Q:
+        blocks.pop()
+    if not blocks:
+        return None
+    k_start, k_end = lo + blocks[0].a, lo + blocks[-1].a + blocks[-1].size
+    matched = sum(b.size for b in blocks)
+    score = round(2.0 * matched / ((k_end - k_start) + n), 4)
+    start, end = hay.span(k_start, k_end)
+    return TextMatch("fuzzy", start, end, score)
+
+
+def match_text(
+    hay: str | NormalizedText,
+    needle: str,
+    hint: int | None = None,
+    fuzzy: bool = True,
+    needle_key: str | None = None,
+) -> TextMatch | None:
+    """Exact, then normalised, then fuzzy (when asked); the best fuzzy candidate may score
+    below FUZZY_THRESHOLD, so callers decide whether to trust it."""
+    norm = hay if isinstance(hay, NormalizedText) else normalize(hay)
+    found = find_exact(norm.original, needle, hint)
+    if found is not None:
+        return found
+    key = needle_key if needle_key is not None else normalize_key(needle)
+    found = find_normalized(norm, key, hint)
+    if found is not None or not fuzzy:
+        return found
+    return find_fuzzy(norm, key)

@@ -1,0 +1,74 @@
+"""What the agent reads: the server instructions and one description per tool.
+
+Written for a model choosing tools: when to use each, what comes back, how to cite.
+Kept apart from the wiring so they can be reviewed (and diffed against
+contracts/mcp-tools.json) as prose.
+"""
+
+from __future__ import annotations
+
+CITE = (
+    "Cite evidence as [evidence_id] and, where you quote the original, with its locator "
+    "(PDF: page_index, 0-based, plus page_label when present; EPUB: href#fragment)."
+)
+
+INSTRUCTIONS = """This server answers from ONE book package ({title}; book_id "{book_id}").
+Typical flow: `search` the book -> answer only from the hits' text -> cite each claim with the
+hit's evidence_id, in square brackets. To check or quote the original, call `locate_source`
+with the hit, then `read_source` with the returned locator. When a search result says
+visual_fallback.recommended = true (figures, tables, formulas, scanned or badly extracted
+pages), call `render_page` with the locator's page_index (include_image=true to see it).
+Read the book's own usage notes with `get_skill` (also resource book://{book_id}/skill).
+Errors come back as tool errors whose text is JSON: {{"error": {{code, message, details,
+remediation}}}}; follow the remediation rather than retrying blindly.
+"""
+
+SEARCH = f"""Search this book for passages relevant to a question. Use it first, for any question the
+book may answer. Returns {{book_id, query, hits, channels, query_representation, visual_fallback,
+rerank, warnings}}; each hit has rank, evidence_id, record_id, text (the full passage), headings,
+source_locator, markdown_span, scores and channels (lexical/vector). Answer only from hit text. {CITE}
+If visual_fallback.recommended is true, the answer may sit in a figure, table or formula that
+text extraction missed: render the hit's page with `render_page` before answering. strict=true
+fails instead of degrading (e.g. when the vector channel or reranker is unavailable); by default
+missing channels are reported in warnings. query_vector is only for callers that already hold an
+embedding made with exactly this book's model (dimensions are checked)."""
+
+READ_ENTRY = f"""Read one record (passage) of the book in full by its record_id (from a search hit's record_id
+field). Returns the record: record_id, seq (reading
+order), text, headings, source (page / chapter metadata from the package) and markdown_span. Use it
+to re-read a hit you are citing, or a neighbour (seq +/- 1). {CITE}"""
+
+READ_MARKDOWN = """Read the book's Markdown text (book.md) around a place: give record_id (the record's span plus
+context_chars on each side), or start and end (character offsets, end exclusive), or heading (a
+section heading text). Returns {text, start, end, truncated, ...}. Use it for wider context
+than a single record: the paragraphs before and after, or a whole short section."""
+
+GET_SKILL = """The book's own instructions for agents (SKILL.md from the package): what the book covers, how to
+search it well and how to cite it. Returns {name, description, text, path}. Read it once, early,
+when you start working with this book."""
+
+LOCATE_SOURCE = f"""Find exactly where a passage is in the ORIGINAL book (PDF or EPUB), checking the text against
+the original rather than trusting metadata. Give exactly one of: hit (a search hit object as
+returned by `search`), record_id, or quote (a literal passage). Returns a locator:
+{{book_id, kind, page_index (PDF, 0-based) | href + fragment (EPUB), char_start, char_end,
+markdown_span, verification: {{method: exact|normalized|fuzzy|record-metadata|unverified,
+score}}}}. Pass the locator unchanged to `read_source` or use its page_index with `render_page`.
+{CITE} Say so when verification.method is unverified."""
+
+READ_SOURCE = """Read the original book's own text at a locator (from `locate_source`): the PDF page text or EPUB
+chapter text around the located span, with a truncated flag when cut at max_chars. Use it to
+quote the original exactly or to check wording the Markdown may have altered."""
+
+RENDER_PAGE = """Render a PDF page of the original book to a PNG image (written under the book's runtime
+folder, never into the package). Use it when a search result recommends the visual fallback, or
+when the question is about a figure, table, chart, formula or layout. page_index is 0-based (the
+locator's page_index); clip = [x0, y0, x1, y1] in PDF points (origin bottom-left) crops to a
+region (too-narrow clips are widened); dpi 36-600. Returns {path, width_px, height_px, page_size,
+scale, host_image_support, ...}; with include_image=true the PNG also comes back as MCP image
+content you can look at (large renders are scaled down by the renderer; an image too large to send
+is left out with a warning: use a clip or lower dpi). EPUB books have no fixed pages: use
+read_source instead."""
+
+STATUS = """Health and capabilities of this book: package checks (hashes, schema), runtime sidecars (full-text
+index, vector matrix), which search channels, rerankers and source features are available, and
+diagnostics with remediation. Use it when another tool reports an error or a missing capability."""

@@ -1,0 +1,55 @@
+"""Errors become tool results here, in one place.
+
+A BookAgentError becomes an MCP tool error (`isError: true`) whose one text block is the JSON
+document `{"error": {code, message, details, remediation}}`, the same shape as the CLI's
+`--json` errors. No structuredContent is sent with an error: strict clients validate
+structuredContent against the tool's output schema, which describes success only.
+
+Any other exception is a bug: its traceback goes to stderr (the log), and the client gets a
+masked `mcp.internal_error` that names the tool but leaks nothing of the internals.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from book_agent.domain.errors import BookAgentError
+
+if TYPE_CHECKING:
+    from fastmcp.tools.base import ToolResult
+
+log = logging.getLogger("book_agent.mcp")
+
+
+def error_payload(error: BookAgentError) -> dict[str, Any]:
+    return {"error": error.to_dict()}
+
+
+def error_result(error: BookAgentError) -> ToolResult:
+    from fastmcp.tools.base import ToolResult
+    from mcp_types import TextContent
+
+    text = json.dumps(error_payload(error), ensure_ascii=False, default=str)
+    return ToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def internal_error(tool: str, exc: BaseException) -> BookAgentError:
+    """Log the real failure to stderr; return the masked error the client sees."""
+    log.error("unexpected error in tool %s", tool, exc_info=exc)
+    return BookAgentError(
+        "mcp.internal_error",
+        f"the {tool} tool failed unexpectedly; details are in the server's log (stderr)",
+        details={"tool": tool},
+        remediation="retry once; if it fails again, run `book-agent status BOOK_ID` and report the server log",
+    )
+
+
+def bad_arguments(tool: str, message: str, **details: Any) -> BookAgentError:
+    return BookAgentError(
+        "mcp.bad_arguments",
+        f"{tool}: {message}",
+        details={"tool": tool, **details},
+        remediation="check the tool's input schema (tools/list) and call again",
+    )

@@ -1,0 +1,41 @@
+"""The published tool schemas, as a client sees them in `tools/list`.
+
+`python -m book_agent.mcp.published > contracts/mcp-tools.json` regenerates the contract;
+tests/test_mcp_server.py fails when the server and that file drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+
+
+async def published_tools(server: Any) -> list[dict[str, Any]]:
+    from fastmcp import Client
+
+    async with Client(server) as client:
+        tools = await client.list_tools()
+    out = []
+    for tool in sorted(tools, key=lambda t: t.name):
+        data = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+        out.append({key: data[key] for key in KEYS if key in data})
+    return out
+
+
+def document() -> dict[str, Any]:
+    from book_agent.mcp.server import build_server
+
+    # No agent is ever called: listing tools needs none (that is the lazy start-up).
+    server = build_server("BOOK_ID", agent=object())
+    return {"version": 1, "server": "book-agent", "tools": asyncio.run(published_tools(server))}
+
+
+def main() -> None:
+    print(json.dumps(document(), indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

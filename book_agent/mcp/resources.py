@@ -1,0 +1,63 @@
+"""Resources: the book's skill (Markdown) and its metadata (JSON), read through the agent."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.mcp.errors import internal_error
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+    from book_agent.mcp.session import BookSession
+
+
+def _metadata(agent: Any, book_id: str) -> dict[str, Any]:
+    resolved: dict[str, Any] = agent.resolve(book_id)
+    package = resolved.get("package") or {}
+    return {
+        "book_id": resolved.get("book_id", book_id),
+        "title": package.get("title"),
+        "package_root": resolved.get("package_root"),
+        "runtime_dir": resolved.get("runtime_dir"),
+        "package": package,
+        "config": resolved.get("config"),
+    }
+
+
+async def _read(session: BookSession, name: str, fn: Any) -> Any:
+    from fastmcp.exceptions import ResourceError
+
+    try:
+        return await session.run(fn)
+    except BookAgentError as exc:
+        # Resource errors travel as JSON-RPC errors: the message carries the same JSON as a tool error.
+        raise ResourceError(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, default=str)) from exc
+    except Exception as exc:
+        raise ResourceError(json.dumps({"error": internal_error(name, exc).to_dict()})) from exc
+
+
+def register_resources(server: FastMCP, session: BookSession, skill_uri: str, metadata_uri: str) -> None:
+    book = session.book_id
+
+    @server.resource(
+        skill_uri,
+        name="skill",
+        description="The book's SKILL.md: what the book covers and how to search and cite it.",
+        mime_type="text/markdown",
+    )
+    async def skill() -> str:
+        data = await _read(session, "skill resource", lambda a: a.get_skill(book))
+        return str(data.get("text") or "")
+
+    @server.resource(
+        metadata_uri,
+        name="metadata",
+        description="The book's registration and package metadata (title, paths, manifests, config).",
+        mime_type="application/json",
+    )
+    async def metadata() -> str:
+        data = await _read(session, "metadata resource", lambda a: _metadata(a, book))
+        return json.dumps(data, ensure_ascii=False, default=str, indent=2)

@@ -1,0 +1,128 @@
+"""The FastMCP server for one book, and `serve`, which runs it over stdio.
+
+Start-up order (why it is fast and fails early):
+1. `check_book` resolves the book and reads its status on the worker thread. It opens no
+   vectors and loads no model; an unknown id or a broken package ends here with a message on
+   stderr and exit code 1, before any protocol is spoken.
+2. `build_server` registers tools and resources: no agent call at all.
+3. The stdio transport serves; the heavy parts (vectors, encoder, PDFium) load inside the core
+   on the first tool call that needs them, once, on the one worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.mcp import descriptions
+from book_agent.mcp.session import BookSession
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+SERVER_NAME = "book-agent"
+
+
+def resource_uri(book_id: str, name: str) -> str:
+    return f"book://{quote(book_id, safe='-._~')}/{name}"
+
+
+def _error_diagnostics(status: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for holder in (status, status.get("package")):
+        if not isinstance(holder, dict):
+            continue
+        for diag in holder.get("diagnostics") or []:
+            if isinstance(diag, dict) and diag.get("severity", "error") == "error":
+                found.append(diag)
+    return found
+
+
+def check_book(agent: Any, book_id: str) -> dict[str, Any]:
+    """Fail fast: the book must be registered and its package healthy. Returns resolve()."""
+    resolved: dict[str, Any] = agent.resolve(book_id)
+    status: dict[str, Any] = agent.status(book_id) or {}
+    problems = _error_diagnostics(status)
+    package = status.get("package") if isinstance(status.get("package"), dict) else {}
+    if package.get("healthy") is False or status.get("ok") is False or problems:
+        first = problems[0] if problems else {}
+        raise BookAgentError(
+            "mcp.book_unusable",
+            f"book {book_id!r} cannot be served: "
+            + str(first.get("message") or _changed(package) or "its package status is not ok"),
+            details={"book_id": book_id, "diagnostics": problems},
+            remediation=f"run `book-agent status {book_id}` and fix or re-register the package (`book-agent init`)",
+        )
+    return resolved
+
+
+def _changed(package: dict[str, Any]) -> str | None:
+    changed = package.get("changed_files") or []
+    return f"files changed since it was registered: {', '.join(map(str, changed))}" if changed else None
+
+
+def _title(resolved: dict[str, Any] | None) -> str:
+    package = (resolved or {}).get("package") or {}
+    return str(package.get("title") or (resolved or {}).get("title") or "untitled")
+
+
+def build_server(
+    book_id: str,
+    agent: Any = None,
+    data_dir: Path | str | None = None,
+    *,
+    session: BookSession | None = None,
+    resolved: dict[str, Any] | None = None,
+) -> FastMCP:
+    """The server for one book. `agent` (a BookAgent or a fake with its methods) is optional:
+    without one, a BookAgent(data_dir) is built on first use."""
+    from fastmcp import FastMCP
+
+    from book_agent.mcp.middleware import ArgumentErrors
+    from book_agent.mcp.resources import register_resources
+    from book_agent.mcp.tools import register_tools
+
+    session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
+    server = FastMCP(
+        SERVER_NAME,
+        instructions=descriptions.INSTRUCTIONS.format(book_id=book_id, title=_title(resolved)),
+        mask_error_details=True,
+        on_duplicate="error",
+        middleware=[ArgumentErrors()],
+    )
+    register_tools(server, session)
+    register_resources(server, session, resource_uri(book_id, "skill"), resource_uri(book_id, "metadata"))
+    return server
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("book-agent mcp %(levelname)s %(name)s: %(message)s"))
+    log = logging.getLogger("book_agent")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+
+
+def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -> int:
+    """Run the server over stdio until stdin closes. Returns the process exit code."""
+    _configure_logging()
+    session = BookSession(book_id, agent=agent, data_dir=data_dir)
+    try:
+        try:
+            resolved = session.run_sync(lambda a: check_book(a, book_id))
+        except BookAgentError as exc:
+            message = f"book-agent mcp: cannot serve book {book_id!r}: [{exc.code}] {exc.message}\n"
+            if exc.remediation:
+                message += f"  fix: {exc.remediation}\n"
+            sys.stderr.write(message)
+            return 1
+        server = build_server(book_id, session=session, resolved=resolved)
+        sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
+        server.run(transport="stdio", show_banner=False)
+        return 0
+    finally:
+        session.close()

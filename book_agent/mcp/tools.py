@@ -1,0 +1,134 @@
+"""The tools: each one a thin, typed door to one BookAgent method of the served book.
+
+Arguments are validated by their JSON schema (generated from these signatures) before a tool
+runs; results are the same dicts the CLI prints with `--json`, sent as structuredContent plus a
+JSON text block. Errors go through book_agent.mcp.errors only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.mcp import descriptions as d
+from book_agent.mcp import schemas
+from book_agent.mcp.errors import bad_arguments, error_result, internal_error
+from book_agent.mcp.images import with_image
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+    from book_agent.mcp.session import BookSession
+
+READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+# search may call the query-encoding or rerank endpoint the book's config allows.
+SEARCH_HINTS: dict[str, Any] = {"readOnlyHint": True, "idempotentHint": True}
+
+RecordId = Annotated[str, Field(min_length=1, max_length=512, description="A record_id from a search hit.")]
+Hints = Annotated[
+    dict[str, Any] | None,
+    Field(description="Optional hints, e.g. {\"page_index\": 12}, {\"href\": \"text/ch03.xhtml\"}, {\"visual\": true}."),
+]
+
+
+async def _call(session: BookSession, tool: str, fn: Callable[[Any], Any]) -> Any:
+    try:
+        return await session.run(fn)
+    except BookAgentError as exc:
+        return error_result(exc)
+    except Exception as exc:  # a bug: logged in full, masked for the client
+        return error_result(internal_error(tool, exc))
+
+
+def register_tools(server: FastMCP, session: BookSession) -> None:
+    book = session.book_id
+
+    @server.tool(name="search", description=d.SEARCH, output_schema=schemas.SEARCH, annotations=SEARCH_HINTS)
+    async def search(
+        query: Annotated[str, Field(min_length=1, max_length=4000, description="The question or keywords, any language.")],
+        top_k: Annotated[int, Field(ge=1, le=50, description="How many hits to return.")] = 6,
+        strict: Annotated[bool, Field(description="Fail instead of degrading when a channel is unavailable.")] = False,
+        query_vector: Annotated[
+            list[float] | None,
+            Field(description="A ready embedding made with this book's model (rarely needed)."),
+        ] = None,
+        hints: Hints = None,
+    ) -> Any:
+        return await _call(
+            session,
+            "search",
+            lambda a: a.search(book, query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints),
+        )
+
+    @server.tool(name="read_entry", description=d.READ_ENTRY, output_schema=schemas.RECORD, annotations=READ_ONLY)
+    async def read_entry(record_id: RecordId) -> Any:
+        return await _call(session, "read_entry", lambda a: a.read_entry(book, record_id))
+
+    @server.tool(name="read_markdown", description=d.READ_MARKDOWN, output_schema=schemas.MARKDOWN, annotations=READ_ONLY)
+    async def read_markdown(
+        record_id: Annotated[str | None, Field(description="Read around this record.")] = None,
+        start: Annotated[int | None, Field(ge=0, description="Start character offset in book.md.")] = None,
+        end: Annotated[int | None, Field(ge=0, description="End character offset (exclusive).")] = None,
+        heading: Annotated[str | None, Field(min_length=1, description="Read the section with this heading.")] = None,
+        context_chars: Annotated[int, Field(ge=0, le=20000, description="Context on each side of a record.")] = 500,
+    ) -> Any:
+        return await _call(
+            session,
+            "read_markdown",
+            lambda a: a.read_markdown(
+                book, record_id=record_id, start=start, end=end, heading=heading, context_chars=context_chars
+            ),
+        )
+
+    @server.tool(name="get_skill", description=d.GET_SKILL, output_schema=schemas.SKILL, annotations=READ_ONLY)
+    async def get_skill() -> Any:
+        return await _call(session, "get_skill", lambda a: a.get_skill(book))
+
+    @server.tool(name="locate_source", description=d.LOCATE_SOURCE, output_schema=schemas.LOCATOR, annotations=READ_ONLY)
+    async def locate_source(
+        hit: Annotated[dict[str, Any] | None, Field(description="A hit object from search, passed unchanged.")] = None,
+        record_id: Annotated[str | None, Field(min_length=1, description="A record_id to locate.")] = None,
+        quote: Annotated[str | None, Field(min_length=1, max_length=20000, description="A literal passage to find.")] = None,
+        hints: Hints = None,
+    ) -> Any:
+        given = [name for name, value in (("hit", hit), ("record_id", record_id), ("quote", quote)) if value is not None]
+        if len(given) != 1:
+            return error_result(bad_arguments("locate_source", "give exactly one of hit, record_id, quote", given=given))
+
+        def locate(a: Any) -> Any:
+            target: Any = hit if hit is not None else quote
+            if record_id is not None:
+                target = a.read_entry(book, record_id)
+            return a.locate_source(book, target, hints=hints)
+
+        return await _call(session, "locate_source", locate)
+
+    @server.tool(name="read_source", description=d.READ_SOURCE, output_schema=schemas.SOURCE_TEXT, annotations=READ_ONLY)
+    async def read_source(
+        locator: Annotated[dict[str, Any], Field(description="A locator from locate_source (or a hit's source_locator).")],
+        max_chars: Annotated[int, Field(ge=1, le=200000, description="Most characters to return.")] = 12000,
+    ) -> Any:
+        return await _call(session, "read_source", lambda a: a.read_source(book, locator, max_chars=max_chars))
+
+    @server.tool(name="render_page", description=d.RENDER_PAGE, output_schema=schemas.RENDER, annotations=READ_ONLY)
+    async def render_page(
+        page_index: Annotated[int, Field(ge=0, description="0-based PDF page index (a locator's page_index).")],
+        clip: Annotated[
+            list[float] | None,
+            Field(min_length=4, max_length=4, description="[x0, y0, x1, y1] in PDF points, origin bottom-left."),
+        ] = None,
+        dpi: Annotated[int, Field(ge=36, le=600, description="Resolution of the render.")] = 150,
+        include_image: Annotated[bool, Field(description="Also return the PNG as image content.")] = False,
+    ) -> Any:
+        def render(a: Any) -> Any:
+            data = a.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image)
+            return with_image(data) if include_image else data
+
+        return await _call(session, "render_page", render)
+
+    @server.tool(name="status", description=d.STATUS, output_schema=schemas.STATUS, annotations=READ_ONLY)
+    async def status() -> Any:
+        return await _call(session, "status", lambda a: a.status(book))

@@ -1,0 +1,233 @@
+"""The hybrid search use case: lexical + vector channels, trust-weighted fusion, rerank.
+
+Speaks only to ports. Every channel reports whether it ran and why not; when the vector
+channel cannot run, a non-strict search answers from the lexical channel and says so, and
+a strict search raises instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.fusion import ChannelRanking, FusedHit, fuse, vector_trust
+from book_agent.domain.lexical_text import cjk_share
+from book_agent.domain.records import Record, markdown_span
+from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
+
+MAX_TOP_K = 100
+CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
+
+
+def evidence_id(book_id: str, record_id: str) -> str:
+    """Stable and citable: the same book and record always give the same id."""
+    return f"{book_id}#{record_id}"
+
+
+def parse_evidence_id(value: str) -> tuple[str, str]:
+    book_id, sep, record_id = value.partition("#")
+    if not sep or not book_id or not record_id:
+        raise BookAgentError(
+            "search.bad_evidence_id",
+            f"{value!r} is not an evidence_id (BOOK_ID#RECORD_ID)",
+            remediation="pass the evidence_id exactly as a search hit gave it",
+        )
+    return book_id, record_id
+
+
+@dataclass
+class SearchChannels:
+    lexical: LexicalIndex | None
+    vector_store: VectorStore | None
+    query_runtime: QueryVectorizer | None
+    records: RecordSource
+    model_languages: list[str] | None = None
+    lexical_problem: BookAgentError | None = None  # why the lexical channel cannot run
+    vector_problem: BookAgentError | None = None  # why the vector channel cannot run
+    reranker: Reranker | None = None
+
+
+def _not_ran(error: BookAgentError, status: str = "unavailable") -> dict[str, Any]:
+    return {"ran": False, "status": status, "reason": error.message, "code": error.code,
+            "remediation": error.remediation}
+
+
+class HybridSearch:
+    def __init__(self, book_id: str, channels: SearchChannels) -> None:
+        self.book_id = book_id
+        self.channels = channels
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 6,
+        strict: bool = False,
+        query_vector: Sequence[float] | None = None,
+        hints: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        if not isinstance(query, str):
+            raise BookAgentError("search.bad_query", "the query must be text")
+        if not 1 <= int(top_k) <= MAX_TOP_K:
+            raise BookAgentError(
+                "search.bad_top_k", f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}",
+                remediation=f"pass --top-k between 1 and {MAX_TOP_K}",
+            )
+        started = time.perf_counter()
+        rerank_wanted = self._rerank_wanted()
+        depth = max(CANDIDATES_MIN, top_k * 5)
+        warnings: list[str] = []
+        lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
+        vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
+        degraded = [name for name, info in (("lexical", lexical_info), ("vector", vector_info))
+                    if not info["ran"] and info.get("status") != "not-applicable"]
+        if strict and degraded:
+            info = lexical_info if "lexical" in degraded else vector_info
+            raise BookAgentError(
+                "search.channel_degraded",
+                f"strict search: the {' and '.join(degraded)} channel could not run: {info.get('reason')}",
+                details={"channels": {"lexical": lexical_info, "vector": vector_info}},
+                remediation=info.get("remediation") or "run without --strict to accept a degraded search",
+            )
+        for name in degraded:
+            info = lexical_info if name == "lexical" else vector_info
+            warnings.append(f"{name} channel did not run: {info.get('reason')}"
+                            + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
+
+        weight, trust_reason = vector_trust(cjk_share(query), self.channels.model_languages)
+        if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
+            trust_reason += "; the query vector was supplied by the caller (compatibility unverified)"
+        vector_info["weight"] = weight if vector_info["ran"] else 0.0
+        vector_info["trust"] = trust_reason
+        lexical_info["weight"] = 1.0 if lexical_info["ran"] else 0.0
+        fused = fuse([
+            ChannelRanking("lexical", lexical_ids, 1.0),
+            ChannelRanking("vector", vector_ids, weight),
+        ])
+        candidates = fused[: max(top_k * 3, 20) if rerank_wanted else top_k]
+        hits = self._hits(candidates, lexical_scores, vector_scores or {})
+        rerank_info: dict[str, Any] = {"rerank_requested": False, "rerank_applied": False}
+        if rerank_wanted and hits:
+            hits, rerank_info = self._rerank(query, hits, top_k, strict, warnings)
+        hits = hits[:top_k]
+        for rank, hit in enumerate(hits, start=1):
+            hit["rank"] = rank
+        return {
+            "book_id": self.book_id,
+            "query": query,
+            "top_k": top_k,
+            "hits": hits,
+            "channels": {"lexical": lexical_info, "vector": vector_info},
+            "query_representation": representation,
+            "fusion": {"method": "weighted-rrf", "k": 60,
+                       "weights": {"lexical": lexical_info["weight"], "vector": vector_info["weight"]}},
+            "rerank": rerank_info,
+            "hints": dict(hints or {}),
+            "warnings": warnings,
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+
+    # --- channels -------------------------------------------------------------------
+
+    def _lexical(self, query: str, depth: int) -> tuple[list[str], dict[str, float], dict[str, Any]]:
+        ch = self.channels
+        if ch.lexical is None:
+            problem = ch.lexical_problem or BookAgentError(
+                "lexical.index_missing", "the lexical index is missing",
+                remediation="run `book-agent prepare BOOK`")
+            return [], {}, _not_ran(problem)
+        try:
+            found = ch.lexical.search(query, depth)
+        except BookAgentError as exc:
+            return [], {}, _not_ran(exc, "failed")
+        return ([h.record_id for h in found], {h.record_id: h.score for h in found},
+                {"ran": True, "status": "ok", "candidates": len(found), "ranking": "bm25"})
+
+    def _vector(
+        self, query: str, depth: int, query_vector: Sequence[float] | None
+    ) -> tuple[list[str], dict[str, float] | None, dict[str, Any], dict[str, Any]]:
+        ch = self.channels
+        representation: dict[str, Any] = {"kind": "text", "status": "not-encoded"}
+        if ch.vector_store is None or ch.query_runtime is None:
+            problem = ch.vector_problem or BookAgentError(
+                "search.no_vectors", "this package has no vectors", remediation=None)
+            status = "not-applicable" if problem.code == "search.no_vectors" else "unavailable"
+            return [], None, _not_ran(problem, status), representation
+        try:
+            if query_vector is not None:
+                result = ch.query_runtime.accept_query_vector(query_vector)
+            else:
+                result = ch.query_runtime.encode_query(query)
+        except BookAgentError as exc:
+            if query_vector is not None:
+                raise  # a bad caller-supplied vector is the caller's error, not a degraded channel
+            return [], None, _not_ran(exc), representation
+        representation = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+        representation.pop("vector", None)
+        if result.vector is None:
+            error = representation.get("error") or {}
+            info = {"ran": False, "status": result.status,
+                    "reason": error.get("message") or "the query could not be encoded",
+                    "code": error.get("code"), "remediation": error.get("remediation"), "route": result.route}
+            return [], None, info, representation
+        try:
+            found = ch.vector_store.search(result.vector, depth)
+        except BookAgentError as exc:
+            return [], None, _not_ran(exc, "failed"), representation
+        info = {"ran": True, "status": result.status, "route": result.route, "candidates": len(found)}
+        return ([h.record.record_id for h in found], {h.record.record_id: h.score for h in found},
+                info, representation)
+
+    # --- hits -----------------------------------------------------------------------
+
+    def _hits(self, fused: list[FusedHit], lexical: dict[str, float], vector: dict[str, float]) -> list[dict[str, Any]]:
+        records = self.channels.records.fetch([f.record_id for f in fused])
+        hits = []
+        for item in fused:
+            record = records.get(item.record_id)
+            if record is not None:
+                hits.append(self._hit(record, item, lexical, vector))
+        return hits
+
+    def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float]) -> dict[str, Any]:
+        scores: dict[str, Any] = {
+            "lexical": lexical.get(record.record_id),
+            "vector": vector.get(record.record_id),
+            "fused": round(item.fused, 6),
+        }
+        return {
+            "rank": 0,
+            "evidence_id": evidence_id(self.book_id, record.record_id),
+            "record_id": record.record_id,
+            "text": record.text,
+            "headings": list(record.headings),
+            "source_locator": {"book_id": self.book_id, **record.source, "verification": {"method": "record-metadata"}},
+            "markdown_span": markdown_span(record.md_start, record.md_end),
+            "scores": scores,
+            "channel_ranks": dict(item.ranks),
+            "channels": sorted(item.ranks),
+        }
+
+    # --- rerank ---------------------------------------------------------------------
+
+    def _rerank_wanted(self) -> bool:
+        reranker = self.channels.reranker
+        if reranker is None:
+            return False
+        return str(reranker.provider_info().get("provider", "none")) != "none"
+
+    def _rerank(self, query: str, hits: list[dict[str, Any]], top_k: int, strict: bool,
+                warnings: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        assert self.channels.reranker is not None
+        result = self.channels.reranker.rerank(query, hits, top_k)
+        info = {k: result.get(k) for k in ("rerank_requested", "rerank_applied", "error")}
+        info["provider"] = self.channels.reranker.provider_info()
+        warnings.extend(str(w) for w in result.get("warnings") or [])
+        if strict and result.get("rerank_requested") and not result.get("rerank_applied"):
+            error = result.get("error") or {}
+            raise BookAgentError(
+                "search.rerank_failed", f"strict search: rerank failed: {error.get('message', 'unknown error')}",
+                details={"rerank": info}, remediation=error.get("remediation"))
+        return list(result.get("hits") or hits), info

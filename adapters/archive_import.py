@@ -11,30 +11,32 @@ managed_dir. The destination is named by content, so importing again is a no-op.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import IO
 
 from book_agent.adapters.archive_checks import checked_members, precheck
+from book_agent.adapters.archive_fs import (
+    TMP_PREFIX,
+    make_read_only,
+    managed_folder,
+    open_archive,
+    remove_tree,
+    sha256_of,
+    sweep_stale,
+)
 from book_agent.adapters.archive_limits import ArchiveLimits
 from book_agent.adapters.archive_members import TarSource, ZipSource, detect_format
-from book_agent.adapters.archive_writer import CHUNK, Extraction, writing
+from book_agent.adapters.archive_writer import Extraction, writing
 
 from book_agent.domain.errors import BookAgentError
 
-__all__ = ["ArchiveLimits", "import_archive", "TMP_PREFIX"]
+__all__ = ["ArchiveLimits", "TMP_PREFIX", "import_archive", "remove_tree"]
 
-TMP_PREFIX = ".import-tmp-"
 DEST_HEX_DIGITS = 16
-# A temp folder this old belongs to a run that crashed; a live import touches its own
-# folder far more often than this.
-STALE_TMP_SECONDS = 6 * 3600
 DEFAULT_LIMITS = ArchiveLimits()
 
 Progress = Callable[[int, int], None]
@@ -54,14 +56,14 @@ def import_archive(
     on an already imported one); its BookAgentError propagates unchanged.
     `progress(done, total)` reports bytes (see contracts/archives.md); it never prints.
     """
-    managed = _managed_dir(Path(managed_dir))
-    with _open_archive(Path(path)) as handle:
-        digest, size = _sha256(handle)
+    managed = managed_folder(Path(managed_dir))
+    with open_archive(Path(path)) as handle:
+        digest, size = sha256_of(handle)
         dest = managed / digest[:DEST_HEX_DIGITS]
         if _is_complete(dest):
             _run_verify(verify, dest)
             return dest
-        _sweep_stale(managed)
+        sweep_stale(managed)
         kind = detect_format(handle)
         if kind == "empty-tar":
             raise _empty()
@@ -70,7 +72,7 @@ def import_archive(
         try:
             if _extract(handle, kind, tmp, limits, size, progress) == 0:
                 raise _empty()
-            _make_read_only(tmp)
+            make_read_only(tmp)
             _run_verify(verify, tmp)
             return _publish(tmp, dest)
         except BaseException:
@@ -123,50 +125,6 @@ def _empty() -> BookAgentError:
     )
 
 
-def _managed_dir(managed: Path) -> Path:
-    with writing(str(managed)):
-        managed.mkdir(parents=True, exist_ok=True)
-    return managed.resolve()
-
-
-class _open_archive:  # noqa: N801 - used as a context manager, reads like a function
-    def __init__(self, path: Path) -> None:
-        try:
-            self._handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed in __exit__
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-            raise BookAgentError(
-                "archive.not_found",
-                f"no archive file at {path}",
-                details={"path": str(path)},
-                remediation="pass the path of a .zip, .tar or .tar.gz file",
-            ) from exc
-        except OSError as exc:
-            raise BookAgentError(
-                "archive.io_error",
-                f"cannot read {path}: {exc}",
-                details={"path": str(path), "error": str(exc)},
-            ) from exc
-
-    def __enter__(self) -> IO[bytes]:
-        return self._handle
-
-    def __exit__(self, *exc: object) -> None:
-        self._handle.close()
-
-
-def _sha256(handle: IO[bytes]) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
-    try:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-            size += len(block)
-    except OSError as exc:
-        raise BookAgentError(
-            "archive.io_error", f"cannot read the archive: {exc}", details={"error": str(exc)}
-        ) from exc
-    return digest.hexdigest(), size
-
-
 def _is_complete(dest: Path) -> bool:
     # Folders are only ever renamed into place complete, so existing means complete.
     return dest.is_dir() and not dest.is_symlink()
@@ -201,41 +159,3 @@ def _publish(tmp: Path, dest: Path) -> Path:
             remediation="remove whatever occupies that path and import again",
         ) from exc
     return dest
-
-
-def _make_read_only(root: Path) -> None:
-    with writing(str(root)):
-        for dirpath, _dirnames, filenames in os.walk(root, topdown=False):
-            for filename in filenames:
-                os.chmod(os.path.join(dirpath, filename), 0o444)
-            os.chmod(dirpath, 0o555)
-
-
-def remove_tree(root: Path) -> None:
-    """Delete a (possibly read-only) temp folder; best effort, never raises."""
-    try:
-        if not root.is_dir() or root.is_symlink():
-            return
-        for dirpath, _dirnames, _filenames in os.walk(root):
-            os.chmod(dirpath, 0o700)  # a read-only folder's entries cannot be unlinked
-        shutil.rmtree(root)
-    except OSError:
-        pass  # a later import's stale sweep retries
-
-
-def _sweep_stale(managed: Path) -> None:
-    now = time.time()
-    try:
-        entries = list(os.scandir(managed))
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            if (
-                entry.name.startswith(TMP_PREFIX)
-                and entry.is_dir(follow_symlinks=False)
-                and now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_SECONDS
-            ):
-                remove_tree(Path(entry.path))
-        except OSError:
-            continue

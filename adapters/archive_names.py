@@ -57,7 +57,7 @@ def member_parts(name: str, limits: ArchiveLimits) -> tuple[str, ...]:
         # NFKC maps U+FF0E FULLWIDTH FULL STOP to "." and U+FF0F to "/": a file system
         # or tool that normalises would read these as traversal, so refuse them too.
         folded = unicodedata.normalize("NFKC", part)
-        if False:
+        if part == ".." or folded in ("..", ".") or "/" in folded or "\\" in folded:
             raise refuse("archive.path_traversal", "member name climbs out of the archive", name)
     if len(parts) > limits.max_depth:
         raise refuse(

@@ -24,6 +24,10 @@ from book_agent.ports import LexicalHit
 SIDECAR_NAME = "lexical.sqlite"
 HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text
 BATCH = 2000
+# A term in more than this share of records has almost no BM25 weight (idf ~ 0.25 at 78%)
+# but costs a score computation per matching record: leave it out when rarer terms remain.
+COMMON_TERM_SHARE = 0.3
+PRUNE_FROM_RECORDS = 2000  # smaller books answer fast anyway; keep every term there
 
 
 def read_stamp(path: Path) -> dict[str, str] | None:
@@ -140,6 +144,30 @@ class FtsLexicalIndex:
                 ) from exc
         return self._con
 
+    _record_count: int | None = None
+
+    def _records(self, con: sqlite3.Connection) -> int:
+        if self._record_count is None:
+            row = con.execute("SELECT value FROM meta WHERE key = 'record_count'").fetchone()
+            self._record_count = int(row[0]) if row else 0
+        return self._record_count
+
+    def _match_expression(self, con: sqlite3.Connection, terms: list[str]) -> str:
+        """OR of the terms, without the very common ones when rarer terms remain.
+
+        When every term is common, their conjunction (AND) is tried first: a record holding
+        all of them is what such a query wants, and far fewer records need a score.
+        """
+        total = self._records(con)
+        if len(terms) < 2 or total < PRUNE_FROM_RECORDS:
+            return " OR ".join(terms)
+        limit = COMMON_TERM_SHARE * total
+        rare = [t for t in terms if con.execute(
+            "SELECT count(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0] <= limit]
+        if rare:
+            return " OR ".join(rare)
+        return " AND ".join(terms)
+
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
         terms = query_terms(query)
         if not terms or top_k <= 0:
@@ -149,7 +177,11 @@ class FtsLexicalIndex:
             "JOIN ids ON ids.rowid = fts.rowid WHERE fts MATCH ? ORDER BY rank_score LIMIT ?"
         )
         try:
-            rows = self._connection().execute(sql, (" OR ".join(terms), int(top_k))).fetchall()
+            con = self._connection()
+            expression = self._match_expression(con, terms)
+            rows = con.execute(sql, (expression, int(top_k))).fetchall()
+            if len(rows) < top_k and " AND " in expression:
+                rows = con.execute(sql, (" OR ".join(terms), int(top_k))).fetchall()
         except sqlite3.Error as exc:
             raise BookAgentError(
                 "lexical.query_failed",

@@ -139,13 +139,16 @@ class HttpQueryEncoder:
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise self._error("query.bad_response", "the provider's answer is not an embeddings reply",
                               key, {"body_excerpt": redact(response.text[:300], key)}) from exc
-        if vector.ndim != 1 or vector.size != self.dimensions:
+        if vector.ndim != 1:
+            raise self._error("query.bad_response", "the provider's embedding is not a list of numbers",
+                              key, {"body_excerpt": redact(response.text[:300], key)})
+        if vector.size != self.dimensions:
             raise self._error(
                 "query.dimension_mismatch",
                 f"the provider returned {vector.size} dimensions; the book needs {self.dimensions}",
                 key, {"got": int(vector.size), "expected": self.dimensions},
                 "The endpoint serves another model than the book's: point it at the book's model.")
-        if not np.isfinite(vector).all() or not np.isfinite(vector.astype(np.float32)).all():
+        if not (np.abs(vector) <= np.finfo(np.float32).max).all():  # also NaN, and inf as float32
             raise self._error("query.bad_response", "the provider returned non-finite values", key)
         return vector.astype(np.float32)
 

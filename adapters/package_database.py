@@ -42,6 +42,7 @@ def check_database(
     except sqlite3.Error as exc:
         return {}, [_unreadable(exc)]
     try:
+        con.execute("PRAGMA trusted_schema = OFF")  # no side-effect functions from the schema
         return _check(con, vector_manifest, book_id)
     except sqlite3.Error as exc:  # "file is not a database", "database disk image is malformed"
         return {}, [_unreadable(exc)]
@@ -73,11 +74,18 @@ def _check(
 
 
 def _check_schema(con: sqlite3.Connection) -> list[Diagnostic]:
-    names = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    # Only plain tables: a view or virtual table would run the package's own SQL (or an
+    # extension module) on every read, and a recursive view could loop for ever.
+    kinds = {
+        str(name): "virtual table" if str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL") else str(kind)
+        for name, kind, sql in con.execute("SELECT name, type, sql FROM sqlite_master")
+    }
     out: list[Diagnostic] = []
     for table, columns in REQUIRED_COLUMNS.items():
-        if table not in names:
-            out.append(_schema(table, f"{REL} has no {table} table", missing_columns=list(columns)))
+        kind = kinds.get(table)
+        if kind != "table":
+            what = f"has no {table} table" if kind is None else f"has {table} as a {kind}, not a table"
+            out.append(_schema(table, f"{REL} {what}", missing_columns=list(columns)))
             continue
         present = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
         missing = [c for c in columns if c not in present]

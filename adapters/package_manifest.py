@@ -123,7 +123,8 @@ def check_vector_manifest(vectors: dict[str, Any], rel: str) -> list[Diagnostic]
 
     v = vectors.get
     need("provider", v("provider") in PROVIDERS, f"one of {', '.join(PROVIDERS)}")
-    need("model", isinstance(v("model"), str) and bool(v("model").strip()), "a non-empty string")
+    model = v("model")
+    need("model", isinstance(model, str) and bool(model.strip()), "a non-empty string")
     need("dimensions", _positive_int(v("dimensions")), "a positive integer")
     need("dtype", v("dtype") == "float32", "'float32'")
     need("metric", v("metric") in METRICS, f"one of {', '.join(METRICS)}")

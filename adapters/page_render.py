@@ -133,11 +133,14 @@ def render_page(pdf: PdfSource, renders_dir: Path, cache_tag: str, page_index: A
     region = [box.x0, box.y0, box.x1, box.y1]
     if clip is not None:
         region, notes = plan_clip(box, clip)
-    area = (region[2] - region[0]) * (region[3] - region[1])
-    used = wanted
-    if area * used * used > max_pixels:
-        used = math.sqrt(max_pixels / area) * 0.999  # ceil() rounding must stay under the cap
-        notes.append("scaled_down")
+    # a hair under the asked scale: pypdfium2 ceil()s width * scale, and 792 * (150 / 72)
+    # in floating point is 1650.0000001, which would add a pixel row
+    used = wanted * (1 - 1e-9)
+    w, h = region[2] - region[0], region[3] - region[1]
+    while math.ceil(w * used) * math.ceil(h * used) > max_pixels:
+        used = min(used * 0.995, math.sqrt(max_pixels / (w * h)))
+        if "scaled_down" not in notes:
+            notes.append("scaled_down")
     key = f"{cache_tag}|{page_index}|{region if clip is not None else 'page'}|{used:.6f}"
     name = f"p{page_index:05d}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.png"
     path = Path(renders_dir) / name

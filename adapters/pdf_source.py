@@ -119,7 +119,7 @@ class PdfSource:
             try:
                 textpage = page.get_textpage()
                 try:
-                    text = textpage.get_text_range()
+                    text: str = textpage.get_text_range()
                     if len(text) != textpage.count_chars():
                         # characters outside the BMP: rebuild one PDFium char at a time so that
                         # string offsets stay PDFium char indices (bbox depends on it)
@@ -135,22 +135,23 @@ class PdfSource:
 
     def bbox(self, page_index: int, start: int, end: int) -> list[float] | None:
         """Union of the char boxes of text[start:end] in PDF points [x0, y0, x1, y1]."""
-        self.check_page(page_index)
+        text = self.page_text(page_index)
+        wanted = [i for i in range(max(0, start), min(end, len(text))) if not text[i].isspace()]
         with PDFIUM_LOCK:
             page = self._page(page_index)
             try:
                 textpage = page.get_textpage()
                 try:
-                    n = textpage.count_chars()
-                    boxes = [textpage.get_charbox(i) for i in range(max(0, start), min(end, n))]
+                    # loose boxes span the font's line height: tight ones of some CJK fonts
+                    # are 0.01 pt tall, and a readable crop wants whole lines anyway
+                    boxes = [textpage.get_charbox(i, loose=True) for i in wanted]
                 finally:
                     textpage.close()
             except Exception as exc:
                 raise _corrupt(self.path, f"char boxes of page {page_index}", exc) from exc
             finally:
                 page.close()
-        # generated characters (line breaks) have empty boxes: leave them out
-        real = [b for b in boxes if b[2] > b[0] or b[3] > b[1]]
+        real = [b for b in boxes if b[2] > b[0] and b[3] > b[1]]
         if not real:
             return None
         return [round(min(b[0] for b in real), 2), round(min(b[1] for b in real), 2),

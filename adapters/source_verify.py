@@ -39,15 +39,15 @@ def read_hit(value: Any, book_id: str | None, records: RecordLookup) -> Hit:
         check_book(book_id, value)
         nested = value.get("record")
         data = {**nested, **value} if isinstance(nested, dict) else value
-        record = records.get(data["record_id"]) if data.get("record_id") is not None else None
-        source = data.get("source_locator") or data.get("source") or (record or {}).get("source") or {}
+        record: dict[str, Any] = records.get(data["record_id"]) if data.get("record_id") is not None else {}
+        source = data.get("source_locator") or data.get("source") or record.get("source") or {}
         span = data.get("markdown_span") if isinstance(data.get("markdown_span"), dict) else {}
         hit = Hit(
-            text=(record or data).get("text"),  # the record's full text beats a hit's snippet
+            text=(record or data).get("text"),  # type: ignore[arg-type]  # checked below
             record_id=data.get("record_id"),
             source=dict(source) if isinstance(source, dict) else {},
-            md_start=(record or {}).get("md_start", span.get("start")),
-            md_end=(record or {}).get("md_end", span.get("end")),
+            md_start=record.get("md_start") if record else span.get("start"),
+            md_end=record.get("md_end") if record else span.get("end"),
         )
     else:
         raise _quote_error(value, "expected a hit/record dict or a string")
@@ -74,7 +74,8 @@ class Claim:
 
     @classmethod
     def from_sources(cls, resolver: SourceResolver, hit: Hit, hints: dict[str, Any]) -> Claim:
-        src = {**hit.source, **{k: hints[k] for k in ("page_index", "href", "spine_index", "fragment") if k in hints}}
+        overrides = {k: hints[k] for k in ("page_index", "href", "spine_index", "fragment") if k in hints}
+        src: dict[str, Any] = {**hit.source, **overrides}
         claim = cls(start=_int(src.get("char_start")), end=_int(src.get("char_end")))
         keep = ("page_index", "page_label", "bbox") if resolver.kind == "pdf" else ("href", "fragment", "spine_index")
         claim.fields = {k: src[k] for k in keep if src.get(k) is not None}
@@ -100,18 +101,19 @@ class Claim:
 
 
 def _markdown_span(resolver: SourceResolver, hit: Hit) -> tuple[dict[str, int] | None, str]:
-    given = (hit.md_start, hit.md_end) if _int(hit.md_start) is not None and _int(hit.md_end) is not None else None
+    s, e = _int(hit.md_start), _int(hit.md_end)
+    given = {"start": s, "end": e} if s is not None and e is not None else None
     md = resolver.markdown_text()
     if md is None:
-        return ({"start": given[0], "end": given[1]} if given else None), "unchecked"
-    if given and 0 <= given[0] <= given[1] <= len(md) and md[given[0] : given[1]] == hit.text:
-        return {"start": given[0], "end": given[1]}, "verified"
-    found = find_exact(md, hit.text, given[0] if given else None)
+        return given, "unchecked"
+    if s is not None and e is not None and 0 <= s <= e <= len(md) and md[s:e] == hit.text:
+        return given, "verified"
+    found = find_exact(md, hit.text, s)
     if found is None:
-        found = find_normalized(resolver.markdown_normalized(), normalize_key(hit.text), given[0] if given else None)
+        found = find_normalized(resolver.markdown_normalized(), normalize_key(hit.text), s)
     if found is not None:
         return {"start": found.start, "end": found.end}, "corrected" if given else "found"
-    return ({"start": given[0], "end": given[1]} if given else None), "unverified" if given else "not_found"
+    return given, "unverified" if given else "not_found"
 
 
 def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str, Any]:

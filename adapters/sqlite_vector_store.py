@@ -36,13 +36,16 @@ class PrebuiltVectorStoreAdapter:
         *,
         sidecar_dir: Path | str | None = None,
         database_sha256: str | None = None,
+        book_id: str | None = None,
     ) -> None:
         """`sidecar_dir`: a runtime dir (never the package) for the memory-mapped matrix;
-        `database_sha256`: the manifest's hash of index.sqlite, pinned into the sidecar stamp."""
+        `database_sha256`: the manifest's hash of index.sqlite, pinned into the sidecar stamp;
+        `book_id`: the package's, compared with the database's meta by validate()."""
         self.database_path = Path(database_path)
         self.manifest = dict(manifest) if manifest is not None else None
         self.sidecar_dir = Path(sidecar_dir) if sidecar_dir is not None else None
         self.database_sha256 = database_sha256
+        self.book_id = book_id
         self._con: sqlite3.Connection | None = None
         self._lock = threading.RLock()  # one connection, shared by MCP worker threads
         self._matrix: vector_matrix.VectorMatrix | None = None
@@ -198,18 +201,43 @@ class PrebuiltVectorStoreAdapter:
         return info
 
     def validate(self) -> list[Diagnostic]:
-        """Vector checks as diagnostics (empty list: the vectors are sound)."""
+        """Database and vector checks as diagnostics (no errors: the vectors are sound).
+
+        The package validator's checks (package_database.check_database: schema, counts,
+        blob lengths, NaN/inf, orphans) plus whether `normalized: true` holds."""
+        try:
+            from book_agent.adapters.package_database import check_database
+        except ImportError:  # stand-alone use: our own copy of the vector checks
+            return self._own_checks(vector_checks.check_vectors)
+        _meta, found = check_database(self.database_path, self.manifest, self.book_id)
+        if any(d.code.endswith("database_unreadable") for d in found):
+            return found
+        return found + self._own_checks(vector_checks.check_normalization)
+
+    def _own_checks(self, check: Any) -> list[Diagnostic]:
         with self._lock:
             try:
                 con = connect_readonly(self.database_path)
                 try:
-                    return vector_checks.check_vectors(con, self.manifest)
+                    return list(check(con, self.manifest))
                 finally:
                     con.close()
             except sqlite3.Error as exc:
                 return [Diagnostic("vector.database_unreadable",
                                    f"cannot read {self.database_path}: {exc}",
                                    details={"path": str(self.database_path)})]
+
+    def __enter__(self) -> PrebuiltVectorStoreAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # a forgotten adapter must not leak its connection (ResourceWarning under -W error)
+        con = getattr(self, "_con", None)
+        if con is not None:
+            con.close()
 
     def close(self) -> None:
         """Close the connection; the process-wide matrix stays cached for the next adapter."""

@@ -1,5 +1,9 @@
 """Checks of a database's vectors against the vector manifest, as diagnostics.
 
+PrebuiltVectorStoreAdapter.validate() uses package_database.check_database (the package
+validator's checks) plus `check_normalization`; `check_vectors` is the self-contained
+fallback used when that module cannot be imported.
+
 The format (contracts/book-package-0.1.md) calls these validation errors: a blob that is
 not dimensions x 4 bytes, a NaN or infinite component, a vector without a record, a
 record_count that disagrees with the rows. Also warned: records without a vector (they
@@ -55,6 +59,19 @@ def check_vectors(con: sqlite3.Connection, manifest: Mapping[str, Any] | None) -
     _finding(out, "vector.wrong_length", f"vectors are not {dims} x 4 bytes long", wrong,
              details={"expected_bytes": dims * 4})
     _finding(out, "vector.non_finite", "vectors hold NaN or infinite components", non_finite)
+    return out + _normalization(off_norm, manifest)
+
+
+def check_normalization(con: sqlite3.Connection, manifest: Mapping[str, Any] | None) -> list[Diagnostic]:
+    """Only the `normalized: true` claim (what package_database.check_database leaves out)."""
+    dims = (manifest or {}).get("dimensions")
+    if manifest is None or not isinstance(dims, int) or dims <= 0:
+        return []
+    return _normalization(_scan_blobs(con, dims)[2], manifest)
+
+
+def _normalization(off_norm: list[str], manifest: Mapping[str, Any]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
     if manifest.get("normalized", True):
         _finding(out, "vector.not_normalized",
                  "vectors are not unit length although vectors.json says normalized: true",

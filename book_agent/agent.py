@@ -208,6 +208,19 @@ class BookAgent:
         result["visual_fallback"] = _visual_fallback(query, result["hits"], hints)
         return result
 
+    def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
+        """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
+        from book_agent.services.evaluation import evaluate, parse_questions
+
+        try:
+            lines = Path(questions_path).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise BookAgentError("eval.bad_questions", f"cannot read {questions_path}: {exc}",
+                                 remediation="pass a JSON Lines file of questions") from exc
+        result = evaluate(self._book(book_ref).searcher(), parse_questions(lines), k=k)
+        result["book_id"] = book_ref
+        return result
+
     def read_entry(self, book_ref: str, record_id: str) -> dict[str, Any]:
         book = self._book(book_ref)
         record = book.records.get(record_id)

@@ -317,20 +317,31 @@ def build_package(
 
 
 def synthetic_records(count: int, seed: int = 1, cjk_share: float = 0.2, words: int = 60) -> list[RecordSpec]:
-    """Many varied records (for benchmarks and scale tests), English with some Chinese."""
+    """Many varied records (for benchmarks and scale tests), English-like with some Chinese.
+
+    Words follow a Zipf distribution over a 20,000-word pseudo vocabulary (and 3,000 hanzi),
+    as words do in real books, less its 40 most frequent ranks (the function words a
+    stopword list or BM25's idf discounts anyway). A uniform draw from a small vocabulary
+    would put every word in every record, which no real book does.
+    """
     rng = np.random.default_rng(seed)
-    vocab = (
-        "army river mountain general strategy supply weather terrain victory defeat spy fire attack "
-        "defense march camp soldier enemy ruler kingdom harvest grain tax law energy light plant water "
-        "stone bridge road city wall gate horse chariot bow arrow shield signal drum banner night day"
-    ).split()
-    hanzi = list("兵法孫子水火山川將軍勝敗知己彼戰國家道天地人和糧草城門計謀攻守虛實")
+    syllables = ["ka", "to", "ri", "mu", "sen", "dal", "or", "vi", "pe", "lan", "qu", "est", "ba", "no", "ther", "ix"]
+    vocab = ["".join(rng.choice(syllables, size=int(rng.integers(1, 4)))) + str(i % 7 if i > 400 else "") for i in range(20000)]
+    vocab[0:12] = ["army", "river", "mountain", "general", "strategy", "supply", "weather", "terrain", "victory", "spy", "fire", "camp"]
+    hanzi = [chr(0x4E00 + int(i)) for i in rng.choice(20000, size=3000, replace=False)]
+    hanzi[0:20] = list("兵法孫子水火山川將軍勝敗知己彼戰國家道天")
+
+    def zipf_pick(pool: list[str], n: int) -> list[str]:
+        ranks = rng.zipf(1.1, size=n * 3)
+        ranks = ranks[ranks > 40][:n] - 41  # the Zipf tail past the function words
+        return [pool[int(r) % len(pool)] for r in ranks]
+
     out: list[RecordSpec] = []
     for i in range(count):
         if rng.random() < cjk_share:
-            text = "".join(rng.choice(hanzi, size=words))
+            text = "".join(zipf_pick(hanzi, words))
         else:
-            text = " ".join(rng.choice(vocab, size=words)).capitalize() + "."
+            text = " ".join(zipf_pick(vocab, words)).capitalize() + "."
         out.append(RecordSpec(f"s{i:06d}", text, [f"Part {i // 500 + 1}"], i // 50))
     return out
 

@@ -12,11 +12,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from book_agent.adapters.archive_import import ArchiveLimits, import_archive, remove_tree
+from hostile_archives import CORPUS, Hostile
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from hostile_archives import CORPUS, Hostile
 
-from book_agent.adapters.archive_import import ArchiveLimits, import_archive, remove_tree
 from book_agent.domain.errors import BookAgentError
 
 
@@ -87,8 +87,12 @@ TOKENS = [
     "\u00e9", "e\u0301", "\u00c9", "\uff0e", "\uff0f", "\u202e", "\u2028", "\u00df", "ss",
     "\u212a", "K", "%2e", "\u4e66",
 ]
-SAFE = ["a", "pkg", "/", "book.md"]  # weighted in, so some examples succeed
-NAMES = st.lists(st.sampled_from(TOKENS + SAFE * 4), min_size=1, max_size=6).map("".join)
+# Whole components are drawn often, so traversal and plain names (successes) are common.
+COMPONENTS = st.one_of(
+    st.sampled_from(["..", ".", "", "a", "pkg", "book.md", "C:", "\uff0e\uff0e"]),
+    st.lists(st.sampled_from(TOKENS), min_size=1, max_size=4).map("".join),
+)
+NAMES = st.lists(COMPONENTS, min_size=1, max_size=5).map("/".join)
 
 
 def _zip_bytes(names: list[str]) -> bytes:
@@ -118,7 +122,7 @@ PROPERTY = settings(
 )
 
 
-@settings(PROPERTY, max_examples=40)
+@settings(PROPERTY, max_examples=25)
 @given(names=st.lists(NAMES, min_size=1, max_size=4), as_tar=st.booleans())
 def test_any_member_name_extracts_inside_or_is_refused(
     tmp_path: Path, names: list[str], as_tar: bool
@@ -127,7 +131,7 @@ def test_any_member_name_extracts_inside_or_is_refused(
 
 
 @pytest.mark.slow
-@settings(PROPERTY, max_examples=500)
+@settings(PROPERTY, max_examples=300)
 @given(names=st.lists(NAMES, min_size=1, max_size=6), as_tar=st.booleans())
 def test_any_member_name_extracts_inside_or_is_refused_thoroughly(
     tmp_path: Path, names: list[str], as_tar: bool

@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name, is_host_safe
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 BOOK_IDS = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,63}", fullmatch=True)
 
@@ -30,6 +29,7 @@ def test_the_shipped_skill_name_is_never_taken_by_a_book() -> None:
     assert book_name("agent").startswith("book-agent-")
 
 
+@settings(max_examples=60)
 @given(BOOK_IDS)
 def test_every_book_id_gives_a_host_safe_deterministic_name(book_id: str) -> None:
     name = book_name(book_id)
@@ -39,6 +39,7 @@ def test_every_book_id_gives_a_host_safe_deterministic_name(book_id: str) -> Non
     assert name != BOOK_AGENT_SKILL
 
 
+@settings(max_examples=60)
 @given(BOOK_IDS, BOOK_IDS)
 def test_long_distinct_ids_stay_distinct(a: str, b: str) -> None:
     # Truncated names carry a hash of the full id, so two long ids never collide by cutting.

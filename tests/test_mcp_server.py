@@ -225,9 +225,11 @@ def test_check_book_rejects_unknown_and_broken_books(data_dir: Path, pdf_package
 
 
 def test_serve_fails_fast_on_an_unknown_book(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert serve("no-such-book", data_dir=data_dir) == 1
-    out, err = capsys.readouterr()
-    assert out == "" and "book.not_registered" in err and "no-such-book" in err
+    with pytest.raises(BookAgentError) as failed:
+        serve("no-such-book", data_dir=data_dir)
+    assert failed.value.code == "book.not_registered" and failed.value.remediation
+    assert "cannot serve book 'no-such-book'" in failed.value.message
+    assert capsys.readouterr().out == ""
 
 
 # --- resources ----------------------------------------------------------------------------

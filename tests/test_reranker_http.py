@@ -8,10 +8,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from loopback import Reply
-
 from book_agent.adapters.rerankers import create_reranker
 from book_agent.adapters.rerankers.builtin import create_siliconflow
+from loopback import Reply
+
 from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
@@ -26,10 +26,22 @@ def sf_config(url: str, **extra: object) -> dict:
             **extra}
 
 
+@pytest.fixture(scope="module")
+def shared_server():
+    # One server for the module: shutting a LoopbackServer down costs ~0.5 s (poll interval).
+    from loopback import LoopbackServer
+
+    with LoopbackServer() as server:
+        yield server
+
+
 @pytest.fixture
-def server(loopback_server, monkeypatch: pytest.MonkeyPatch):
+def server(shared_server, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("SF_KEY", KEY)
-    return loopback_server
+    shared_server.requests.clear()
+    shared_server.handler = lambda request: Reply(404, {"error": "no handler"})
+    yield shared_server
+    assert not shared_server._queue, "a test left queued replies behind"
 
 
 def sf_reply(*pairs: tuple[object, object]) -> Reply:
@@ -187,24 +199,24 @@ def test_injected_client_with_mock_transport(tmp_path: Path, monkeypatch) -> Non
 
 # -- local ------------------------------------------------------------------------------
 
-def test_local_tei_needs_no_remote_permission(loopback_server, tmp_path: Path) -> None:
-    loopback_server.handler = lambda req: Reply(200, [{"index": 1, "score": 4.2}, {"index": 0, "score": -3.0}])
-    reranker = create_reranker({"provider": "local", "endpoint": loopback_server.url("/rerank")}, tmp_path)
+def test_local_tei_needs_no_remote_permission(server, tmp_path: Path) -> None:
+    server.handler = lambda req: Reply(200, [{"index": 1, "score": 4.2}, {"index": 0, "score": -3.0}])
+    reranker = create_reranker({"provider": "local", "endpoint": server.url("/rerank")}, tmp_path)
     out = reranker.rerank("q", sample_candidates(2), 2)
     assert [h["record_id"] for h in out["hits"]] == ["r0002", "r0001"]
     assert out["hits"][1]["scores"]["rerank"] == -3.0  # raw score, not a probability
-    assert loopback_server.requests[0].json == {"query": "q", "texts": [c["text"] for c in sample_candidates(2)],
+    assert server.requests[0].json == {"query": "q", "texts": [c["text"] for c in sample_candidates(2)],
                                                 "return_text": False}
-    assert "Authorization" not in loopback_server.requests[0].headers
+    assert "Authorization" not in server.requests[0].headers
     assert reranker.provider_info()["api"] == "tei" and reranker.healthcheck()["ok"] is True
 
 
-def test_local_jina_style(loopback_server, tmp_path: Path) -> None:
-    loopback_server.handler = lambda req: Reply(200, {"results": [{"index": 0, "relevance_score": 0.3}]})
-    config = {"provider": "local", "model": "bge", "endpoint": loopback_server.url("/v1/rerank")}
+def test_local_jina_style(server, tmp_path: Path) -> None:
+    server.handler = lambda req: Reply(200, {"results": [{"index": 0, "relevance_score": 0.3}]})
+    config = {"provider": "local", "model": "bge", "endpoint": server.url("/v1/rerank")}
     out = create_reranker(config, tmp_path).rerank("q", sample_candidates(3), 1)
     assert out["rerank_applied"] and out["hits"][0]["record_id"] == "r0001"
-    assert loopback_server.requests[0].json["documents"] and loopback_server.requests[0].json["model"] == "bge"
+    assert server.requests[0].json["documents"] and server.requests[0].json["model"] == "bge"
 
 
 @pytest.mark.parametrize("endpoint", ["http://10.0.0.5:8080/rerank", "http://example.com/rerank",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def write_tokenizer(path: Path, arch: str, fixed_padding: int | None = None) -> 
     tok.save(str(path))
 
 
-def random_tensors(config: dict, seed: int, prefix: str = "") -> dict[str, np.ndarray]:
+def random_tensors(config: dict[str, Any], seed: int, prefix: str = "") -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     h, inter = config["hidden_size"], config["intermediate_size"]
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from book_agent.adapters.hosts import json_config
+from book_agent.adapters.hosts import json_config, safe_write
+from book_agent.adapters.hosts.errors import config_malformed
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,17 @@ class HostPort(Protocol):
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
         """{steps: [...], snippet: str, deeplink: str | None} for doing it by hand."""
         ...
+
+
+def read_config(path: Path, host: str) -> str | None:
+    """A config file's text (through a symlink), None when absent; not UTF-8 -> refused."""
+    target = safe_write.real_target(path)
+    if not target.is_file():
+        return None
+    try:
+        return target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise config_malformed(path, "not UTF-8 text", host) from exc
 
 
 def managed_subset(entry: dict[str, Any] | None, keys: list[str]) -> dict[str, Any]:

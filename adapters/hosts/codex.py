@@ -25,7 +25,9 @@ MANAGED_KEYS = ["command", "args", "env_vars", "startup_timeout_sec"]
 class CodexHost:
     host = "codex"
     edition: str | None = None
-    unconfirmed: tuple[str, ...] = ()
+    unconfirmed: tuple[str, ...] = (
+        "skills in ~/.agents/skills (Codex >= 0.94) are not read back by a Codex command: only the MCP entry is",
+    )
 
     def __init__(self, ctx: HostContext) -> None:
         self.ctx = ctx
@@ -74,7 +76,7 @@ class CodexHost:
         current = servers.get(name) if servers is not None else None
         if current is not None and not isinstance(current, dict):
             raise config_malformed(path, f"`mcp_servers.{name}` is not a table", self.host)
-        current_plain = current.unwrap() if hasattr(current, "unwrap") else current
+        current_plain = _plain(current)
         if text is not None and _same(current_plain, entry):
             return text  # already there: not a byte changes
         if servers is None:
@@ -104,8 +106,8 @@ class CodexHost:
 
     def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None:
         servers = self._parse(text, path).get("mcp_servers") or {}
-        entry = servers.get(name)
-        return entry.unwrap() if hasattr(entry, "unwrap") else entry
+        found: dict[str, Any] | None = _plain(servers.get(name))
+        return found
 
     def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
         return []
@@ -125,6 +127,11 @@ class CodexHost:
                 f"export {auth_env} where Codex starts; `env_vars` forwards it (never use `--env` for a secret)"
             )
         return {"steps": steps, "snippet": snippet, "deeplink": None}
+
+
+def _plain(item: Any) -> Any:
+    """tomlkit items as plain Python values."""
+    return item.unwrap() if hasattr(item, "unwrap") else item
 
 
 def _same(current: dict[str, Any] | None, entry: dict[str, Any]) -> bool:

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.hosts import ops, skills
-from book_agent.adapters.hosts.base import HostContext, HostPort
+from book_agent.adapters.hosts import ops, safe_write, skills
+from book_agent.adapters.hosts.base import HostContext, HostPort, read_config
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name
 from book_agent.adapters.hosts.packages import as_package
 
@@ -87,8 +87,8 @@ class HostAdapter:
         """What book-agent has put into this host: its servers and skill folders."""
         path = self.port.config_path()
         servers: list[str] = []
-        if path is not None and path.is_file():
-            text = path.read_text(encoding="utf-8")
+        text = read_config(path, self.host) if path is not None else None
+        if path is not None and text is not None:
             servers = [n for n in _server_names(self.port, text, path) if n.startswith("book-")]
         folder = self.port.skills_dir()
         installed = sorted(p.parent.name for p in folder.glob("*/" + skills.MANIFEST_NAME)) if folder.is_dir() else []
@@ -112,7 +112,7 @@ class HostAdapter:
         path = self.port.config_path()
         if path is None:
             return []
-        text = _read(path)
+        text = read_config(path, self.host)
         new = self.port.add_server(text, path, self._names(package), self.port.server_entry(argv, auth_env))
         return [ops.Op(path, new.encode("utf-8"), "mcp_config", backup=True)]
 
@@ -135,7 +135,7 @@ class HostAdapter:
         path = self.port.config_path()
         warnings = list(self.port.warnings(argv, auth_env))
         if path is not None and path.is_file() and hasattr(self.port, "style_warnings"):
-            warnings += self.port.style_warnings(_read(path))
+            warnings += self.port.style_warnings(read_config(path, self.host))
         changes = [ops.describe(op) for op in planned]
         return {
             "operation": operation, "host": self.host, "edition": self.edition, "book_id": info.book_id,
@@ -173,11 +173,11 @@ class HostAdapter:
         folder = Path(skill_dir) if skill_dir is not None else self.port.skills_dir()
         planned: list[ops.Op] = []
         path = self.port.config_path()
-        text = _read(path) if path is not None else None
+        text = read_config(path, self.host) if path is not None else None
         if path is not None and text is not None:
             new, empty = self.port.remove_server(text, path, name)
             # A file we created (no backup of an original) goes when nothing else is in it.
-            gone = empty and not ops.safe_write.backup_path(path).exists()
+            gone = empty and not safe_write.backup_path(path).exists()
             # Deleting a file we created needs no backup; any other change keeps the original once.
             planned.append(ops.Op(path, None if gone else new.encode("utf-8"), "mcp_config", backup=not gone))
         planned += skills.uninstall_ops(name, folder, name) + skills.uninstall_ops(BOOK_AGENT_SKILL, folder, name)
@@ -217,19 +217,6 @@ def _finish(plan: dict[str, Any], apply: bool) -> dict[str, Any]:
     if apply:
         plan.update(ops.apply(planned), applied=True)
     return plan
-
-
-def _read(path: Path) -> str | None:
-    target = ops.safe_write.real_target(path)
-    if not target.is_file():
-        return None
-    data = target.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        from book_agent.adapters.hosts.errors import config_malformed
-
-        raise config_malformed(path, "not UTF-8 text", "host") from exc
 
 
 def _server_names(port: HostPort, text: str, path: Path) -> list[str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.hosts import skills
-from book_agent.adapters.hosts.base import HostPort
+from book_agent.adapters.hosts.base import HostPort, read_config
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL
 
 from book_agent.domain.package import PackageInfo
@@ -17,7 +17,7 @@ def verify_mcp(port: HostPort, name: str, argv: list[str], auth_env: str | None)
     if path is None:
         return {"status": "manual", "ok": None, "how": "no file to read: check the host's MCP settings",
                 "path": None}
-    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    text = read_config(path, port.host)
     found = port.read_server(text, path, name)
     expected = port.server_entry(argv, auth_env)
     result: dict[str, Any] = {"path": str(path), "how": "config file parsed and read back",

@@ -35,14 +35,26 @@ class LoadedModel:
         """Pooled (not normalised) sentence vectors [n, dims], in input order."""
         rows = self.tokenizer.ids([t.strip() for t in texts])
         out = np.empty((len(rows), self.spec.dimensions), dtype=np.float32)
-        # Similar lengths share a batch (as sentence-transformers does): less padding.
-        order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
-        for start in range(0, len(order), BATCH_SIZE):
-            chunk = order[start : start + BATCH_SIZE]
+        for chunk in _batches(rows):
             ids, mask = self.tokenizer.pad([rows[i] for i in chunk])
             hidden = bert_numpy.encode_tokens(self.weights, self.spec, ids, mask)
             out[chunk] = bert_numpy.pool(hidden, mask, self.spec.pooling)
         return out
+
+
+def _batches(rows: list[list[int]]) -> list[list[int]]:
+    """Row indices grouped longest first; a batch closes at BATCH_SIZE rows or when a row is
+    under half the batch's longest, so padding never more than doubles the work (one
+    256-token text must not make nine short ones cost 256 tokens each)."""
+    order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
+    batches: list[list[int]] = []
+    for i in order:
+        current = batches[-1] if batches else None
+        if current and len(current) < BATCH_SIZE and 2 * len(rows[i]) >= len(rows[current[0]]):
+            current.append(i)
+        else:
+            batches.append([i])
+    return batches
 
 
 def weights_file(folder: Path, spec: ModelSpec) -> Path:

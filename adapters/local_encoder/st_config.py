@@ -69,6 +69,18 @@ def read_json(path: Path) -> Any:
         ) from exc
 
 
+def _corrupt(path: Path, what: str) -> Exception:
+    return errors.error(errors.MODEL_CORRUPT, f"{path} is not {what}.", errors.REMEDIATION_CORRUPT,
+                        path=path)
+
+
+def read_object(path: Path) -> dict[str, Any]:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise _corrupt(path, "a JSON object")
+    return data
+
+
 def _unsupported(message: str, **details: Any) -> Exception:
     return errors.error(
         errors.ARCHITECTURE_UNSUPPORTED, message,
@@ -84,8 +96,10 @@ def _modules(folder: Path) -> tuple[Path, Path | None, bool, bool]:
     if not path.is_file():
         return folder, None, False, False
     modules = read_json(path)
+    if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
+        raise _corrupt(path, "a list of sentence-transformers modules")
     transformer, pooling, normalize = folder, None, False
-    for module in modules if isinstance(modules, list) else []:
+    for module in modules:
         kind, sub = str(module.get("type", "")), str(module.get("path", ""))
         if kind == MODULE_TRANSFORMER:
             transformer = folder / sub if sub else folder
@@ -101,7 +115,7 @@ def _modules(folder: Path) -> tuple[Path, Path | None, bool, bool]:
 def _pooling(pooling_dir: Path | None) -> tuple[tuple[str, ...], str]:
     if pooling_dir is None:
         return ("mean",), "default"  # what sentence-transformers does for a bare model
-    config = read_json(pooling_dir / "config.json")
+    config = read_object(pooling_dir / "config.json")
     modes = tuple(mode for key, mode in POOLING_KEYS.items() if config.get(key))
     extra = [k for k, v in config.items() if k.startswith("pooling_mode_") and v and k not in POOLING_KEYS]
     if extra or not modes:
@@ -114,9 +128,7 @@ def load_spec(folder: Path) -> ModelSpec:
     config_path = transformer_dir / "config.json"
     if not config_path.is_file():
         config_path = folder / "config.json"
-    config = read_json(config_path)
-    if not isinstance(config, dict):
-        raise errors.error(errors.MODEL_CORRUPT, f"{config_path} is not an object.", path=config_path)
+    config = read_object(config_path)
     model_type = str(config.get("model_type", ""))
     if model_type not in SUPPORTED_TYPES:
         raise _unsupported(f"Model type {model_type!r} is not supported.", model_type=model_type)
@@ -128,7 +140,7 @@ def load_spec(folder: Path) -> ModelSpec:
             hidden_act=act, position_embedding_type=position_kind,
         )
     sbert_path = folder / "sentence_bert_config.json"
-    sbert = read_json(sbert_path) if sbert_path.is_file() else {}
+    sbert = read_object(sbert_path) if sbert_path.is_file() else {}
     pooling, pooling_source = _pooling(pooling_dir)
     try:
         hidden, heads = int(config["hidden_size"]), int(config["num_attention_heads"])

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import errors
-from .st_config import ModelSpec, read_json
+from .st_config import ModelSpec, read_object
 
 I64 = npt.NDArray[np.int64]
 
@@ -76,7 +76,7 @@ def _load(folder: Path, spec: ModelSpec) -> tuple[Path, Any]:
         from tokenizers.implementations import BertWordPieceTokenizer  # type: ignore[attr-defined]
 
         config_path = spec.transformer_dir / "tokenizer_config.json"
-        config = read_json(config_path) if config_path.is_file() else {}
+        config = read_object(config_path) if config_path.is_file() else {}
         lower = bool(config.get("do_lower_case", True))
         return vocab, BertWordPieceTokenizer(str(vocab), lowercase=lower)
     raise errors.error(

@@ -17,6 +17,7 @@ from typing import Any
 from book_agent.adapters.rerankers import errors
 from book_agent.adapters.rerankers.base import NoneReranker, ScoringReranker
 from book_agent.adapters.rerankers.config import RerankConfig, parse_config
+
 from book_agent.domain.errors import BookAgentError
 
 __all__ = ["RerankConfig", "ScoringReranker", "create_reranker", "list_rerankers", "parse_config"]
@@ -60,7 +61,7 @@ def list_rerankers(load: bool = True) -> list[dict[str, Any]]:
     from book_agent.adapters.rerankers import plugins
 
     rows = []
-    for key, entry in sorted(plugins.discover().items()):
+    for _name, entry in sorted(plugins.discover().items()):
         row: dict[str, Any] = {
             "name": entry.name, "source": entry.source, "dist": entry.dist,
             "version": entry.version, "value": entry.value, "builtin": entry.builtin,

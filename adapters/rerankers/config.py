@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from book_agent.adapters.rerankers import errors
+
 from book_agent.domain.network import NetworkPolicy
 
 FLAT_KEYS = frozenset({"provider", "model", "endpoint", "factory", "options", "network", "strict"})

@@ -8,12 +8,12 @@ BookAgentError in strict mode. So a plug-in can never report a fake `applied`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
 from book_agent.adapters.rerankers import errors, results
 from book_agent.adapters.rerankers.checks import result_problems
+
 from book_agent.domain.errors import BookAgentError
 
 
@@ -27,7 +27,7 @@ class CheckedReranker:
     def rerank(self, query: str, candidates: Sequence[dict[str, Any]], top_n: int) -> dict[str, Any]:
         results.check_request(candidates, top_n)
         try:
-            out = self.inner.rerank(query, copy.deepcopy(list(candidates)), top_n)
+            out = self.inner.rerank(query, results.clone(list(candidates)), top_n)
         except BookAgentError as exc:
             return self._fail(candidates, top_n, exc)
         except Exception as exc:

@@ -16,6 +16,7 @@ from typing import Any
 
 from book_agent.adapters.rerankers import errors
 from book_agent.adapters.rerankers.builtin import BUILTINS
+
 from book_agent.domain.errors import BookAgentError
 
 GROUP = "book_agent.rerankers"
@@ -62,8 +63,8 @@ def load_factory(target: str) -> tuple[Any, PluginEntry | None]:
     if ":" in target:
         return _import_path(target), None
     if target in BUILTINS:  # fast path: built-in names cannot be taken by plug-ins anyway
-        entry = PluginEntry(target, BUILTINS[target], HOME_DIST, None, True)
-        return _import_path(entry.value), entry
+        builtin = PluginEntry(target, BUILTINS[target], HOME_DIST, None, True)
+        return _import_path(builtin.value), builtin
     entries = discover()
     entry = entries.get(target)
     if entry is None or entry.shadowed_by:

@@ -16,9 +16,28 @@ from collections.abc import Sequence
 from typing import Any
 
 from book_agent.adapters.rerankers import errors
+
 from book_agent.domain.errors import BookAgentError
 
 Scored = list[tuple[int, float]]  # (candidate index, raw score), best first
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of JSON-shaped data, several times faster than copy.deepcopy (which
+    would cost ~1.5 ms for 50 hits and break the `none` provider's < 1 ms budget)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if kind is list:
+        return [clone(v) for v in value]
+    if kind in _ATOMS:
+        return value
+    if kind is tuple:
+        return tuple(clone(v) for v in value)
+    return copy.deepcopy(value)
 
 
 def check_request(candidates: Sequence[dict[str, Any]], top_n: int) -> None:
@@ -53,7 +72,7 @@ def passthrough(
     candidates: Sequence[dict[str, Any]], top_n: int, requested: bool = False
 ) -> dict[str, Any]:
     """The original order, untouched (the `none` provider)."""
-    return result(copy.deepcopy(list(candidates[:top_n])), requested, False)
+    return result(clone(list(candidates[:top_n])), requested, False)
 
 
 def failure(
@@ -62,7 +81,7 @@ def failure(
     """The original order, the error, a warning; never a fake `applied`."""
     warning = f"{error.code}: rerank by {provider} failed, results keep their original order ({error.message})"
     return result(
-        copy.deepcopy(list(candidates[:top_n])), True, False, [warning], error.to_dict()
+        clone(list(candidates[:top_n])), True, False, [warning], error.to_dict()
     )
 
 
@@ -108,7 +127,7 @@ def applied(
     scores = dict(scored)
     hits = []
     for rank, index in enumerate(order, start=1):
-        hit = copy.deepcopy(candidates[index])
+        hit = clone(candidates[index])
         block = dict(meta, original_rank=hit.get("rank"), reranked=index in scores)
         if index in scores:
             hit_scores = hit.get("scores")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 
 from book_agent.cli.argv import ArgvError, GlobalOptions, split_global_options
@@ -23,6 +22,10 @@ Register a package once (`book-agent init PACKAGE_DIR_OR_ARCHIVE`), then search 
 --data-dir DIR (else $BOOK_AGENT_HOME, else the platform's user data dir) and --json
 (exactly one JSON document on stdout, errors included).
 """
+
+# typer may vendor its own click (typer._click) or use click itself: take the classes from
+# typer's public exceptions so both kinds are caught.
+UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 app = typer.Typer(
     help=HELP,
@@ -46,10 +49,12 @@ def _root(
 def _register_commands() -> None:
     # Command modules import only typer and the standard library at module level, so
     # registering them all costs little; heavy work is imported inside each command.
-    from book_agent.cli import books, search
+    from book_agent.cli import books, evaluation, host, search
 
     books.register(app)
     search.register(app)
+    evaluation.register(app)
+    host.register(app)
 
 
 def _fail(options: GlobalOptions, error: BookAgentError, exit_code: int = 1) -> None:
@@ -75,14 +80,15 @@ def run(argv: list[str] | None = None) -> None:
         app(rest, obj=options, standalone_mode=False, prog_name="book-agent")
     except BookAgentError as exc:
         _fail(options, exc)
-    except click.exceptions.UsageError as exc:
-        hint = f"run `book-agent {exc.ctx.command_path.split(' ', 1)[-1] if exc.ctx else ''} --help`".replace("  ", " ")
+    except UsageError as exc:
+        command = exc.ctx.command_path.split(" ", 1)[-1] if getattr(exc, "ctx", None) else ""
+        hint = f"run `book-agent {command} --help`".replace("  ", " ")
         if not options.json:
             exc.show()
             sys.exit(2)
         _fail(options, BookAgentError("cli.usage", exc.format_message(), remediation=hint), 2)
-    except click.exceptions.Abort:
+    except typer.Abort:
         sys.stderr.write("aborted\n")
         sys.exit(130)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         sys.exit(exc.exit_code)

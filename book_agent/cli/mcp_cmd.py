@@ -20,6 +20,6 @@ def register(app: typer.Typer) -> None:
         """Serve one book to an agent host over MCP on stdin/stdout (logs go to stderr)."""
         from book_agent.mcp.server import serve
 
-        code = serve(book_id, data_dir=common.data_dir(ctx))
-        if code:
-            raise typer.Exit(code)
+        # A start-up failure (unknown or broken book) is a BookAgentError: cli.main prints it
+        # on stderr and exits 1 before any protocol is spoken.
+        serve(book_id, data_dir=common.data_dir(ctx))

@@ -35,12 +35,17 @@ def _render(data: dict[str, Any]) -> None:
     table = Table(title="Rerankers (entry-point group book_agent.rerankers)")
     for column in ("name", "source", "factory", "loadable"):
         table.add_column(column)
+    problems = []
     for row in data["rerankers"]:
         if row["loadable"] is None:
             state = "not checked"
         elif row["loadable"]:
             state = "yes"
         else:
-            state = f"no: [{row['error']['code']}] {row['error']['message']}"
+            state = "no"
+            problems.append(f"{row['name']} ({row['source']}): [{row['error']['code']}] {row['error']['message']}")
         table.add_row(row["name"], row["source"], row["value"], state)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    for line in problems:  # full messages below the table, where rich will not wrap a code
+        console.print(line, markup=False, highlight=False, soft_wrap=True)

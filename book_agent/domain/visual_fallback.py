@@ -41,10 +41,13 @@ def _query_reasons(query: str) -> list[dict[str, str]]:
     words = sorted({m.group(0).lower() for m in _EN_VISUAL.finditer(query)})
     if words:
         reasons.append({"code": "query.visual_terms", "detail": "query mentions " + ", ".join(words)})
+    # multi-character terms are unambiguous; single characters only count once the common
+    # words that contain them (表示, 意图 ...) are taken out
+    found = [t for t in _ZH_VISUAL if len(t) > 1 and t in query]
     stripped = query
     for friend in _ZH_FALSE_FRIENDS:
         stripped = stripped.replace(friend, "")
-    found = [t for t in _ZH_VISUAL if t in stripped]
+    found += [t for t in _ZH_VISUAL if len(t) == 1 and t in stripped]
     if found:
         reasons.append({"code": "query.visual_terms_zh", "detail": "query mentions " + "、".join(found[:5])})
     return reasons

@@ -47,7 +47,8 @@ def check_book(agent: Any, book_id: str) -> dict[str, Any]:
     resolved: dict[str, Any] = agent.resolve(book_id)
     status: dict[str, Any] = agent.status(book_id) or {}
     problems = _error_diagnostics(status)
-    package = status.get("package") if isinstance(status.get("package"), dict) else {}
+    raw = status.get("package")
+    package: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if package.get("healthy") is False or status.get("ok") is False or problems:
         first = problems[0] if problems else {}
         raise BookAgentError(
@@ -100,29 +101,38 @@ def build_server(
 
 
 def _configure_logging() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("book-agent mcp %(levelname)s %(name)s: %(message)s"))
     log = logging.getLogger("book_agent")
+    if any(getattr(h, "_book_agent_mcp", False) for h in log.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)  # stderr: stdout belongs to the protocol
+    handler.setFormatter(logging.Formatter("book-agent mcp %(levelname)s %(name)s: %(message)s"))
+    handler._book_agent_mcp = True  # type: ignore[attr-defined]
     log.addHandler(handler)
     log.setLevel(logging.INFO)
 
 
-def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -> int:
-    """Run the server over stdio until stdin closes. Returns the process exit code."""
+def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -> None:
+    """Run the server over stdio until stdin closes.
+
+    Raises BookAgentError (the core's code, message prefixed with "cannot serve book ...")
+    before any protocol is spoken when the book is unknown or unhealthy; the CLI prints it on
+    stderr and exits 1, in its one place for errors.
+    """
     _configure_logging()
     session = BookSession(book_id, agent=agent, data_dir=data_dir)
     try:
         try:
             resolved = session.run_sync(lambda a: check_book(a, book_id))
         except BookAgentError as exc:
-            message = f"book-agent mcp: cannot serve book {book_id!r}: [{exc.code}] {exc.message}\n"
-            if exc.remediation:
-                message += f"  fix: {exc.remediation}\n"
-            sys.stderr.write(message)
-            return 1
+            raise BookAgentError(
+                exc.code,
+                f"cannot serve book {book_id!r}: {exc.message}",
+                details=exc.details,
+                remediation=exc.remediation,
+                available_capabilities=exc.available_capabilities,
+            ) from exc
         server = build_server(book_id, session=session, resolved=resolved)
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
         server.run(transport="stdio", show_banner=False)
-        return 0
     finally:
         session.close()

@@ -64,8 +64,6 @@ class BookSession:
 
     def close(self) -> None:
         """Close the agent's resources on the thread that opened them, then stop the thread."""
-        try:
+        with contextlib.suppress(Exception):  # best effort; never mask the real exit reason
             self._executor.submit(self._close_agent).result(timeout=10)
-        except Exception:  # closing is best effort; never mask the real exit reason
-            pass
         self._executor.shutdown(wait=False, cancel_futures=True)

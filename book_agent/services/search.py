@@ -129,6 +129,16 @@ class HybridSearch:
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
         }
 
+    def channel_rankings(self, query: str, depth: int = CANDIDATES_MIN,
+                         query_vector: Sequence[float] | None = None) -> dict[str, Any]:
+        """Record ids per channel and fused, best first (for the eval harness)."""
+        lexical_ids, _, lexical_info = self._lexical(query, depth)
+        vector_ids, _, vector_info, _ = self._vector(query, depth, query_vector)
+        weight, _ = vector_trust(cjk_share(query), self.channels.model_languages)
+        fused = fuse([ChannelRanking("lexical", lexical_ids, 1.0), ChannelRanking("vector", vector_ids, weight)])
+        return {"lexical": lexical_ids, "vector": vector_ids, "hybrid": [h.record_id for h in fused],
+                "ran": {"lexical": lexical_info["ran"], "vector": vector_info["ran"]}}
+
     # --- channels -------------------------------------------------------------------
 
     def _lexical(self, query: str, depth: int) -> tuple[list[str], dict[str, float], dict[str, Any]]:

@@ -1,8 +1,8 @@
 from pathlib import Path
 
 import pytest
-
 from book_agent.adapters.rerankers import create_reranker
+
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
 

@@ -1,0 +1,66 @@
+"""The eval harness: lexical only, vector only and hybrid, side by side, on a question set.
+
+A question set is JSON Lines, one object a line:
+    {"query": "...", "relevant": ["record_id", ...] | {"record_id": grade}, "query_vector": [...]?}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
+from book_agent.services.search import HybridSearch
+
+CHANNELS = ("lexical", "vector", "hybrid")
+
+
+def parse_questions(lines: Iterable[str]) -> list[dict[str, Any]]:
+    questions = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise BookAgentError("eval.bad_questions", f"line {number} is not JSON: {exc}",
+                                 remediation="one JSON object a line: {\"query\": ..., \"relevant\": [...]}") from exc
+        if not isinstance(item, dict) or not isinstance(item.get("query"), str) or not item.get("relevant"):
+            raise BookAgentError("eval.bad_questions", f"line {number} needs a query and relevant record ids",
+                                 remediation="one JSON object a line: {\"query\": ..., \"relevant\": [...]}")
+        questions.append(item)
+    if not questions:
+        raise BookAgentError("eval.bad_questions", "the question set is empty", remediation="add questions")
+    return questions
+
+
+def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10) -> dict[str, Any]:
+    per_question = []
+    totals = {c: {"recall@k": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0} for c in CHANNELS}
+    vector_ran = 0
+    for item in questions:
+        relevant = grades(item["relevant"])
+        rankings = search.channel_rankings(item["query"], depth=max(50, k), query_vector=item.get("query_vector"))
+        vector_ran += bool(rankings["ran"]["vector"])
+        row: dict[str, Any] = {"query": item["query"]}
+        for channel in CHANNELS:
+            ranking = rankings[channel]
+            scores = {"recall@k": recall_at_k(ranking, relevant, k), "mrr@10": mrr_at_k(ranking, relevant, 10),
+                      "ndcg@10": ndcg_at_k(ranking, relevant, 10)}
+            row[channel] = {m: round(v, 4) for m, v in scores.items()}
+            for metric, value in scores.items():
+                totals[channel][metric] += value
+        per_question.append(row)
+    n = len(questions)
+    summary = {c: {m: round(v / n, 4) for m, v in totals[c].items()} for c in CHANNELS}
+    best_single = max(summary["lexical"]["ndcg@10"], summary["vector"]["ndcg@10"])
+    return {
+        "questions": n,
+        "k": k,
+        "summary": summary,
+        "hybrid_at_least_best_single_ndcg": summary["hybrid"]["ndcg@10"] >= best_single - 1e-9,
+        "vector_channel_ran": vector_ran,
+        "per_question": per_question,
+    }

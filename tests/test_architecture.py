@@ -1,0 +1,79 @@
+"""The shape of the project: the adapters mapping works everywhere, the core never imports adapters."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import book_agent
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE = ["book_agent/domain", "book_agent/services", "book_agent/ports.py"]
+FORBIDDEN_FOR_CORE = ("book_agent.adapters", "book_agent.cli", "book_agent.mcp", "book_agent.bootstrap",
+                      "book_agent.agent", "book_agent.app", "adapters")
+IO_LIBRARIES = ("sqlite3", "httpx", "pypdfium2", "typer", "fastmcp", "selectolax", "tomlkit", "portalocker")
+
+
+def imports_of(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+    return found
+
+
+def core_files() -> list[Path]:
+    files: list[Path] = []
+    for entry in CORE:
+        path = ROOT / entry
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return files
+
+
+def test_the_core_never_imports_adapters_or_entry_points():
+    offenders = [(str(f.relative_to(ROOT)), name) for f in core_files() for name in imports_of(f)
+                 if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN_FOR_CORE)]
+    assert offenders == []
+
+
+def test_the_domain_imports_no_io_library():
+    files = sorted((ROOT / "book_agent/domain").rglob("*.py"))
+    offenders = [(str(f.relative_to(ROOT)), name) for f in files for name in imports_of(f)
+                 if name.split(".")[0] in IO_LIBRARIES]
+    assert offenders == []
+
+
+def test_adapters_folder_is_imported_as_book_agent_adapters_from_anywhere(tmp_path):
+    code = "import book_agent.adapters, sys; print(book_agent.adapters.__path__[0])"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert Path(out.stdout.strip()).resolve() == (ROOT / "adapters").resolve()
+    missing = subprocess.run([sys.executable, "-c", "import adapters"], cwd=tmp_path, capture_output=True, text=True)
+    assert missing.returncode != 0  # no top-level `adapters` package is installed
+
+
+def test_every_contract_name_is_importable_lazily():
+    probe = (
+        "import sys, book_agent\n"
+        "heavy = [m for m in ('numpy', 'pypdfium2', 'httpx', 'fastmcp') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "for name in book_agent.__all__:\n"
+        "    getattr(book_agent, name)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "BookAgent" in book_agent.__all__ and "PrebuiltVectorStoreAdapter" in book_agent.__all__
+
+
+def test_mypy_sees_the_mapping():
+    """tools/typecheck.py gives mypy the installed shape; it must find book_agent.adapters modules."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import typecheck
+
+    view = typecheck.build_view()
+    assert (view / "book_agent" / "adapters" / "sqlite_readonly.py").is_file()

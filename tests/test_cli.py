@@ -1,0 +1,90 @@
+"""The CLI as a user runs it: real processes, global options anywhere, one JSON document out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from book_agent.cli.argv import ArgvError, split_global_options
+
+
+def run_cli(*args: str, data_dir: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if data_dir is not None:
+        env["BOOK_AGENT_HOME"] = str(data_dir)
+    return subprocess.run([sys.executable, "-m", "book_agent", *args], capture_output=True, text=True,
+                          env=env, input=stdin, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("argv", "data_dir", "json_flag", "rest"),
+    [
+        (["--json", "search", "b", "q"], None, True, ["search", "b", "q"]),
+        (["search", "b", "q", "--json"], None, True, ["search", "b", "q"]),
+        (["search", "--data-dir", "/d", "b", "q"], "/d", False, ["search", "b", "q"]),
+        (["--data-dir=/d", "list"], "/d", False, ["list"]),
+        (["search", "b", "--", "--json"], None, False, ["search", "b", "--", "--json"]),
+    ],
+)
+def test_global_options_are_lifted_from_anywhere(argv, data_dir, json_flag, rest):
+    options, remaining = split_global_options(argv)
+    assert (options.data_dir, options.json, remaining) == (data_dir, json_flag, rest)
+
+
+def test_data_dir_without_value_is_a_usage_error():
+    with pytest.raises(ArgvError):
+        split_global_options(["list", "--data-dir"])
+
+
+def test_init_then_search_end_to_end_with_options_after_the_subcommand(tmp_path, pdf_package):
+    data = tmp_path / "data"
+    init = run_cli("init", str(pdf_package), "--data-dir", str(data), "--json")
+    assert init.returncode == 0, init.stderr
+    assert json.loads(init.stdout)["book_id"] == "test-book"
+    found = run_cli("search", "test-book", "孫子", "--json", "--top-k", "2", "--data-dir", str(data))
+    assert found.returncode == 0, found.stderr
+    result = json.loads(found.stdout)  # exactly one JSON document
+    assert result["hits"][0]["record_id"] == "r0007"
+    listing = run_cli("--json", "--data-dir", str(data), "list")
+    assert [b["book_id"] for b in json.loads(listing.stdout)["books"]] == ["test-book"]
+    human = run_cli("--data-dir", str(data), "search", "test-book", "rivers")
+    assert human.returncode == 0 and "test-book#r0003" in human.stdout
+
+
+def test_errors_are_one_json_document_and_a_non_zero_exit(tmp_path):
+    result = run_cli("search", "missing-book", "q", "--json", data_dir=tmp_path / "data")
+    assert result.returncode != 0
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "book.not_registered" and error["remediation"]
+    assert set(error) >= {"code", "message", "details", "remediation"}
+
+
+def test_usage_errors_in_json_mode_are_json(tmp_path):
+    result = run_cli("search", "--json", "--top-k", "lots", "b", "q", data_dir=tmp_path / "data")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"]["code"] == "cli.usage"
+
+
+def test_readable_errors_go_to_stderr(tmp_path):
+    result = run_cli("status", "missing-book", data_dir=tmp_path / "data")
+    assert result.returncode == 1 and result.stdout == ""
+    assert "book.not_registered" in result.stderr and "fix:" in result.stderr
+
+
+def test_help_lists_the_commands():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for command in ("init", "search", "status", "prepare", "inspect", "list", "configure"):
+        assert command in result.stdout
+
+
+def test_query_vector_from_stdin_must_be_an_array(tmp_path, pdf_package):
+    data = tmp_path / "data"
+    assert run_cli("init", str(pdf_package), data_dir=data).returncode == 0
+    bad = run_cli("search", "test-book", "q", "--query-vector", "-", "--json", data_dir=data, stdin='{"a": 1}')
+    assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["code"] == "query.vector_invalid"

@@ -1,0 +1,67 @@
+"""The real Codex CLI reads back the server we wrote (tools/install_codex_cli.sh installs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from book_agent.adapters.hosts import HostAdapter, mcp_command
+from conftest import require_real_part
+from hosts_helpers import AUTH_ENV, SECRET, make_package
+
+CODEX = Path(__file__).resolve().parent.parent / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
+
+
+def codex(codex_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CODEX_HOME"}
+    env["CODEX_HOME"] = str(codex_home)
+    return subprocess.run([str(CODEX), *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.fixture
+def codex_cli() -> Path:
+    require_real_part(CODEX.is_file() and os.access(CODEX, os.X_OK), "the Codex CLI")
+    return CODEX
+
+
+def test_codex_reads_back_the_server_we_wrote(codex_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(AUTH_ENV, SECRET)
+    package = make_package(tmp_path / "pkg", "sun_tzu.art-of-war")
+    home, data = tmp_path / "home", tmp_path / "data dir"
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True)
+    (codex_home / "config.toml").write_text('# mine\n[mcp_servers.other]\ncommand = "npx"\nargs = ["-y", "x"]\n')
+    HostAdapter("codex", home=home, data_dir=data).install(package, apply=True, auth_env=AUTH_ENV)
+    argv = mcp_command(data, "sun_tzu.art-of-war")
+
+    listed = codex(codex_home, "mcp", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    servers = {s["name"]: s for s in json.loads(listed.stdout)}
+    assert set(servers) == {"other", "book-sun-tzu-art-of-war"}
+
+    got = codex(codex_home, "mcp", "get", "book-sun-tzu-art-of-war", "--json")
+    assert got.returncode == 0, got.stderr
+    server = json.loads(got.stdout)
+    transport = server["transport"]
+    assert transport["type"] == "stdio"
+    assert [transport["command"], *transport["args"]] == argv
+    assert transport["env_vars"] == [AUTH_ENV]
+    assert not transport.get("env")
+    assert server["startup_timeout_sec"] == 30
+    assert server["enabled"] is True
+    assert SECRET not in listed.stdout + got.stdout
+
+
+def test_codex_no_longer_lists_the_server_after_uninstall(codex_cli: Path, tmp_path: Path) -> None:
+    package = make_package(tmp_path / "pkg")
+    home = tmp_path / "home"
+    target = HostAdapter("codex", home=home, data_dir=tmp_path / "data")
+    target.install(package, apply=True)
+    assert codex(home / ".codex", "mcp", "get", "book-test-book", "--json").returncode == 0
+    target.uninstall(package, apply=True)
+    listed = codex(home / ".codex", "mcp", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -79,30 +78,32 @@ def reading_window(length: int, span: tuple[int, int] | None, max_chars: int) ->
 
 
 class RecordLookup:
-    """Records by id from the package's index.sqlite, read-only, one connection, locked."""
+    """Records by id from the package's index.sqlite, read-only.
+
+    A connection per lookup (about 0.1 ms): holding one would leave an unclosed connection
+    to the garbage collector whenever a caller forgets close(), and a ResourceWarning with it.
+    """
 
     def __init__(self, database_path: Path | None) -> None:
         self.path = database_path
-        self._con: Any = None
-        self._lock = threading.Lock()
 
     def get(self, record_id: Any) -> dict[str, Any]:
         import sqlite3
+        from contextlib import closing
 
         from book_agent.adapters.sqlite_readonly import connect_readonly
 
         if not isinstance(record_id, str) or not record_id:
             raise BookAgentError("source.record_not_found", f"record id {record_id!r} is not a string id",
                                  details={"record_id": record_id}, remediation="pass a record_id from a search hit")
-        if self.path is None:
+        if self.path is None or not Path(self.path).is_file():
             raise BookAgentError("source.database_unreadable", "the package has no index.sqlite",
+                                 details={"path": str(self.path) if self.path else None},
                                  remediation="inspect the package: book-agent inspect PACKAGE")
         try:
-            with self._lock:
-                if self._con is None:
-                    self._con = connect_readonly(self.path, check_same_thread=False)
-                row = self._con.execute(
-                    "SELECT record_id, text, md_start, md_end, source, headings FROM records WHERE record_id = ?",
+            with closing(connect_readonly(self.path)) as con:
+                row = con.execute(
+                    "SELECT record_id, text, md_start, md_end, source FROM records WHERE record_id = ?",
                     (record_id,),
                 ).fetchone()
         except sqlite3.Error as exc:
@@ -120,7 +121,4 @@ class RecordLookup:
                 "source": source if isinstance(source, dict) else {}}
 
     def close(self) -> None:
-        with self._lock:
-            if self._con is not None:
-                self._con.close()
-                self._con = None
+        """Nothing to release (kept so callers can treat it like the other sources)."""

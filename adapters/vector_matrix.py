@@ -87,7 +87,8 @@ def _load_uncached(path: Path, stamp: vector_sidecar.Stamp, sidecar_dir: Path | 
         if found is not None:
             ids, matrix = found
             return VectorMatrix(ids, matrix,
-                                report={"source": "sidecar", "sidecar_dir": str(sidecar_dir)})
+                                report={"source": "sidecar", "sidecar": "ok",
+                                        "sidecar_dir": str(sidecar_dir)})
     ids, matrix, skipped = read_from_sqlite(path, stamp.dimensions)
     if stamp.normalized_at_load:
         normalize_in_place(matrix)

@@ -35,7 +35,8 @@ class FakeReranker(ScoringReranker):
     def rerank(self, query: str, candidates: Sequence[dict[str, Any]], top_n: int) -> dict[str, Any]:
         check_request(candidates, top_n)
         self._ids = [str(c.get("record_id", i)) for i, c in enumerate(candidates)]
-        return super().rerank(query, candidates, top_n)
+        result: dict[str, Any] = super().rerank(query, candidates, top_n)
+        return result
 
     def score(self, query: str, texts: list[str], top_n: int) -> list[tuple[int, float]]:
         self.calls.append((query, list(texts), top_n))

@@ -9,6 +9,8 @@ normalised for cosine and marked `user-supplied-unverified`. There is no documen
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -72,9 +74,12 @@ class QueryRuntime:
         http_client: httpx.Client | None = None,
         environ: Mapping[str, str] | None = None,
         http_options: Mapping[str, Any] | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         """`encoders`: {"remote": ..., "local": ...} overrides (tests, plug-ins);
-        `http_options`: timeout, max_retries, backoff, max_retry_after for HttpQueryEncoder."""
+        `http_options`: timeout, max_retries, backoff, max_retry_after for HttpQueryEncoder;
+        `cache_dir`: where the local encoder remembers verified model hashes across processes."""
+        self._cache_dir = cache_dir
         self.spec = spec if isinstance(spec, QueryRuntimeSpec) else QueryRuntimeSpec.from_dict(spec)
         self.config = _config(config)
         self.policy = NetworkPolicy.from_dict(self.config.network.model_dump())
@@ -160,7 +165,8 @@ class QueryRuntime:
         encoder = LocalQueryEncoder(
             str(self.spec.model), self.spec.dimensions,
             normalize=self.spec.metric == "cosine" or self.spec.normalized,
-            query_instruction=self.spec.query_instruction, model_dir=self.config.query.model_dir)
+            query_instruction=self.spec.query_instruction, model_dir=self.config.query.model_dir,
+            verify_cache_dir=self._cache_dir)
         return cast(QueryEncoder, encoder)  # its `route` is a read-only property
 
     def _finish(self, vector: Any, route: str) -> Vector:

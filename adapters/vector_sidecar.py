@@ -42,6 +42,23 @@ def _file_sha256(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
+def _file_state(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _intact(path: Path, stamp: dict[str, Any], name: str) -> bool:
+    """Unchanged since written (size, mtime, inode as recorded), or else the same bytes.
+
+    Hashing a 40 MiB matrix costs ~100 ms on every cold start, most of a memory-mapped
+    load; a file whose size, mtime and inode are as recorded was not rewritten, so the hash
+    is checked only when one of them differs.
+    """
+    if stamp.get(f"{name}_state") == _file_state(path):
+        return True
+    return _file_sha256(path) == stamp.get(f"{name}_sha256")
+
+
 def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
     """(ids, memory-mapped matrix) when the sidecar is sound, else (None, why not)."""
     try:
@@ -59,9 +76,9 @@ def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
         elif stamp.get(key) != value:
             return None, f"stale: {key}"
     try:
-        if _file_sha256(folder / IDS) != stamp.get("ids_sha256"):
+        if not _intact(folder / IDS, stamp, "ids"):
             return None, "corrupt: ids"
-        if _file_sha256(folder / NPY) != stamp.get("npy_sha256"):
+        if not _intact(folder / NPY, stamp, "npy"):
             return None, "corrupt: matrix"
         ids = json.loads((folder / IDS).read_text(encoding="utf-8"))
         mapped = np.load(folder / NPY, mmap_mode="r", allow_pickle=False)
@@ -93,6 +110,7 @@ def write(folder: Path, stamp: Stamp, ids: list[str], matrix: F32) -> dict[str, 
             "format": FORMAT, **asdict(stamp), "database_sha256": database_sha256,
             "rows": len(ids), "npy_sha256": _file_sha256(folder / NPY),
             "ids_sha256": _file_sha256(folder / IDS),
+            "npy_state": _file_state(folder / NPY), "ids_state": _file_state(folder / IDS),
         }
         record.pop("sha256")
         payload = json.dumps(record, indent=1).encode("utf-8")

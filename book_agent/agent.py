@@ -224,7 +224,7 @@ class BookAgent:
     def read_entry(self, book_ref: str, record_id: str) -> dict[str, Any]:
         book = self._book(book_ref)
         record = book.records.get(record_id)
-        data = record.to_dict()
+        data: dict[str, Any] = record.to_dict()
         data["book_id"] = book.book_id
         data["evidence_id"] = f"{book.book_id}#{record.record_id}"
         data["source_locator"] = {"book_id": book.book_id, **record.source}

@@ -6,6 +6,9 @@ import os
 import sys
 from pathlib import Path
 
+# Two test workers on two cores: one BLAS thread each (set before numpy is imported).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # so tests can `import package_builder`

@@ -6,15 +6,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from book_agent.adapters.json_registry import JsonRegistry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from package_builder import RecordSpec, build_package
 
 from book_agent import BookAgentError
-from book_agent.adapters.json_registry import JsonRegistry
 
 
 def test_put_get_list_remove(tmp_path):

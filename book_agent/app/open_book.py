@@ -74,9 +74,12 @@ class OpenBook:
             from book_agent.domain.query_runtime import resolve_query_runtime
         except ImportError as exc:  # pragma: no cover - only while a part is being built
             return None, None, None, BookAgentError("search.vectors_unavailable", f"vector search is not available: {exc}")
-        store = PrebuiltVectorStoreAdapter(self.package.database_path, manifest, sidecar_dir=self.runtime_dir / "vectors")
+        store = PrebuiltVectorStoreAdapter(
+            self.package.database_path, manifest, sidecar_dir=self.runtime_dir / "vectors",
+            database_sha256=self._database_sha(), book_id=self.book_id)
         spec = resolve_query_runtime(self.package)
-        runtime = QueryRuntime(spec, self.config.model_dump(mode="json"))
+        runtime = QueryRuntime(spec, self.config.model_dump(mode="json"),
+                               cache_dir=self.runtime_dir.parent.parent / "cache")
         languages = spec.get("languages")
         return store, runtime, list(languages) if languages else None, None
 

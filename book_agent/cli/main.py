@@ -7,7 +7,12 @@ is non-zero (2 for usage errors, 1 for everything else).
 
 from __future__ import annotations
 
+import os
 import sys
+
+# Query encoding multiplies small matrices: one BLAS thread is faster than two fighting over
+# two cores, and far faster on a busy machine. Must be set before numpy is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer
 
@@ -25,7 +30,7 @@ Register a package once (`book-agent init PACKAGE_DIR_OR_ARCHIVE`), then search 
 
 # typer may vendor its own click (typer._click) or use click itself: take the classes from
 # typer's public exceptions so both kinds are caught.
-UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 app = typer.Typer(
     help=HELP,
@@ -49,12 +54,13 @@ def _root(
 def _register_commands() -> None:
     # Command modules import only typer and the standard library at module level, so
     # registering them all costs little; heavy work is imported inside each command.
-    from book_agent.cli import books, evaluation, host, search
+    from book_agent.cli import books, evaluation, host, plugins, search
 
     books.register(app)
     search.register(app)
     evaluation.register(app)
     host.register(app)
+    plugins.register(app)
 
 
 def _fail(options: GlobalOptions, error: BookAgentError, exit_code: int = 1) -> None:
@@ -81,12 +87,13 @@ def run(argv: list[str] | None = None) -> None:
     except BookAgentError as exc:
         _fail(options, exc)
     except UsageError as exc:
-        command = exc.ctx.command_path.split(" ", 1)[-1] if getattr(exc, "ctx", None) else ""
+        context = getattr(exc, "ctx", None)
+        command = context.command_path.split(" ", 1)[-1] if context else ""
         hint = f"run `book-agent {command} --help`".replace("  ", " ")
         if not options.json:
-            exc.show()
+            exc.show()  # type: ignore[attr-defined]
             sys.exit(2)
-        _fail(options, BookAgentError("cli.usage", exc.format_message(), remediation=hint), 2)
+        _fail(options, BookAgentError("cli.usage", exc.format_message(), remediation=hint), 2)  # type: ignore[attr-defined]
     except typer.Abort:
         sys.stderr.write("aborted\n")
         sys.exit(130)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @contextmanager
@@ -24,7 +28,7 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
-def _stderr():  # type: ignore[no-untyped-def]
+def _stderr() -> Console:
     from rich.console import Console
 
     return Console(stderr=True)

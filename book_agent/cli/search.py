@@ -34,7 +34,11 @@ def search(
 
 def _read_vector(source: str) -> list[float]:
     try:
-        text = sys.stdin.read() if source == "-" else open(source, encoding="utf-8").read()
+        if source == "-":
+            text = sys.stdin.read()
+        else:
+            with open(source, encoding="utf-8") as handle:
+                text = handle.read()
         value = json.loads(text)
     except (OSError, ValueError) as exc:
         raise BookAgentError("query.vector_invalid", f"cannot read a JSON array from {source}: {exc}",

@@ -19,7 +19,6 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from book_agent.adapters.epub_chapter_text import extract_chapter_text, image_sources
-
 from book_agent.domain.errors import BookAgentError
 
 __all__ = ["Chapter", "EpubSource", "SpineItem", "extract_chapter_text"]

@@ -15,8 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import portalocker
-
 from book_agent.domain.errors import BookAgentError
 
 REGISTRY_VERSION = 1
@@ -46,6 +44,8 @@ class JsonRegistry:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        import portalocker  # only writers lock: reads and searches need not import it
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with portalocker.Lock(str(self.lock_path), mode="a", timeout=LOCK_TIMEOUT_S):

@@ -28,7 +28,6 @@ from book_agent.adapters.source_locator import (
 )
 from book_agent.adapters.source_search import UnitTexts
 from book_agent.adapters.source_verify import Claim, build_locator, read_hit
-
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from book_agent.adapters.source_locator import MAX_QUOTE_CHARS, RecordLookup, check_book
 from book_agent.adapters.source_search import find_passage
-
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.text_match import FUZZY_THRESHOLD, find_exact, find_normalized, normalize_key
 
@@ -41,7 +40,8 @@ def read_hit(value: Any, book_id: str | None, records: RecordLookup) -> Hit:
         data = {**nested, **value} if isinstance(nested, dict) else value
         record: dict[str, Any] = records.get(data["record_id"]) if data.get("record_id") is not None else {}
         source = data.get("source_locator") or data.get("source") or record.get("source") or {}
-        span = data.get("markdown_span") if isinstance(data.get("markdown_span"), dict) else {}
+        raw_span = data.get("markdown_span")
+        span: dict[str, Any] = raw_span if isinstance(raw_span, dict) else {}
         hit = Hit(
             text=(record or data).get("text"),  # type: ignore[arg-type]  # checked below
             record_id=data.get("record_id"),
@@ -74,7 +74,7 @@ class Claim:
 
     @classmethod
     def from_sources(cls, resolver: SourceResolver, hit: Hit, hints: dict[str, Any]) -> Claim:
-        overrides = {k: hints[k] for k in ("page_index", "href", "spine_index", "fragment") if k in hints}
+        overrides: dict[str, Any] = {k: hints[k] for k in ("page_index", "href", "spine_index", "fragment") if k in hints}
         src: dict[str, Any] = {**hit.source, **overrides}
         claim = cls(start=_int(src.get("char_start")), end=_int(src.get("char_end")))
         keep = ("page_index", "page_label", "bbox") if resolver.kind == "pdf" else ("href", "fragment", "spine_index")

@@ -1,6 +1,6 @@
 """`python -m book_agent ...` runs the CLI (the MCP hosts start servers this way)."""
 
-from book_agent.cli.main import run
+from book_agent.cli.entry import run
 
 if __name__ == "__main__":
     run()

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from book_agent.adapters.markdown_reader import parse_front_matter, read_markdown, read_skill
-from book_agent.adapters.sqlite_readonly import connect_readonly
 from package_builder import SAMPLE_RECORDS
 from sources_support import package_info
 
+from book_agent.adapters.markdown_reader import parse_front_matter, read_markdown, read_skill
+from book_agent.adapters.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 
 

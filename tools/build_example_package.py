@@ -142,16 +142,42 @@ def local_encoder() -> Encoder:
     encoder = LocalQueryEncoder(MODEL, DIMS, normalize=True)
 
     def encode(texts: list[str]) -> np.ndarray:
-        out = [encoder.encode_batch(texts[i:i + 32]) for i in range(0, len(texts), 32)]
+        # one text a call: padded numpy batches are slower here, and a text's vector must
+        # not depend on which other texts share its batch (determinism)
+        out = [encoder.encode_batch([text]) for text in texts]
         return np.vstack(out) if out else np.zeros((0, DIMS), np.float32)
 
     return encode
 
 
-def build(out: Path, epub: Path = EPUB, encode: Encoder | None = None) -> Path:
+def cached(encode: Encoder, cache: Path) -> Encoder:
+    """Encode only texts not in the cache (an .npz keyed by text sha256): rebuilds after a
+    chunking change take seconds instead of the minutes numpy BERT needs for the whole book."""
+
+    def run(texts: list[str]) -> np.ndarray:
+        known: dict[str, np.ndarray] = {}
+        if cache.is_file():
+            with np.load(cache) as data:
+                known = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        todo = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items())
+        if todo:
+            known.update(zip([k for k, _ in todo], encode([t for _, t in todo]), strict=True))
+        out = np.stack([known[k] for k in keys]) if keys else np.zeros((0, DIMS), np.float32)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, keys=np.array(keys), vectors=out)
+        return out
+
+    return run
+
+
+def build(out: Path, epub: Path = EPUB, encode: Encoder | None = None, cache: Path | None = None) -> Path:
     """Write the package to out (replaced whole) and return it."""
     docs, chunks = chunk_book(epub)
-    vectors = np.asarray((encode or local_encoder())([c.embed_text for c in chunks]), dtype=np.float32)
+    encoder = encode or local_encoder()
+    if cache is not None:
+        encoder = cached(encoder, cache)
+    vectors = np.asarray(encoder([c.embed_text for c in chunks]), dtype=np.float32)
     if vectors.shape != (len(chunks), DIMS) or not np.isfinite(vectors).all():
         raise RuntimeError(f"the encoder gave {vectors.shape} vectors for {len(chunks)} chunks")
     out = Path(out)
@@ -194,9 +220,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epub", type=Path, default=EPUB, help="the Standard Ebooks EPUB")
     parser.add_argument("--out", type=Path, default=OUT, help="package folder (replaced)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="an .npz of vectors by text hash: only new texts are encoded")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    root = build(args.out, args.epub)
+    root = build(args.out, args.epub, cache=args.cache)
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
     con = sqlite3.connect(f"file:{root / 'index.sqlite'}?mode=ro", uri=True)
     count = con.execute("SELECT COUNT(*) FROM records").fetchone()[0]

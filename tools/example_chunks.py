@@ -151,7 +151,7 @@ def load_docs(epub: EpubSource) -> tuple[dict[str, Doc], Chapter]:
     for href, prefix in BODY_DOCS.items():
         chapter = epub.chapter(spine[href])
         heads = lines(chapter.text, 0, len(chapter.text))[: heading_lines(chapter)]
-        title_lines = [chapter.text[s:e] for s, e in heads]
+        title_lines = [without_marks(chapter, s, e) for s, e in heads]  # "Laying Plans168"
         title = ". ".join(title_lines) if prefix.startswith("ch") else title_lines[0]
         docs[prefix] = Doc(prefix, title, chapter, heads[-1][1])
     return docs, epub.chapter(spine[ENDNOTES])
@@ -269,8 +269,8 @@ def _chunk(doc: Doc, chapter: Chapter, record_id: str, start: int, end: int, hea
     )
 
 
-def embed_text(chapter: Chapter, start: int, end: int, headings: list[str]) -> str:
-    """The chunk without note markers (`…intact.218` -> `…intact.`), its place in front."""
+def without_marks(chapter: Chapter, start: int, end: int) -> str:
+    """text[start:end] without its note markers (`…intact.218` -> `…intact.`) and backlinks."""
     text = chapter.text
     marks = sorted((pos, len(fid) - len("noteref-")) for fid, pos in chapter.fragments.items()
                    if fid.startswith("noteref-") and start <= pos < end)
@@ -279,7 +279,12 @@ def embed_text(chapter: Chapter, start: int, end: int, headings: list[str]) -> s
         parts.append(text[pos:mark])
         pos = mark + width
     parts.append(text[pos:end])
-    body = " ".join(_NOTE_MARK.sub("", "".join(parts)).split())
+    return _NOTE_MARK.sub("", "".join(parts))
+
+
+def embed_text(chapter: Chapter, start: int, end: int, headings: list[str]) -> str:
+    """What the encoder reads: the chunk without note markers, its chapter's title in front."""
+    body = " ".join(without_marks(chapter, start, end).split())
     title = re.sub(r"^[IVXL]+\. ", "", headings[0])
     place = f"Notes on {title}" if len(headings) > 1 else title
     return f"{place}: {body}"

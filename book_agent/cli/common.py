@@ -7,8 +7,6 @@ otherwise a readable rendering. Errors are not handled here: commands raise
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from book_agent.cli.argv import GlobalOptions
+from book_agent.cli.output import print_json
 
 if TYPE_CHECKING:
     from book_agent.agent import BookAgent
@@ -35,16 +34,17 @@ def data_dir(ctx: typer.Context) -> Path | None:
 def agent(ctx: typer.Context) -> BookAgent:
     from book_agent.agent import BookAgent
 
-    return BookAgent(data_dir=data_dir(ctx))
+    root = ctx.find_root()
+    existing = getattr(root, "_book_agent", None)
+    if existing is None:
+        existing = BookAgent(data_dir=data_dir(ctx))
+        root._book_agent = existing  # type: ignore[attr-defined]
+        root.call_on_close(existing.close)  # close SQLite/PDF handles when the command ends
+    return existing
 
 
 def json_mode(ctx: typer.Context) -> bool:
     return options(ctx).json
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-    sys.stdout.flush()
 
 
 def emit(ctx: typer.Context, data: Any, human: Callable[[Any], None] | None = None) -> None:

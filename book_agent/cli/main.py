@@ -10,14 +10,12 @@ from __future__ import annotations
 import os
 import sys
 
-# Query encoding multiplies small matrices: one BLAS thread is faster than two fighting over
-# two cores, and far faster on a busy machine. Must be set before numpy is first imported.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # why: see book_agent/cli/entry.py
 
 import typer
 
 from book_agent.cli.argv import ArgvError, GlobalOptions, split_global_options
-from book_agent.cli.common import print_json
+from book_agent.cli.output import fail
 from book_agent.domain.errors import BookAgentError
 
 HELP = """Grounded, citable answers from prebuilt book packages.
@@ -54,24 +52,19 @@ def _root(
 def _register_commands() -> None:
     # Command modules import only typer and the standard library at module level, so
     # registering them all costs little; heavy work is imported inside each command.
-    from book_agent.cli import books, evaluation, host, plugins, search
+    from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, sources
 
     books.register(app)
     search.register(app)
     evaluation.register(app)
     host.register(app)
     plugins.register(app)
+    sources.register(app)
+    mcp_cmd.register(app)
 
 
 def _fail(options: GlobalOptions, error: BookAgentError, exit_code: int = 1) -> None:
-    if options.json:
-        print_json({"error": error.to_dict()})
-    else:
-        message = f"error [{error.code}]: {error.message}"
-        if error.remediation:
-            message += f"\n  fix: {error.remediation}"
-        sys.stderr.write(message + "\n")
-    sys.exit(exit_code)
+    fail(options.json, error, exit_code)
 
 
 def run(argv: list[str] | None = None) -> None:

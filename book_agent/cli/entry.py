@@ -1,0 +1,45 @@
+"""The console-script entry: the MCP fast path, else the typer CLI.
+
+Hosts start `python -m book_agent --data-dir DATA mcp BOOK_ID` and wait for `tools/list`;
+typer and the full command tree cost a noticeable share of that start-up and are not needed
+to serve, so that exact shape skips them. Anything else goes to the typer CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Query encoding multiplies small matrices: one BLAS thread is faster than two fighting over
+# two cores, and far faster on a busy machine. Must be set before numpy is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def run(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    from book_agent.cli.argv import ArgvError, split_global_options
+
+    try:
+        options, rest = split_global_options(args)
+    except ArgvError:
+        options, rest = None, []
+    if options is not None and not options.json and len(rest) == 2 and rest[0] == "mcp" \
+            and not rest[1].startswith("-"):
+        _serve_mcp(rest[1], options.data_dir)
+        return
+    from book_agent.cli.main import run as run_cli
+
+    run_cli(args)
+
+
+def _serve_mcp(book_id: str, data_dir: str | None) -> None:
+    from pathlib import Path
+
+    from book_agent.cli.output import fail
+    from book_agent.domain.errors import BookAgentError
+    from book_agent.mcp.server import serve
+
+    try:
+        serve(book_id, data_dir=Path(data_dir).expanduser() if data_dir else None)
+    except BookAgentError as exc:
+        fail(False, exc)

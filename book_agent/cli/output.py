@@ -1,0 +1,26 @@
+"""Writing results and errors (no typer here: the MCP fast path uses it too)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, NoReturn
+
+from book_agent.domain.errors import BookAgentError
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def fail(json_mode: bool, error: BookAgentError, exit_code: int = 1) -> NoReturn:
+    """The one place errors become output: JSON on stdout with --json, else a message on stderr."""
+    if json_mode:
+        print_json({"error": error.to_dict()})
+    else:
+        message = f"error [{error.code}]: {error.message}"
+        if error.remediation:
+            message += f"\n  fix: {error.remediation}"
+        sys.stderr.write(message + "\n")
+    sys.exit(exit_code)

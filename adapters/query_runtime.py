@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from pydantic import ValidationError
 
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy
 from book_agent.domain.query_runtime import QueryRuntimeSpec
 from book_agent.domain.records import Vector
-from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
 from book_agent.ports import QueryEncoder
 
 if TYPE_CHECKING:
@@ -57,10 +56,10 @@ def _config(config: RuntimeConfig | Mapping[str, Any] | None) -> RuntimeConfig:
     if isinstance(config, RuntimeConfig):
         return config
     try:
-        return RuntimeConfig.model_validate(dict(config or {}))
-    except ValidationError as exc:
-        raise BookAgentError("query.config_invalid", f"invalid runtime config: {exc.error_count()} errors",
-                             details={"errors": [e["msg"] for e in exc.errors()]},
+        return RuntimeConfig.from_dict(dict(config or {}))
+    except ConfigError as exc:
+        raise BookAgentError("query.config_invalid", f"invalid runtime config: {exc}",
+                             details={"errors": [str(exc)]},
                              remediation="Fix the book's runtime config (`book-agent configure`).") from exc
 
 
@@ -82,7 +81,7 @@ class QueryRuntime:
         self._cache_dir = cache_dir
         self.spec = spec if isinstance(spec, QueryRuntimeSpec) else QueryRuntimeSpec.from_dict(spec)
         self.config = _config(config)
-        self.policy = NetworkPolicy.from_dict(self.config.network.model_dump())
+        self.policy = NetworkPolicy.from_dict(self.config.to_dict()["network"])
         self._encoders: dict[str, QueryEncoder] = dict(encoders or {})
         self._http_client = http_client
         self._environ = environ

@@ -11,6 +11,7 @@ derived data lives in the book's runtime dir, data_dir/books/<book_id>/.
 from __future__ import annotations
 
 import threading
+from dataclasses import asdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ class BookAgent:
             "package_root": str(book.package.root),
             "runtime_dir": str(book.runtime_dir),
             "package": book.package.to_dict(),
-            "config": book.config.model_dump(mode="json"),
+            "config": book.config.to_dict(),
         }
 
     def _book(self, book_ref: str) -> OpenBook:
@@ -124,7 +125,10 @@ class BookAgent:
                 return cached
             if cached is not None:
                 self._forget(book_ref)
-            info = books.inspect_dir(root, verify_hashes=False)
+            if entry.get("package"):
+                info = PackageInfo.from_dict(entry["package"])
+            else:  # registered by an older version: inspect now
+                info = books.inspect_dir(root, verify_hashes=False)
             book = OpenBook(entry, info, self.runtime_dir(book_ref))
             self._open[book_ref] = book
             return book
@@ -144,7 +148,7 @@ class BookAgent:
             entry["manifest_sha256"], _database_sha(info))) if info else {"present": False, "fresh": False}
         config = load_config(runtime_dir)
         has_vectors = bool(info and info.vector_manifest)
-        network = config.network.model_dump(mode="json")
+        network = asdict(config.network)
         return {
             "book_id": book_ref,
             "title": entry.get("title"),
@@ -165,8 +169,8 @@ class BookAgent:
                 "render_page": {"available": healthy and bool(info and info.original_kind == "pdf"),
                                 "needs": "a PDF original (EPUB has no fixed pages)"},
             },
-            "config": {"network": network, "query": config.query.model_dump(mode="json"),
-                       "reranker": config.reranker.model_dump(mode="json"),
+            "config": {"network": network, "query": asdict(config.query),
+                       "reranker": asdict(config.reranker),
                        "auth_env_set": bool(config.network.auth_env and _env_has(config.network.auth_env))},
         }
 
@@ -197,7 +201,7 @@ class BookAgent:
         save_config(runtime_dir, config)
         with self._lock:
             self._forget(book_ref)
-        return {"book_id": book_ref, "config": config.model_dump(mode="json")}
+        return {"book_id": book_ref, "config": config.to_dict()}
 
     # --- search and sources --------------------------------------------------------------
 

@@ -88,3 +88,39 @@ def test_query_vector_from_stdin_must_be_an_array(tmp_path, pdf_package):
     assert run_cli("init", str(pdf_package), data_dir=data).returncode == 0
     bad = run_cli("search", "test-book", "q", "--query-vector", "-", "--json", data_dir=data, stdin='{"a": 1}')
     assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["code"] == "query.vector_invalid"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["b", "q"], {"book": "b", "query": "q", "top_k": 6, "strict": False, "query_vector": None, "hint": []}),
+        (["b", "q", "-k", "3", "--strict", "--hint", "a=1", "--hint=b=2"],
+         {"book": "b", "query": "q", "top_k": 3, "strict": True, "query_vector": None, "hint": ["a=1", "b=2"]}),
+        (["--top-k=2", "b", "--", "--not-an-option"],
+         {"book": "b", "query": "--not-an-option", "top_k": 2, "strict": False, "query_vector": None, "hint": []}),
+        (["b", "q", "--help"], None),
+        (["b", "q", "--top-k", "many"], None),
+        (["b"], None),
+        (["b", "q", "--strict=yes"], None),
+        (["b", "q", "--colour", "red"], None),
+    ],
+)
+def test_fast_search_parses_exactly_the_search_options(argv, expected):
+    from book_agent.cli.search_args import parse_search_argv
+
+    assert parse_search_argv(argv) == expected
+
+
+def test_fast_path_and_typer_give_the_same_document(tmp_path, pdf_package):
+    data = tmp_path / "data"
+    assert run_cli("init", str(pdf_package), data_dir=data).returncode == 0
+    fast = run_cli("search", "test-book", "rivers", "--json", "-k", "2", data_dir=data)
+    code = ("import sys; from book_agent.cli.main import run; "
+            "run(['search', 'test-book', 'rivers', '--json', '-k', '2'])")
+    env = {**os.environ, "BOOK_AGENT_HOME": str(data)}
+    typer_path = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert fast.returncode == typer_path.returncode == 0, typer_path.stderr
+    first, second = json.loads(fast.stdout), json.loads(typer_path.stdout)
+    first.pop("elapsed_ms"), second.pop("elapsed_ms")
+    assert first == second
+    assert run_cli("search", "--help", data_dir=data).stdout.count("--top-k") >= 1

@@ -46,7 +46,7 @@ def test_config_shapes_agree() -> None:
     top_level = parse_config({"provider": "siliconflow", "model": "m", "strict": True, **network})
     runtime = parse_config({"version": 1, "network": network, "strict": True,
                             "reranker": {"provider": "siliconflow", "model": "m"}})
-    model = parse_config(RuntimeConfig.model_validate({"network": network, "reranker": {"provider": "siliconflow", "model": "m"}}))
+    model = parse_config(RuntimeConfig.from_dict({"network": network, "reranker": {"provider": "siliconflow", "model": "m"}}))
     assert flat == top_level == runtime
     assert model.provider == "siliconflow" and model.network == flat.network and model.strict is False
     assert flat.network.allowed_endpoints == ("http://127.0.0.1:1/v1/rerank",)

@@ -10,7 +10,7 @@ a reranker off.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 from book_agent.adapters.rerankers import errors
@@ -60,8 +60,8 @@ def parse_config(config: Any) -> RerankConfig:
         return config
     if config is None:
         return RerankConfig()
-    if hasattr(config, "model_dump"):  # RuntimeConfig / RerankerSettings
-        config = config.model_dump()
+    if hasattr(config, "to_dict") or is_dataclass(config):  # RuntimeConfig / RerankerSettings
+        config = config.to_dict() if hasattr(config, "to_dict") else asdict(config)
     if not isinstance(config, dict):
         raise _invalid(f"a reranker config must be a dict, not {type(config).__name__}")
     if "reranker" in config:

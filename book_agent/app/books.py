@@ -98,4 +98,7 @@ def registry_entry(info: PackageInfo, source: Path, imported: bool, fingerprint:
         "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "manifest_sha256": manifest_sha,
         "fingerprint": fingerprint,
+        # the inspection as verified at init: later opens reuse it while the fingerprint
+        # holds, instead of re-reading the database (and every vector) on each cold start
+        "package": info.to_dict(),
     }

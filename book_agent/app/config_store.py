@@ -7,11 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from book_agent.adapters.json_registry import write_json_atomic
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
 
 CONFIG_NAME = "config.json"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -35,8 +33,8 @@ def load_config(runtime_dir: Path) -> RuntimeConfig:
     if not path.exists():
         return RuntimeConfig()
     try:
-        return RuntimeConfig.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError) as exc:
+        return RuntimeConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # ConfigError is a ValueError
         raise BookAgentError(
             "config.invalid", f"the runtime config {path} is invalid: {exc}",
             remediation=f"fix or delete {path} (then `book-agent configure BOOK ...`)",
@@ -44,11 +42,11 @@ def load_config(runtime_dir: Path) -> RuntimeConfig:
 
 
 def save_config(runtime_dir: Path, config: RuntimeConfig) -> None:
-    write_json_atomic(runtime_dir / CONFIG_NAME, config.model_dump(mode="json"))
+    write_json_atomic(runtime_dir / CONFIG_NAME, config.to_dict())
 
 
 def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeConfig:
-    data = config.model_dump(mode="json")
+    data = config.to_dict()
     for key, value in settings.items():
         if value is None:
             continue
@@ -77,7 +75,7 @@ def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeCo
                 remediation="pass the exact URL, e.g. https://api.siliconflow.cn/v1/embeddings",
             )
     try:
-        return RuntimeConfig.model_validate(data)
-    except ValidationError as exc:
+        return RuntimeConfig.from_dict(data)
+    except ConfigError as exc:
         raise BookAgentError("config.invalid", f"invalid settings: {exc}",
                              remediation="see `book-agent configure --help`") from exc

@@ -78,7 +78,7 @@ class OpenBook:
             self.package.database_path, manifest, sidecar_dir=self.runtime_dir / "vectors",
             database_sha256=self._database_sha(), book_id=self.book_id)
         spec = resolve_query_runtime(self.package)
-        runtime = QueryRuntime(spec, self.config.model_dump(mode="json"),
+        runtime = QueryRuntime(spec, self.config.to_dict(),
                                cache_dir=self.runtime_dir.parent.parent / "cache")
         languages = spec.get("languages")
         return store, runtime, list(languages) if languages else None, None
@@ -90,7 +90,7 @@ class OpenBook:
             return None
         from book_agent.adapters.rerankers import create_reranker
 
-        config = self.config.model_dump(mode="json")
+        config = self.config.to_dict()
         return create_reranker(config, self.runtime_dir)
 
     def searcher(self) -> HybridSearch:

@@ -27,9 +27,34 @@ def run(argv: list[str] | None = None) -> None:
             and not rest[1].startswith("-"):
         _serve_mcp(rest[1], options.data_dir)
         return
+    if options is not None and options.json and rest[:1] == ["search"]:
+        from book_agent.cli.search_args import parse_search_argv
+
+        parsed = parse_search_argv(rest[1:])
+        if parsed is not None:
+            _search_json(parsed, options.data_dir)
+            return
     from book_agent.cli.main import run as run_cli
 
     run_cli(args)
+
+
+def _search_json(parsed: dict[str, object], data_dir: str | None) -> None:
+    from book_agent.agent import BookAgent
+    from book_agent.cli.output import fail, print_json
+    from book_agent.cli.search_args import parse_hints, read_vector
+    from book_agent.domain.errors import BookAgentError
+
+    try:
+        source = parsed["query_vector"]
+        vector = read_vector(str(source)) if source else None
+        hints = parse_hints(list(parsed["hint"]))  # type: ignore[call-overload]
+        with BookAgent(data_dir=data_dir) as agent:
+            result = agent.search(str(parsed["book"]), str(parsed["query"]), top_k=int(parsed["top_k"]),  # type: ignore[call-overload]
+                                  strict=bool(parsed["strict"]), query_vector=vector, hints=hints)
+    except BookAgentError as exc:
+        fail(True, exc)
+    print_json(result)
 
 
 def _serve_mcp(book_id: str, data_dir: str | None) -> None:

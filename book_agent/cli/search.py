@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 import typer
 
 from book_agent.cli.common import agent, emit
-from book_agent.domain.errors import BookAgentError
+from book_agent.cli.search_args import parse_hints, read_vector
 
 
 def register(app: typer.Typer) -> None:
@@ -26,37 +24,10 @@ def search(
     hint: list[str] = typer.Option(None, "--hint", help="key=value hints (repeatable), e.g. visual=true."),
 ) -> None:
     """Hybrid search: lexical (BM25) and vector channels fused; every hit cites its place in the book."""
-    vector = _read_vector(query_vector) if query_vector else None
-    hints = _parse_hints(hint or [])
+    vector = read_vector(query_vector) if query_vector else None
+    hints = parse_hints(hint or [])
     result = agent(ctx).search(book, query, top_k=top_k, strict=strict, query_vector=vector, hints=hints)
     emit(ctx, result, _render)
-
-
-def _read_vector(source: str) -> list[float]:
-    try:
-        if source == "-":
-            text = sys.stdin.read()
-        else:
-            with open(source, encoding="utf-8") as handle:
-                text = handle.read()
-        value = json.loads(text)
-    except (OSError, ValueError) as exc:
-        raise BookAgentError("query.vector_invalid", f"cannot read a JSON array from {source}: {exc}",
-                             remediation="pass a file holding a JSON array of numbers, or - for stdin") from exc
-    if not isinstance(value, list):
-        raise BookAgentError("query.vector_invalid", "the query vector must be a JSON array of numbers",
-                             remediation="write it as [0.1, -0.2, ...]")
-    return value
-
-
-def _parse_hints(items: list[str]) -> dict[str, Any]:
-    hints: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise BookAgentError("cli.bad_hint", f"hint {item!r} is not key=value", remediation="e.g. --hint visual=true")
-        hints[key] = {"true": True, "false": False}.get(value.lower(), value)
-    return hints
 
 
 def _render(result: dict[str, Any]) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import IO
 
 from book_agent.adapters.archive_writer import CHUNK, writing
-
 from book_agent.domain.errors import BookAgentError
 
 TMP_PREFIX = ".import-tmp-"

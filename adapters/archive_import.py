@@ -31,7 +31,6 @@ from book_agent.adapters.archive_fs import (
 from book_agent.adapters.archive_limits import ArchiveLimits
 from book_agent.adapters.archive_members import TarSource, ZipSource, detect_format
 from book_agent.adapters.archive_writer import Extraction, writing
-
 from book_agent.domain.errors import BookAgentError
 
 __all__ = ["ArchiveLimits", "TMP_PREFIX", "import_archive", "remove_tree"]

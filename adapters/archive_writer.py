@@ -17,7 +17,6 @@ from typing import IO
 
 from book_agent.adapters.archive_limits import ArchiveLimits
 from book_agent.adapters.archive_members import reading
-
 from book_agent.domain.errors import BookAgentError
 
 CHUNK = 1 << 20

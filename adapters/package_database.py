@@ -15,7 +15,6 @@ from typing import Any
 from book_agent.adapters.package_manifest import version_supported
 from book_agent.adapters.package_vectors import check_vectors
 from book_agent.adapters.sqlite_readonly import connect_readonly
-
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import SUPPORTED_SCHEMA_VERSIONS
 

@@ -26,7 +26,6 @@ from book_agent.adapters.package_manifest import (
 )
 from book_agent.adapters.package_media import check_media_type
 from book_agent.adapters.package_root import find_package_root
-
 from book_agent.domain.diagnostics import Diagnostic, errors_in
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import MANIFEST_NAME, PackageInfo

@@ -9,10 +9,9 @@ normalised for cosine and marked `user-supplied-unverified`. There is no documen
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np

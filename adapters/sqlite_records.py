@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.sqlite_readonly import connect_readonly
-
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record
 

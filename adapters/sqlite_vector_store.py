@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from book_agent.adapters import vector_checks, vector_matrix
 from book_agent.adapters.sqlite_readonly import connect_readonly
-
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record, Vector, VectorHit

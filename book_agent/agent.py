@@ -11,8 +11,8 @@ derived data lives in the book's runtime dir, data_dir/books/<book_id>/.
 from __future__ import annotations
 
 import threading
-from dataclasses import asdict
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 

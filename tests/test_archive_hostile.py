@@ -12,11 +12,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from book_agent.adapters.archive_import import ArchiveLimits, import_archive, remove_tree
 from hostile_archives import CORPUS, Hostile
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from book_agent.adapters.archive_import import ArchiveLimits, import_archive, remove_tree
 from book_agent.domain.errors import BookAgentError
 
 

@@ -17,12 +17,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from book_agent.adapters.archive_import import (
     TMP_PREFIX,
     ArchiveLimits,
     import_archive,
 )
-
 from book_agent.domain.errors import BookAgentError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 AREAS = ("package", "archive", "query", "network", "vector", "record", "search", "lexical", "book",
          "registry", "config", "cli", "eval", "source", "render", "rerank", "host", "mcp", "markdown", "skill")
-CODE = re.compile(r"^(?:%s)\.[a-z][a-z0-9_]*$" % "|".join(AREAS))
+CODE = re.compile(r"^(?:" + "|".join(AREAS) + r")\.[a-z][a-z0-9_]*$")
 FILE_SUFFIXES = ("json", "toml", "sqlite", "lock", "md", "npy", "txt", "png")
 
 

@@ -8,9 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from book_agent.adapters.hosts import HostAdapter, mcp_command
 from conftest import require_real_part
 from hosts_helpers import AUTH_ENV, SECRET, make_package
+
+from book_agent.adapters.hosts import HostAdapter, mcp_command
 
 CODEX = Path(__file__).resolve().parent.parent / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
 

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import re
 
-from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name, is_host_safe
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name, is_host_safe
 
 BOOK_IDS = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,63}", fullmatch=True)
 

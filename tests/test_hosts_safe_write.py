@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from book_agent.adapters.hosts import safe_write
 
 

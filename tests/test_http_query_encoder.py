@@ -7,10 +7,10 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from book_agent.adapters.http_query_encoder import HttpQueryEncoder, _retry_after_seconds
-from book_agent.adapters.query_runtime import QueryRuntime
 from loopback import LoopbackServer, Reply
 
+from book_agent.adapters.http_query_encoder import HttpQueryEncoder, _retry_after_seconds
+from book_agent.adapters.query_runtime import QueryRuntime
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from book_agent.adapters.fts_lexical_index import FtsLexicalIndex, build_sidecar, read_stamp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from package_builder import RecordSpec, build_package
 
+from book_agent.adapters.fts_lexical_index import FtsLexicalIndex, build_sidecar, read_stamp
 from book_agent.domain.lexical_text import cjk_tokens, index_text, query_terms
 
 RECORDS = [

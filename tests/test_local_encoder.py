@@ -18,13 +18,13 @@ from tokenizers import Tokenizer
 
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_bert  # noqa: E402
+
 from book_agent.adapters.local_encoder import (  # noqa: E402
     LocalQueryEncoder,
     clear_model_cache,
     find_model,
 )
 from book_agent.adapters.local_encoder import verify as verify_mod  # noqa: E402
-
 from book_agent.domain.errors import QueryRuntimeError  # noqa: E402
 
 REFERENCE = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.reference.json"

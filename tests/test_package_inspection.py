@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from book_agent.adapters.package_database import check_database
 from package_builder import (
     BREAKAGES,
     break_package,
@@ -26,6 +25,7 @@ from package_builder import (
 )
 
 from book_agent import BookAgentError, PackageInspector, PackageValidator
+from book_agent.adapters.package_database import check_database
 
 EXPECTED_CODE = {
     "missing_markdown": "package.file_missing",

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 import tiny_bert
-from book_agent.adapters.query_runtime import QueryRuntime
 from package_builder import build_package
 
+from book_agent.adapters.query_runtime import QueryRuntime
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime import QueryRuntimeSpec, known_languages, resolve_query_runtime

@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
-from book_agent.adapters.json_registry import JsonRegistry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from package_builder import RecordSpec, build_package
 
 from book_agent import BookAgentError
+from book_agent.adapters.json_registry import JsonRegistry
 
 
 def test_put_get_list_remove(tmp_path):

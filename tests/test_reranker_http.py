@@ -8,10 +8,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from book_agent.adapters.rerankers import create_reranker
-from book_agent.adapters.rerankers.builtin import create_siliconflow
 from loopback import Reply
 
+from book_agent.adapters.rerankers import create_reranker
+from book_agent.adapters.rerankers.builtin import create_siliconflow
 from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import typer
-from book_agent.adapters.rerankers import create_reranker, list_rerankers
 from typer.testing import CliRunner
 
+from book_agent.adapters.rerankers import create_reranker, list_rerankers
 from book_agent.cli import plugins as plugins_cli
 from book_agent.cli.argv import GlobalOptions
 from book_agent.domain.errors import BookAgentError

@@ -12,8 +12,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from book_agent.adapters import vector_checks, vector_matrix, vector_sidecar
-from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from package_builder import (
@@ -25,6 +23,8 @@ from package_builder import (
     write_database,
 )
 
+from book_agent.adapters import vector_checks, vector_matrix, vector_sidecar
+from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports import VectorStore
 

@@ -62,9 +62,9 @@ def snapshot(root: Path) -> set[tuple[str, int]]:
 
 
 def run_corpus(quick: bool) -> dict[str, Any]:
-    from book_agent.adapters.archive_import import ArchiveLimits, import_archive, remove_tree
     from hostile_archives import CORPUS
 
+    from book_agent.adapters.archive_import import ArchiveLimits, import_archive, remove_tree
     from book_agent.domain.errors import BookAgentError
 
     rows = []

@@ -46,8 +46,9 @@ def codex_readback(home: Path, name: str, argv: list[str]) -> str:
 
 
 def run() -> list[dict[str, Any]]:
-    from book_agent.adapters.hosts import HostAdapter
     from hosts_helpers import make_package
+
+    from book_agent.adapters.hosts import HostAdapter
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,8 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
-    from book_agent.adapters.package_inspector import PackageInspector
     from package_builder import build_package, synthetic_records
+
+    from book_agent.adapters.package_inspector import PackageInspector
 
     with tempfile.TemporaryDirectory(prefix="bench-inspection-") as scratch:
         target = args.package or Path(scratch) / "pkg"

@@ -39,6 +39,7 @@ def _timed(fn: Any, repeat: int) -> list[float]:
 
 def run(repeat: int) -> dict[str, Any]:
     import numpy as np
+
     from book_agent.adapters.local_encoder import LocalQueryEncoder, clear_model_cache
     from book_agent.adapters.local_encoder import verify as verify_mod
 

@@ -80,6 +80,7 @@ def bench(iterations: int, count: int, top_n: int) -> dict[str, Any]:
     import os
 
     import httpx
+
     from book_agent.adapters.rerankers import create_reranker
     from book_agent.adapters.rerankers.http import _ssl_context
 

@@ -44,6 +44,7 @@ def build(db: Path, records: int, dims: int) -> None:
 
 def child(db: Path, dims: int, sidecar: str | None, queries: int) -> dict[str, Any]:
     import numpy as np
+
     from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
     manifest = {"dimensions": dims, "metric": "cosine", "normalized": True, "dtype": "float32"}

@@ -24,7 +24,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from book_agent.adapters.hosts.ops import Op
-
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.hosts.base import HostContext, JsonMcpHost, env_warning, spaces_warning
-
 from book_agent.domain.errors import BookAgentError
 
 EDITIONS = {"intl": ("Trae", ".trae"), "cn": ("Trae CN", ".trae-cn")}

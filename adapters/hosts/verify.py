@@ -8,7 +8,6 @@ from typing import Any
 from book_agent.adapters.hosts import skills
 from book_agent.adapters.hosts.base import HostPort, read_config
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL
-
 from book_agent.domain.package import PackageInfo
 
 

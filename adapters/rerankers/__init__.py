@@ -17,7 +17,6 @@ from typing import Any
 from book_agent.adapters.rerankers import errors
 from book_agent.adapters.rerankers.base import NoneReranker, ScoringReranker
 from book_agent.adapters.rerankers.config import RerankConfig, parse_config
-
 from book_agent.domain.errors import BookAgentError
 
 __all__ = ["RerankConfig", "ScoringReranker", "create_reranker", "list_rerankers", "parse_config"]

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from book_agent.adapters.rerankers import errors, results
-
 from book_agent.domain.errors import BookAgentError
 
 

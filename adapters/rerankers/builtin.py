@@ -14,6 +14,7 @@ from book_agent.adapters.rerankers.config import parse_config
 
 if TYPE_CHECKING:
     import httpx
+
     from book_agent.adapters.rerankers.remote import LocalHttpReranker, SiliconFlowReranker
 
 # The fallback when entry-point metadata is missing (e.g. a source tree on sys.path).

@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 from book_agent.adapters.rerankers import errors
-
 from book_agent.domain.network import NetworkPolicy
 
 FLAT_KEYS = frozenset({"provider", "model", "endpoint", "factory", "options", "network", "strict"})

@@ -13,7 +13,6 @@ from typing import Any
 
 from book_agent.adapters.rerankers import errors, results
 from book_agent.adapters.rerankers.checks import result_problems
-
 from book_agent.domain.errors import BookAgentError
 
 

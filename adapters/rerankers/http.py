@@ -17,7 +17,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from book_agent.adapters.rerankers import errors
-
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import redact
 

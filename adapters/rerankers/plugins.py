@@ -16,7 +16,6 @@ from typing import Any
 
 from book_agent.adapters.rerankers import errors
 from book_agent.adapters.rerankers.builtin import BUILTINS
-
 from book_agent.domain.errors import BookAgentError
 
 GROUP = "book_agent.rerankers"

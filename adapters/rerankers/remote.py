@@ -18,7 +18,6 @@ from book_agent.adapters.rerankers import errors
 from book_agent.adapters.rerankers.base import ScoringReranker
 from book_agent.adapters.rerankers.config import RerankConfig
 from book_agent.adapters.rerankers.http import RerankHttpClient, parse_scores
-
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy
 

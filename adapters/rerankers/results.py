@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from book_agent.adapters.rerankers import errors
-
 from book_agent.domain.errors import BookAgentError
 
 Scored = list[tuple[int, float]]  # (candidate index, raw score), best first

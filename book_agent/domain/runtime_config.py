@@ -65,7 +65,8 @@ class QuerySettings:
     @classmethod
     def from_dict(cls, data: Any) -> QuerySettings:
         data = _check_keys("query", data, {f.name for f in fields(cls)})
-        return cls(*(_optional_str("query", k, data.get(k)) for k in ("endpoint", "model_dir")))
+        return cls(endpoint=_optional_str("query", "endpoint", data.get("endpoint")),
+                   model_dir=_optional_str("query", "model_dir", data.get("model_dir")))
 
 
 @dataclass
@@ -85,8 +86,9 @@ class RerankerSettings:
             raise ConfigError("reranker.provider must be a non-empty string")
         if not isinstance(options, dict):
             raise ConfigError("reranker.options must be an object")
-        return cls(provider, *(_optional_str("reranker", k, data.get(k)) for k in ("model", "endpoint", "factory")),
-                   options=dict(options))
+        return cls(provider=provider, model=_optional_str("reranker", "model", data.get("model")),
+                   endpoint=_optional_str("reranker", "endpoint", data.get("endpoint")),
+                   factory=_optional_str("reranker", "factory", data.get("factory")), options=dict(options))
 
 
 @dataclass

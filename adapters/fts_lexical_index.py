@@ -28,6 +28,7 @@ BATCH = 2000
 # but costs a score computation per matching record: leave it out when rarer terms remain.
 COMMON_TERM_SHARE = 0.3
 PRUNE_FROM_RECORDS = 2000  # smaller books answer fast anyway; keep every term there
+PRUNE_FROM_TERMS = 5  # a few terms rank fast even when common; counting them would cost more
 
 
 def read_stamp(path: Path) -> dict[str, str] | None:
@@ -159,7 +160,7 @@ class FtsLexicalIndex:
         all of them is what such a query wants, and far fewer records need a score.
         """
         total = self._records(con)
-        if len(terms) < 2 or total < PRUNE_FROM_RECORDS:
+        if len(terms) < PRUNE_FROM_TERMS or total < PRUNE_FROM_RECORDS:
             return " OR ".join(terms)
         limit = COMMON_TERM_SHARE * total
         rare = [t for t in terms if con.execute(

@@ -88,7 +88,7 @@ class RecordSource(Protocol):
 @runtime_checkable
 class QueryVectorizer(Protocol):
     """The query runtime as the search sees it. Results carry .vector (or None), .status
-    ('ok' | 'unavailable' | 'user-supplied-unverified'), .route and .to_dict()."""
+    ('ok' | 'unavailable' | 'user-supplied-unverified'), .route and .to_dict(include_vector=False)."""
 
     def encode_query(self, query: str) -> Any: ...
     def accept_query_vector(self, vector: Sequence[float]) -> Any: ...

@@ -174,8 +174,7 @@ class HybridSearch:
             if query_vector is not None:
                 raise  # a bad caller-supplied vector is the caller's error, not a degraded channel
             return [], None, _not_ran(exc), representation
-        representation = result.to_dict() if hasattr(result, "to_dict") else dict(result)
-        representation.pop("vector", None)
+        representation = result.to_dict(include_vector=False)
         if result.vector is None:
             error = representation.get("error") or {}
             info = {"ran": False, "status": result.status,

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from package_builder import RecordSpec, build_package
 
 BOOKS_DIR = Path(__file__).resolve().parent / "eval_books"

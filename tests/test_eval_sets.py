@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eval_books import BOOKS, eval_packages, load_book, minilm_available, questions_path, records_of
 
 from book_agent.agent import BookAgent
-from eval_books import BOOKS, eval_packages, load_book, minilm_available, questions_path, records_of
 
 __all__ = ["eval_packages"]  # the session fixture, imported so pytest sees it here
 

@@ -18,7 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 RRF_K = 60  # the usual RRF constant: damps the difference between ranks 1 and 2
-UNTRUSTED_VECTOR_WEIGHT = 0.15  # the model does not cover the query's script
+# The model does not cover the query's script: its ranking is close to noise. Weight 0
+# means it orders nothing the lexical channel found; the hits only it found follow, in its
+# order (recall when the lexical channel comes up short). Any positive weight, however
+# small, lets noise swap adjacent lexical hits: 1/(K+r) - 1/(K+r+1) is only ~0.0003.
+UNTRUSTED_VECTOR_WEIGHT = 0.0
 UNKNOWN_COVERAGE_VECTOR_WEIGHT = 0.7  # nothing known about the model's languages
 CJK_QUERY_SHARE = 0.3  # a query with at least this share of CJK letters is a CJK query
 
@@ -38,6 +42,7 @@ class FusedHit:
 
 
 def fuse(rankings: list[ChannelRanking], k: int = RRF_K) -> list[FusedHit]:
+    """Weighted RRF. A channel of weight 0 scores nothing: its own hits come last, in its order."""
     hits: dict[str, FusedHit] = {}
     first_seen: dict[str, int] = {}
     order = 0

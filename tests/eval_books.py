@@ -70,7 +70,7 @@ def minilm_encoder() -> Callable[[list[str]], np.ndarray]:
 
 def build_eval_book(name: str, dest: Path, encode: Callable[[list[str]], np.ndarray] | None = None) -> Path:
     book = load_book(name)
-    return build_package(
+    return Path(build_package(
         dest,
         book_id=str(book["book_id"]),
         title=str(book["title"]),
@@ -82,7 +82,7 @@ def build_eval_book(name: str, dest: Path, encode: Callable[[list[str]], np.ndar
         provider="local",
         languages=["en"],
         language=str(book["language"]),
-    )
+    ))
 
 
 @pytest.fixture(scope="session")

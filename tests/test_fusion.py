@@ -78,3 +78,26 @@ def test_english_only_model_is_not_trusted_for_chinese_queries():
 def test_an_untrusted_channel_keeps_the_trusted_order_and_only_appends(lexical, vector):
     fused = fuse([ChannelRanking("lexical", lexical, 1.0), ChannelRanking("vector", vector, UNTRUSTED_VECTOR_WEIGHT)])
     assert [h.record_id for h in fused] == lexical + [v for v in vector if v not in lexical]
+
+
+def test_lexical_trust_follows_the_top_hits_coverage():
+    from book_agent.domain.fusion import lexical_trust
+
+    assert lexical_trust(1.0)[0] == 1.0
+    assert lexical_trust(0.5)[0] == 0.25
+    assert lexical_trust(None)[0] == 1.0  # nothing to judge: the channel keeps its weight
+    weights = [lexical_trust(c / 10)[0] for c in range(11)]
+    assert weights == sorted(weights)
+
+
+def test_lexical_coverage_decides_who_leads_when_the_channels_disagree():
+    from book_agent.domain.fusion import lexical_trust
+
+    lexical = ["lexical-top", "a", "b"]
+    vector = ["vector-top", "c", "d"]
+    weak, _ = lexical_trust(2 / 7)  # the BM25 winner holds 2 of the query's 7 terms: a near-miss
+    fused = fuse([ChannelRanking("lexical", lexical, weak), ChannelRanking("vector", vector, 1.0)])
+    assert fused[0].record_id == "vector-top"
+    strong, _ = lexical_trust(1.0)  # it holds every term: it keeps the lead (ties go to lexical order)
+    fused = fuse([ChannelRanking("lexical", lexical, strong), ChannelRanking("vector", vector, 1.0)])
+    assert fused[0].record_id == "lexical-top"

@@ -72,7 +72,8 @@ def words(text: str) -> int:
 
 def lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """(start, end) of every non-empty line of text[start:end]."""
-    out, pos = [], start
+    out: list[tuple[int, int]] = []
+    pos = start
     for part in text[start:end].split("\n"):
         stripped = part.strip()
         if stripped:
@@ -90,7 +91,8 @@ def split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
     pieces = -(-total // MAX_WORDS)
     target = total / pieces
     cuts = [(m.start(), m.end()) for m in _SENTENCE_END.finditer(text, start, end)]
-    out, piece_start = [], start
+    out: list[tuple[int, int]] = []
+    piece_start = start
     for gap_start, gap_end in cuts:
         if words(text[piece_start:gap_start]) >= target and len(out) < pieces - 1:
             out.append((piece_start, gap_start))

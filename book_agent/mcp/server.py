@@ -43,27 +43,26 @@ def _error_diagnostics(status: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def check_book(agent: Any, book_id: str) -> dict[str, Any]:
-    """Fail fast: the book must be registered and its package healthy. Returns resolve()."""
+    """Fail fast: the book must be registered and its package healthy. Returns resolve().
+
+    `resolve` refuses an unknown book and a package changed since `init` verified it in
+    full (sizes and mtimes), so the package inspection made at init still holds: no need
+    to re-inspect (and re-read every vector) before answering `initialize`.
+    """
     resolved: dict[str, Any] = agent.resolve(book_id)
-    status: dict[str, Any] = agent.status(book_id) or {}
-    problems = _error_diagnostics(status)
-    raw = status.get("package")
+    raw = resolved.get("package")
     package: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    if package.get("healthy") is False or status.get("ok") is False or problems:
+    problems = _error_diagnostics(package)
+    if problems:
         first = problems[0] if problems else {}
         raise BookAgentError(
             "mcp.book_unusable",
             f"book {book_id!r} cannot be served: "
-            + str(first.get("message") or _changed(package) or "its package status is not ok"),
+            + str(first.get("message") or "its package status is not ok"),
             details={"book_id": book_id, "diagnostics": problems},
             remediation=f"run `book-agent status {book_id}` and fix or re-register the package (`book-agent init`)",
         )
     return resolved
-
-
-def _changed(package: dict[str, Any]) -> str | None:
-    changed = package.get("changed_files") or []
-    return f"files changed since it was registered: {', '.join(map(str, changed))}" if changed else None
 
 
 def _title(resolved: dict[str, Any] | None) -> str:

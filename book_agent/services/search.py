@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.fusion import ChannelRanking, FusedHit, fuse, vector_trust
+from book_agent.domain.fusion import RRF_K, ChannelRanking, FusedHit, fuse, lexical_trust, vector_trust
 from book_agent.domain.lexical_text import cjk_share
 from book_agent.domain.records import Record, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
@@ -96,16 +96,9 @@ class HybridSearch:
             warnings.append(f"{name} channel did not run: {info.get('reason')}"
                             + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
 
-        weight, trust_reason = vector_trust(cjk_share(query), self.channels.model_languages)
+        fused = self._fuse(query, lexical_ids, vector_ids, lexical_info, vector_info)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
-            trust_reason += "; the query vector was supplied by the caller (compatibility unverified)"
-        vector_info["weight"] = weight if vector_info["ran"] else 0.0
-        vector_info["trust"] = trust_reason
-        lexical_info["weight"] = 1.0 if lexical_info["ran"] else 0.0
-        fused = fuse([
-            ChannelRanking("lexical", lexical_ids, 1.0),
-            ChannelRanking("vector", vector_ids, weight),
-        ])
+            vector_info["trust"] += "; the query vector was supplied by the caller (compatibility unverified)"
         candidates = fused[: max(top_k * 3, 20) if rerank_wanted else top_k]
         hits = self._hits(candidates, lexical_scores, vector_scores or {})
         rerank_info: dict[str, Any] = {"rerank_requested": False, "rerank_applied": False}
@@ -121,7 +114,7 @@ class HybridSearch:
             "hits": hits,
             "channels": {"lexical": lexical_info, "vector": vector_info},
             "query_representation": representation,
-            "fusion": {"method": "weighted-rrf", "k": 60,
+            "fusion": {"method": "weighted-rrf", "k": RRF_K,
                        "weights": {"lexical": lexical_info["weight"], "vector": vector_info["weight"]}},
             "rerank": rerank_info,
             "hints": dict(hints or {}),
@@ -134,10 +127,26 @@ class HybridSearch:
         """Record ids per channel and fused, best first (for the eval harness)."""
         lexical_ids, _, lexical_info = self._lexical(query, depth)
         vector_ids, _, vector_info, _ = self._vector(query, depth, query_vector)
-        weight, _ = vector_trust(cjk_share(query), self.channels.model_languages)
-        fused = fuse([ChannelRanking("lexical", lexical_ids, 1.0), ChannelRanking("vector", vector_ids, weight)])
+        fused = self._fuse(query, lexical_ids, vector_ids, lexical_info, vector_info)
         return {"lexical": lexical_ids, "vector": vector_ids, "hybrid": [h.record_id for h in fused],
                 "ran": {"lexical": lexical_info["ran"], "vector": vector_info["ran"]}}
+
+    def _fuse(self, query: str, lexical_ids: list[str], vector_ids: list[str],
+              lexical_info: dict[str, Any], vector_info: dict[str, Any]) -> list[FusedHit]:
+        """Weight each channel by how far it can be trusted for this query, then fuse.
+
+        Records the weights and the reasons in the channel infos (shown in the result).
+        """
+        coverage = None
+        if lexical_ids and self.channels.lexical is not None:
+            coverage = self.channels.lexical.term_coverage(query, lexical_ids[0])
+        lexical_weight, lexical_reason = lexical_trust(coverage)
+        vector_weight, vector_reason = vector_trust(cjk_share(query), self.channels.model_languages)
+        lexical_info.update(weight=lexical_weight if lexical_info["ran"] else 0.0, trust=lexical_reason,
+                            top_hit_term_coverage=coverage)
+        vector_info.update(weight=vector_weight if vector_info["ran"] else 0.0, trust=vector_reason)
+        return fuse([ChannelRanking("lexical", lexical_ids, lexical_weight),
+                     ChannelRanking("vector", vector_ids, vector_weight)])
 
     # --- channels -------------------------------------------------------------------
 

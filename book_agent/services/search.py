@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.fusion import RRF_K, ChannelRanking, FusedHit, fuse, lexical_trust, vector_trust
+from book_agent.domain.fusion import (
+    RRF_K,
+    ChannelRanking,
+    FusedHit,
+    fuse,
+    lexical_trust,
+    vector_trust,
+)
 from book_agent.domain.lexical_text import cjk_share
 from book_agent.domain.records import Record, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore

@@ -14,6 +14,17 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def load_json_argument(source: str) -> Any:
+    """JSON from a file named on the command line, or from stdin for `-`.
+
+    Raises OSError or ValueError: each command says what it expected and which code applies.
+    """
+    if source == "-":
+        return json.loads(sys.stdin.read())
+    with open(source, encoding="utf-8") as handle:
+        return json.loads(handle.read())
+
+
 def fail(json_mode: bool, error: BookAgentError, exit_code: int = 1) -> NoReturn:
     """The one place errors become output: JSON on stdout with --json, else a message on stderr."""
     if json_mode:

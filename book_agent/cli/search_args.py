@@ -8,10 +8,9 @@ recognise (--help, a typo, human output) goes to typer, which stays the referenc
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
+from book_agent.cli.output import load_json_argument
 from book_agent.domain.errors import BookAgentError
 
 # option -> (destination, takes a value); must match the typer command in cli/search.py
@@ -65,12 +64,7 @@ def parse_search_argv(args: list[str]) -> dict[str, Any] | None:
 
 def read_vector(source: str) -> list[float]:
     try:
-        if source == "-":
-            text = sys.stdin.read()
-        else:
-            with open(source, encoding="utf-8") as handle:
-                text = handle.read()
-        value = json.loads(text)
+        value = load_json_argument(source)
     except (OSError, ValueError) as exc:
         raise BookAgentError("query.vector_invalid", f"cannot read a JSON array from {source}: {exc}",
                              remediation="pass a file holding a JSON array of numbers, or - for stdin") from exc

@@ -6,14 +6,13 @@ that dict). Only typer and the standard library are imported at module level.
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from typing import Any
 
 import typer
 
 from book_agent.cli.common import agent, emit
+from book_agent.cli.output import load_json_argument
 from book_agent.domain.errors import BookAgentError
 
 
@@ -103,12 +102,7 @@ def render(
 
 def _read_json(name: str, what: str) -> Any:
     try:
-        if name == "-":
-            text = sys.stdin.read()
-        else:
-            with open(name, encoding="utf-8") as handle:
-                text = handle.read()
-        value = json.loads(text)
+        value = load_json_argument(name)
     except (OSError, ValueError) as exc:
         raise BookAgentError("cli.bad_json", f"cannot read a JSON {what} from {name}: {exc}",
                              remediation=f"pass a file holding a JSON object ({what}), or - for stdin") from exc

@@ -138,6 +138,37 @@ class QueryRuntime:
             return ["local"]
         return ["remote", "local"]
 
+    def availability(self) -> dict[str, Any]:
+        """Can a query be encoded now, and by which route? Decided without encoding anything
+        and without any request: the policy, the key's variable, the local model's files."""
+        if not self.spec.vector_channel_available:
+            return {"available": False, "routes": [], "reason": "this book has no usable vector manifest",
+                    "remediation": "use lexical search or pass a query vector"}
+        diagnostics: list[Diagnostic] = []
+        failures: list[QueryRuntimeError] = []
+        routes = []
+        for kind in self._plan(diagnostics, failures):
+            try:
+                if kind == "remote":
+                    if self.policy.api_key(self._environ) is None and self.policy.auth_env:
+                        raise QueryRuntimeError(
+                            "query.auth_missing", f"the variable {self.policy.auth_env} is not set",
+                            remediation=f"export {self.policy.auth_env}=YOUR_KEY before starting book-agent")
+                    routes.append(f"remote:{self.spec.provider}:{self.endpoint}")
+                else:
+                    encoder = self._encoder("local")
+                    locate = getattr(encoder, "locate", None)
+                    if callable(locate):
+                        locate()  # finds the model's files; raises when they are missing
+                    routes.append(encoder.route)
+            except QueryRuntimeError as exc:
+                failures.append(exc)
+        if routes:
+            return {"available": True, "routes": routes, "reason": None, "remediation": None}
+        error = self._unavailable(failures)
+        return {"available": False, "routes": [], "reason": error.message, "code": error.code,
+                "remediation": error.remediation}
+
     def _encoder(self, kind: str) -> QueryEncoder:
         if kind not in self._encoders:
             self._encoders[kind] = self._remote() if kind == "remote" else self._local()

@@ -147,7 +147,6 @@ class BookAgent:
         lexical = sidecars.lexical_state(runtime_dir, sidecars.lexical_stamp(
             entry["manifest_sha256"], _database_sha(info))) if info else {"present": False, "fresh": False}
         config = load_config(runtime_dir)
-        has_vectors = bool(info and info.vector_manifest)
         network = asdict(config.network)
         return {
             "book_id": book_ref,
@@ -160,11 +159,7 @@ class BookAgent:
             "capabilities": {
                 "lexical_search": {"available": healthy and lexical.get("fresh", False),
                                    "needs": "a fresh lexical sidecar (`book-agent prepare BOOK`)"},
-                "vector_search": {"available": healthy and has_vectors,
-                                  "needs": "the package's vectors and a query encoder for its model: the local "
-                                  "model files, or remote requests allowed to an exact endpoint with auth_env set, "
-                                  "or a caller-supplied query vector",
-                                  "model": (info.vector_manifest or {}).get("model") if info else None},
+                "vector_search": self._vector_capability(book_ref, healthy, info),
                 "sources": {"available": healthy, "kind": info.original_kind if info else None},
                 "render_page": {"available": healthy and bool(info and info.original_kind == "pdf"),
                                 "needs": "a PDF original (EPUB has no fixed pages)"},
@@ -173,6 +168,21 @@ class BookAgent:
                        "reranker": asdict(config.reranker),
                        "auth_env_set": bool(config.network.auth_env and _env_has(config.network.auth_env))},
         }
+
+    def _vector_capability(self, book_ref: str, healthy: bool, info: PackageInfo | None) -> dict[str, Any]:
+        needs = ("the package's vectors and a query encoder for its model: the model's files on this machine, "
+                 "or remote requests allowed to an exact endpoint with auth_env set; or a caller-supplied "
+                 "query vector")
+        manifest = info.vector_manifest if info else None
+        if not (healthy and manifest):
+            return {"available": False, "needs": needs, "model": (manifest or {}).get("model"),
+                    "reason": "the package has no vectors" if healthy else "the package is not healthy"}
+        store, runtime, languages, problem = self._book(book_ref).vector_parts
+        if problem is not None:
+            return {"available": False, "needs": needs, "model": manifest.get("model"), "reason": problem.message}
+        encoding = runtime.availability()
+        return {"available": bool(encoding["available"]), "needs": needs, "model": manifest.get("model"),
+                "languages": languages, "query_encoding": encoding}
 
     def prepare(self, book_ref: str, progress: Progress | None = None) -> dict[str, Any]:
         """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent."""

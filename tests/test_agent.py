@@ -154,3 +154,21 @@ def test_no_operation_changes_a_byte_of_the_package(agent, pdf_package):
     agent.search("test-book", "rivers", top_k=10)
     agent.read_entry("test-book", "r0001")
     assert tree_fingerprint(pdf_package) == before
+
+
+def test_status_says_whether_queries_can_be_encoded_and_how_to_fix_it(agent, tmp_path, monkeypatch):
+    remote = build_package(tmp_path / "remote", book_id="remote-book", kind="epub", provider="siliconflow",
+                           model="BAAI/bge-m3", dims=8)
+    agent.init(remote)
+    capability = agent.status("remote-book")["capabilities"]["vector_search"]
+    assert capability["available"] is False  # remote off by default, and the model is not here
+    assert "allow-remote" in capability["query_encoding"]["remediation"]
+    endpoint = "https://api.siliconflow.cn/v1/embeddings"
+    agent.configure("remote-book", allow_remote_requests=True, allowed_endpoints=[endpoint], auth_env="QA_KEY")
+    monkeypatch.delenv("QA_KEY", raising=False)
+    capability = agent.status("remote-book")["capabilities"]["vector_search"]
+    assert capability["available"] is False and "QA_KEY" in capability["query_encoding"]["remediation"]
+    monkeypatch.setenv("QA_KEY", "secret-value")
+    capability = agent.status("remote-book")["capabilities"]["vector_search"]
+    assert capability["available"] is True and capability["query_encoding"]["routes"][0].startswith("remote:")
+    assert "secret-value" not in json.dumps(agent.status("remote-book"))

@@ -3,20 +3,25 @@
 POST {model, input, encoding_format: "float"} -> {"data": [{"embedding": [...]}]}.
 Every request first passes the NetworkPolicy (remote switched on, URL listed exactly);
 redirects are never followed; 429 and 5xx are retried a bounded number of times with
-backoff (Retry-After honoured, capped). The API key is read from the environment at
-request time, sent only in the Authorization header, and redacted from every error.
+backoff (Retry-After honoured, capped) by the shared JsonPoster (adapters/http_post.py).
+The API key is read from the environment at request time, sent only in the Authorization
+header, and redacted from every error.
 """
 
 from __future__ import annotations
 
-import email.utils
-import math
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from book_agent.adapters.http_post import (
+    JsonPoster,
+    PostTimeout,
+    PostTransportError,
+    retry_after_seconds,
+)
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy, redact
 from book_agent.domain.records import Vector
@@ -25,6 +30,7 @@ if TYPE_CHECKING:
     import httpx
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_retry_after_seconds = retry_after_seconds  # the old private name; tests import it from here
 
 
 class HttpQueryEncoder:
@@ -58,10 +64,11 @@ class HttpQueryEncoder:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_retry_after = max_retry_after
-        self._client = client
-        self._owns_client = client is None
         self._environ = environ
-        self._sleep = sleep
+        # trust_env=True as before this module was shared: proxy variables still apply here.
+        self._poster = JsonPoster(endpoint, retry_statuses=RETRY_STATUSES, timeout=timeout,
+                                  max_retries=max_retries, backoff=backoff, max_wait=max_retry_after,
+                                  client=client, sleep=sleep, trust_env=True)
 
     def __repr__(self) -> str:
         return f"HttpQueryEncoder(route={self.route!r}, model={self.model!r})"
@@ -78,38 +85,24 @@ class HttpQueryEncoder:
                 remediation="Set the key in the environment variable named by auth_env "
                 "(`book-agent configure BOOK --auth-env NAME`); the key itself is never stored.",
             )
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
         body = {"model": self.model, "input": self.query_instruction + text,
                 "encoding_format": "float"}
-        response = self._post(body, headers, key)
+        response = self._post(body, key)
         return self._vector(response, key)
 
-    def _post(self, body: dict[str, Any], headers: dict[str, str], key: str | None) -> httpx.Response:
-        import httpx
-
-        client = self._http()
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = client.post(self.endpoint, json=body, headers=headers,
-                                       timeout=self.timeout, follow_redirects=False)
-            except httpx.TimeoutException as exc:
-                raise self._error("query.timeout",
-                                  f"the provider did not answer within {self.timeout} s", key,
-                                  remediation="Retry later, or supply --query-vector.") from exc
-            except httpx.HTTPError as exc:
-                raise self._error("query.provider_error",
-                                  f"cannot reach the provider: {type(exc).__name__}: {exc}", key,
-                                  remediation="Check the endpoint and the network.") from exc
-            if response.status_code not in RETRY_STATUSES or attempt == self.max_retries:
-                return self._check_status(response, key, attempt + 1)
-            self._sleep(self._delay(response, attempt))
-        raise AssertionError("unreachable")  # the loop always returns or raises
-
-    def _delay(self, response: httpx.Response, attempt: int) -> float:
-        wanted = _retry_after_seconds(response.headers.get("Retry-After"))
-        if wanted is None:
-            wanted = self.backoff * (2**attempt)
-        return max(0.0, min(wanted, self.max_retry_after))
+    def _post(self, body: dict[str, Any], key: str | None) -> httpx.Response:
+        try:
+            posted = self._poster.post(body, key)
+        except PostTimeout as exc:
+            raise self._error("query.timeout",
+                              f"the provider did not answer within {self.timeout} s", key,
+                              remediation="Retry later, or supply --query-vector.") from exc.cause
+        except PostTransportError as exc:
+            cause = exc.cause
+            raise self._error("query.provider_error",
+                              f"cannot reach the provider: {type(cause).__name__}: {cause}", key,
+                              remediation="Check the endpoint and the network.") from cause
+        return self._check_status(posted.response, key, posted.attempts)
 
     def _check_status(self, response: httpx.Response, key: str | None, attempts: int) -> httpx.Response:
         status = response.status_code
@@ -161,29 +154,5 @@ class HttpQueryEncoder:
         return QueryRuntimeError(code, redact(message, key), details=clean,
                                  remediation=redact(remediation, key) if remediation else None)
 
-    def _http(self) -> httpx.Client:
-        if self._client is None:
-            import httpx
-
-            self._client = httpx.Client(timeout=self.timeout, follow_redirects=False)
-        return self._client
-
     def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            self._client.close()
-            self._client = None
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: a number, or an HTTP date (RFC 9110); None if unusable."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            parsed = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        seconds = parsed.timestamp() - time.time()
-    return seconds if math.isfinite(seconds) else None
+        self._poster.close()  # closes only a client it built; an injected one is the caller's

@@ -9,6 +9,7 @@ variable named by `auth_env` at request time; it is never stored, logged or echo
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,11 +58,11 @@ class NetworkPolicy:
                 remediation=f"book-agent configure BOOK --allowed-endpoint {url}",
             )
 
-    def api_key(self, environ: dict[str, str] | None = None) -> str | None:
+    def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
         """The key from the environment variable named by auth_env (None if unset)."""
         if not self.auth_env:
             return None
-        env = os.environ if environ is None else environ
+        env: Mapping[str, str] = os.environ if environ is None else environ
         value = env.get(self.auth_env)
         return value or None
 

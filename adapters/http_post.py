@@ -140,7 +140,7 @@ class JsonPoster:
         wanted = retry_after_seconds(response.headers.get("Retry-After"))
         if wanted is None:
             wanted = self.backoff * (2**attempt)
-        return max(0.0, wanted)
+        return max(0.0, min(wanted, self.max_wait))
 
 
 def retry_after_seconds(value: str | None) -> float | None:

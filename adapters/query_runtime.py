@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -196,7 +196,7 @@ class QueryRuntime:
             normalize=self.spec.metric == "cosine" or self.spec.normalized,
             query_instruction=self.spec.query_instruction, model_dir=self.config.query.model_dir,
             verify_cache_dir=self._cache_dir)
-        return cast(QueryEncoder, encoder)  # its `route` is a read-only property
+        return encoder
 
     def _finish(self, vector: Any, route: str) -> Vector:
         """Every route's vector is checked the same way, then normalised for cosine."""

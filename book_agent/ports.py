@@ -53,7 +53,10 @@ class LexicalIndex(Protocol):
 class QueryEncoder(Protocol):
     """Turns query text into a vector with exactly the package's model."""
 
-    route: str
+    @property
+    def route(self) -> str:
+        """How queries are encoded, e.g. `local:numpy:/path` or `remote:siliconflow:URL`."""
+        ...
 
     def encode(self, text: str) -> Vector:
         """Raises QueryRuntimeError when the model or provider cannot serve the query."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from book_agent.adapters.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record
 
-_COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
+COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
 _CHUNK = 500  # stay far below SQLite's bound-parameter limit
 
 
@@ -37,6 +37,24 @@ def record_from_row(row: Sequence[Any]) -> Record:
     )
 
 
+def fetch_records(execute: Callable[[str, Sequence[Any]], Iterable[Sequence[Any]]],
+                  record_ids: Sequence[str]) -> dict[str, Record]:
+    """The records that exist among record_ids, keyed by id, read through `execute(sql, params)`.
+
+    Shared by every reader of a package database (each brings its own connection and error
+    translation), so rows are parsed one way everywhere.
+    """
+    found: dict[str, Record] = {}
+    ids = list(dict.fromkeys(record_ids))
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for row in execute(f"SELECT {COLUMNS} FROM records WHERE record_id IN ({marks})", chunk):
+            record = record_from_row(row)
+            found[record.record_id] = record
+    return found
+
+
 class SqliteRecordReader:
     def __init__(self, database_path: Path) -> None:
         self.database_path = Path(database_path)
@@ -55,25 +73,14 @@ class SqliteRecordReader:
         return self._con
 
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
-        found: dict[str, Record] = {}
-        ids = list(dict.fromkeys(record_ids))
         try:
-            for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start : start + _CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = self._connection().execute(
-                    f"SELECT {_COLUMNS} FROM records WHERE record_id IN ({marks})", chunk
-                )
-                for row in rows:
-                    record = record_from_row(row)
-                    found[record.record_id] = record
+            return fetch_records(lambda sql, params: self._connection().execute(sql, params), record_ids)
         except sqlite3.Error as exc:
             raise BookAgentError(
                 "package.database_unreadable",
                 f"cannot read records from {self.database_path}: {exc}",
                 remediation="check the package with `book-agent status BOOK --verify`",
             ) from exc
-        return found
 
     def get(self, record_id: str) -> Record:
         record = self.fetch([record_id]).get(record_id)

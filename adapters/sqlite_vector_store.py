@@ -7,7 +7,6 @@ process (see vector_matrix.py), a matrix-vector product and `argpartition` for t
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,11 +17,11 @@ import numpy as np
 
 from book_agent.adapters import vector_checks, vector_matrix
 from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.adapters.sqlite_records import COLUMNS, fetch_records, record_from_row
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record, Vector, VectorHit
 
-_COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
 _FIX_DB = "Run `book-agent inspect` on the package; its index.sqlite is damaged or not a package database."
 
 
@@ -66,33 +65,16 @@ class PrebuiltVectorStoreAdapter:
                     details={"path": str(self.database_path)}, remediation=_FIX_DB,
                 ) from exc
 
-    def _record(self, row: Sequence[Any]) -> Record:
-        record_id, seq, text, headings, md_start, md_end, source = row
-        try:
-            source_data = json.loads(source) if source else {}
-            heading_list = json.loads(headings) if headings else []
-        except ValueError as exc:
-            raise BookAgentError(
-                "record.malformed", f"record {record_id!r} holds malformed JSON: {exc}",
-                details={"record_id": str(record_id)}, remediation=_FIX_DB,
-            ) from exc
-        return Record(
-            record_id=str(record_id), text=str(text), seq=int(seq),
-            source=source_data if isinstance(source_data, dict) else {},
-            headings=[str(h) for h in heading_list] if isinstance(heading_list, list) else [],
-            md_start=md_start, md_end=md_end,
-        )
-
     # -- the port -----------------------------------------------------------------------
     def get_record(self, record_id: str) -> Record:
-        rows = self._query(f"SELECT {_COLUMNS} FROM records WHERE record_id = ?", (record_id,))
+        rows = self._query(f"SELECT {COLUMNS} FROM records WHERE record_id = ?", (record_id,))
         if not rows:
             raise BookAgentError(
                 "record.not_found", f"no record {record_id!r} in this book",
                 details={"record_id": record_id},
                 remediation="Use a record_id taken from a search hit of this book.",
             )
-        record = self._record(rows[0])
+        record = record_from_row(rows[0])
         blob = self._query("SELECT embedding FROM vectors WHERE record_id = ?", (record_id,))
         if blob and self.dimensions and len(blob[0][0]) == self.dimensions * 4:
             record.vector = np.frombuffer(blob[0][0], dtype="<f4").astype(np.float32)
@@ -100,24 +82,16 @@ class PrebuiltVectorStoreAdapter:
 
     def get_records(self, record_ids: Sequence[str]) -> dict[str, Record]:
         """The records that exist among record_ids (no vectors), keyed by id."""
-        found: dict[str, Record] = {}
-        ids = list(dict.fromkeys(record_ids))
-        for start in range(0, len(ids), 500):  # far below SQLite's parameter limit
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self._query(f"SELECT {_COLUMNS} FROM records WHERE record_id IN ({marks})", chunk):
-                record = self._record(row)
-                found[record.record_id] = record
-        return found
+        return fetch_records(self._query, record_ids)
 
     def iter_records(self) -> Iterator[Record]:
         """Every record in reading order, without vectors, fetched in pages of 500."""
         last = None
         while True:
             where, params = ("WHERE seq > ?", (last,)) if last is not None else ("", ())
-            rows = self._query(f"SELECT {_COLUMNS} FROM records {where} ORDER BY seq LIMIT 500", params)
+            rows = self._query(f"SELECT {COLUMNS} FROM records {where} ORDER BY seq LIMIT 500", params)
             for row in rows:
-                yield self._record(row)
+                yield record_from_row(row)
             if len(rows) < 500:
                 return
             last = rows[-1][1]

@@ -15,6 +15,7 @@ from book_agent.domain.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
 from book_agent.services.search import HybridSearch
 
 CHANNELS = ("lexical", "vector", "hybrid")
+RERANKED = "hybrid+rerank"  # a fourth column when the book has a reranker configured
 
 
 def parse_questions(lines: Iterable[str]) -> list[dict[str, Any]]:
@@ -37,15 +38,21 @@ def parse_questions(lines: Iterable[str]) -> list[dict[str, Any]]:
 
 
 def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10) -> dict[str, Any]:
+    columns = CHANNELS + ((RERANKED,) if search.rerank_configured() else ())
     per_question = []
-    totals = {c: {"recall@k": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0} for c in CHANNELS}
+    totals = {c: {"recall@k": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0} for c in columns}
     vector_ran = 0
+    reranked = 0
     for item in questions:
         relevant = grades(item["relevant"])
         rankings = search.channel_rankings(item["query"], depth=max(50, k), query_vector=item.get("query_vector"))
+        if RERANKED in columns:
+            result = search.search(item["query"], top_k=max(10, k), query_vector=item.get("query_vector"))
+            rankings[RERANKED] = [hit["record_id"] for hit in result["hits"]]
+            reranked += bool(result["rerank"].get("rerank_applied"))
         vector_ran += bool(rankings["ran"]["vector"])
         row: dict[str, Any] = {"query": item["query"]}
-        for channel in CHANNELS:
+        for channel in columns:
             ranking = rankings[channel]
             scores = {"recall@k": recall_at_k(ranking, relevant, k), "mrr@10": mrr_at_k(ranking, relevant, 10),
                       "ndcg@10": ndcg_at_k(ranking, relevant, 10)}
@@ -54,7 +61,7 @@ def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10)
                 totals[channel][metric] += value
         per_question.append(row)
     n = len(questions)
-    summary = {c: {m: round(v / n, 4) for m, v in totals[c].items()} for c in CHANNELS}
+    summary = {c: {m: round(v / n, 4) for m, v in totals[c].items()} for c in columns}
     best_single = max(summary["lexical"]["ndcg@10"], summary["vector"]["ndcg@10"])
     return {
         "questions": n,
@@ -62,5 +69,6 @@ def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10)
         "summary": summary,
         "hybrid_at_least_best_single_ndcg": summary["hybrid"]["ndcg@10"] >= best_single - 1e-9,
         "vector_channel_ran": vector_ran,
+        "rerank_applied": reranked if RERANKED in columns else None,
         "per_question": per_question,
     }

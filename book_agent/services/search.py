@@ -237,6 +237,9 @@ class HybridSearch:
 
     # --- rerank ---------------------------------------------------------------------
 
+    def rerank_configured(self) -> bool:
+        return self._rerank_wanted()
+
     def _rerank_wanted(self) -> bool:
         reranker = self.channels.reranker
         if reranker is None:

@@ -111,3 +111,26 @@ def test_term_coverage_counts_stemmed_and_cjk_terms(index):
     assert index.term_coverage("兵法", "zh1") == 1.0
     assert index.term_coverage("兵法", "zh2") == 0.0
     assert index.term_coverage("anything", "no-such-record") == 0.0
+
+
+@pytest.fixture(scope="module")
+def big_index(tmp_path_factory: pytest.TempPathFactory) -> FtsLexicalIndex:
+    from package_builder import synthetic_records
+
+    root = build_package(tmp_path_factory.mktemp("big") / "pkg", kind="epub", vectors="none",
+                         records=synthetic_records(2500, cjk_share=0.1))
+    sidecar = tmp_path_factory.mktemp("big-runtime") / "lexical.sqlite"
+    build_sidecar(root / "index.sqlite", sidecar, {"tokenizer_version": "test"})
+    idx = FtsLexicalIndex(sidecar)
+    yield idx
+    idx.close()
+
+
+def test_a_long_question_keeps_its_rare_terms_and_still_finds_its_passage(big_index):
+    from package_builder import synthetic_records
+
+    source = synthetic_records(2500, cjk_share=0.1)[1234]
+    words = [w for w in source.text.rstrip(".").split() if w][:30]
+    expression = big_index._match_expression(big_index._connection(), query_terms(" ".join(words)))
+    assert 3 <= expression.count('"') // 2 < len(set(query_terms(" ".join(words))))  # pruned, not emptied
+    assert [h.record_id for h in big_index.search(" ".join(words), 5)][:1] == [source.record_id]

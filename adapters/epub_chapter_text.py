@@ -4,7 +4,10 @@ selectolax (lexbor) parses the XHTML as HTML, which is forgiving with real-world
 Text nodes have their whitespace collapsed as a browser would (except inside <pre>); block
 elements start on a new line; <head>, <script> and <style> are skipped. `fragments` maps
 each element id (and <a name>) to the offset where its text starts, so a locator's
-fragment can be turned into a position and back.
+fragment can be turned into a position and back. `anchors` (from `extract_chapter`) keeps only
+the block-level ones: ids of block elements, and ids of other elements that open a line and
+are not links or note references, so that a locator's fragment names a paragraph (or
+heading, section...) rather than a footnote marker inside the previous paragraph.
 """
 
 from __future__ import annotations
@@ -54,16 +57,28 @@ class _Builder:
         self.add(collapsed)
 
 
+def _is_note_link(tag: str, attrs: Any) -> bool:
+    kinds = f"{attrs.get('epub:type') or ''} {attrs.get('role') or ''}"
+    return "noteref" in kinds or "footnote" in kinds or "endnote" in kinds or (tag == "a" and bool(attrs.get("href")))
+
+
 def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
     """(text, {fragment_id: char_offset}) of one XHTML content document."""
+    text, fragments, _ = extract_chapter(xhtml)
+    return text, fragments
+
+
+def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, int]]:
+    """(text, fragments, anchors): every id's offset, and the block-level ids' offsets."""
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
     start = tree.body if tree.body is not None else tree.root
     out = _Builder()
     fragments: dict[str, int] = {}
+    anchors: dict[str, int] = {}
     if start is None:
-        return "", fragments
+        return "", fragments, anchors
     # iterative walk: deep documents must not hit the recursion limit
     stack: list[tuple[Any, bool, bool]] = [(start, False, False)]
     while stack:
@@ -92,6 +107,8 @@ def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
             value = attrs.get(key)
             if value and value not in fragments:
                 fragments[value] = out.length
+                if tag in BLOCK_TAGS or (out.last == "\n" and not _is_note_link(tag, attrs)):
+                    anchors[value] = out.length
         stack.append((node, True, pre))
         child_pre = pre or tag == "pre"
         children = []
@@ -101,7 +118,7 @@ def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
             child = child.next
         stack.extend((c, False, child_pre) for c in reversed(children))
     text = "".join(out.parts).rstrip()
-    return text, {k: min(v, len(text)) for k, v in fragments.items()}
+    return text, {k: min(v, len(text)) for k, v in fragments.items()}, {k: min(v, len(text)) for k, v in anchors.items()}
 
 
 def image_sources(xhtml: bytes | str) -> list[str]:

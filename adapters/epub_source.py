@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
-from book_agent.adapters.epub_chapter_text import extract_chapter_text, image_sources
+from book_agent.adapters.epub_chapter_text import extract_chapter, extract_chapter_text, image_sources
 from book_agent.domain.errors import BookAgentError
 
 __all__ = ["Chapter", "EpubSource", "SpineItem", "extract_chapter_text"]
@@ -40,6 +40,7 @@ class Chapter:
     text: str
     fragments: dict[str, int] = field(default_factory=dict)
     images: list[str] = field(default_factory=list)  # zip paths of the chapter's images
+    anchors: dict[str, int] = field(default_factory=dict)  # block-level ids only (see extract_chapter)
 
 
 def _local(tag: str) -> str:
@@ -155,11 +156,11 @@ class EpubSource:
                 raise _href_error("source.href_missing", item.href, "the spine names a missing document")
             data = self._read(item.zip_path)
         try:
-            text, fragments = extract_chapter_text(data)
+            text, fragments, anchors = extract_chapter(data)
             images = [self._image_path(item, src) for src in image_sources(data)]
         except Exception as exc:  # selectolax parses nearly anything; be safe anyway
             raise self._corrupt(item.zip_path, exc) from exc
-        chapter = Chapter(item, text, fragments, [p for p in images if p])
+        chapter = Chapter(item, text, fragments, [p for p in images if p], anchors)
         with self._lock:
             self._chapters[item.zip_path] = chapter
         return chapter

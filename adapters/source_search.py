@@ -4,9 +4,12 @@ A book is a sequence of *units* (PDF pages, EPUB spine documents). A passage is 
 on the unit its record names first, then on neighbouring units, then in the whole book:
 
 1. claimed unit, then neighbours (±1, ±2): exact, then normalised match;
-2. the same units: best fuzzy match, kept if its score >= FUZZY_THRESHOLD;
-3. every other unit: exact, then normalised;
-4. fuzzy on the few units whose trigram share with the passage is highest.
+2. every other unit: exact, then normalised (an exact or normalised match anywhere beats
+   any fuzzy one: a misquote must not be pinned to an approximate look-alike when the
+   passage itself is in the book);
+3. fuzzy on the near units and on the few other units whose trigram share with the passage
+   is highest (ties: the shorter unit, where the shared trigrams are denser); the best score
+   wins, a near unit on a tie, and it is kept if its score >= FUZZY_THRESHOLD.
 
 Anything else is `unverified`, reported with the best candidate score found.
 """
@@ -29,7 +32,7 @@ from book_agent.domain.text_match import (
 )
 
 NEIGHBOURS = 2
-FUZZY_BOOK_CANDIDATES = 3
+FUZZY_BOOK_CANDIDATES = 4
 MIN_GRAM_SHARE = 0.5
 
 
@@ -84,14 +87,8 @@ def find_passage(units: UnitTexts, needle: str, needle_key: str, claimed: int | 
         found = find_exact(units.text(unit), needle, unit_hint) or find_normalized(units.normalized(unit), needle_key, unit_hint)
         if found is not None:
             return Found(unit, found, 1.0, _stage(unit, claimed, near))
-    best: tuple[int, TextMatch] | None = None
-    for unit in near:
-        fuzzy = find_fuzzy(units.normalized(unit), needle_key)
-        if fuzzy is not None and (best is None or fuzzy.score > best[1].score):
-            best = (unit, fuzzy)
-    if best is not None and best[1].score >= FUZZY_THRESHOLD:
-        return Found(best[0], best[1], best[1].score, _stage(best[0], claimed, near))
-    rest = [u for u in range(units.count) if u not in near]
+    near_set = set(near)
+    rest = [u for u in range(units.count) if u not in near_set]
     for unit in rest:  # plain find first: C speed, no normalisation needed
         found = find_exact(units.text(unit), needle)
         if found is not None:
@@ -100,10 +97,10 @@ def find_passage(units: UnitTexts, needle: str, needle_key: str, claimed: int | 
         found = find_normalized(units.normalized(unit), needle_key)
         if found is not None:
             return Found(unit, found, 1.0, "book")
-    shares = sorted(((gram_share(units.normalized(u).key, needle_key), u) for u in rest), reverse=True)
-    for share, unit in shares[:FUZZY_BOOK_CANDIDATES]:
-        if share < MIN_GRAM_SHARE:
-            break
+    shares = sorted((-gram_share(units.normalized(u).key, needle_key), len(units.normalized(u).key), u) for u in rest)
+    candidates = near + [u for share, _, u in shares[:FUZZY_BOOK_CANDIDATES] if -share >= MIN_GRAM_SHARE]
+    best: tuple[int, TextMatch] | None = None
+    for unit in candidates:
         fuzzy = find_fuzzy(units.normalized(unit), needle_key)
         if fuzzy is not None and (best is None or fuzzy.score > best[1].score):
             best = (unit, fuzzy)

@@ -18,11 +18,12 @@ from typing import Any
 
 from book_agent.adapters.json_registry import JsonRegistry
 from book_agent.app import books, sidecars
-from book_agent.app.config_store import apply_settings, load_config, save_config
+from book_agent.app.config_store import apply_settings, config_notes, load_config, save_config
 from book_agent.app.fingerprint import changes, fingerprint, manifest_sha256
 from book_agent.app.open_book import OpenBook
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.settings import resolve_data_dir
 
 Progress = Callable[[int, int], None]
@@ -54,7 +55,15 @@ class BookAgent:
         info = books.inspect_dir(root, verify_hashes=True)
         books.validate(info)
         entry = books.registry_entry(info, source, imported, fingerprint(info.root), manifest_sha256(info.root))
-        self.registry.put(entry, replace=replace)
+        previous = self._registered(str(info.book_id))
+        try:
+            self.registry.put(entry, replace=replace)
+        except BookAgentError:
+            if imported:
+                self._drop_unused_import(Path(entry["package_root"]))
+            raise
+        if previous and previous.get("imported") and previous.get("package_root") != entry["package_root"]:
+            self._drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
         runtime_dir = self.runtime_dir(str(info.book_id))
         runtime_dir.mkdir(parents=True, exist_ok=True)
         config = load_config(runtime_dir)
@@ -64,6 +73,40 @@ class BookAgent:
             self._forget(str(info.book_id))
         self._prepare_entry(entry, info, runtime_dir, progress)
         return self.resolve(str(info.book_id))
+
+    def remove(self, book_ref: str) -> dict[str, Any]:
+        """Unregister a book: its runtime dir goes, and its imported copy if it was imported.
+
+        A package folder registered in place is never touched."""
+        entry = self.registry.get(book_ref)
+        with self._lock:
+            self._forget(book_ref)
+        self.registry.remove(book_ref)
+        runtime = self.runtime_dir(book_ref)
+        if runtime.exists():
+            books.remove_tree(runtime)
+        removed_copy = bool(entry.get("imported")) and self._drop_unused_import(Path(entry["package_root"]))
+        return {"book_id": book_ref, "removed": True, "runtime_dir_removed": str(runtime),
+                "imported_copy_removed": removed_copy, "package_root": entry["package_root"]}
+
+    def _registered(self, book_id: str) -> dict[str, Any] | None:
+        try:
+            return self.registry.get(book_id)
+        except BookAgentError:
+            return None
+
+    def _drop_unused_import(self, package_root: Path) -> bool:
+        """Remove an imported copy (data_dir/packages/<sha>/...) that no registration uses."""
+        managed = (self.data_dir / "packages").resolve()
+        try:
+            folder = package_root.resolve().relative_to(managed).parts[0]
+        except (ValueError, IndexError):
+            return False  # not ours: a package folder registered in place
+        in_use = any(Path(e["package_root"]).resolve().is_relative_to(managed / folder) for e in self.registry.list())
+        if in_use:
+            return False
+        books.remove_tree(managed / folder)
+        return True
 
     def list_books(self) -> list[dict[str, Any]]:
         return [
@@ -118,8 +161,9 @@ class BookAgent:
                     "package.changed",
                     f"the package of {book_ref!r} changed since it was registered: {', '.join(changed)}",
                     details={"book_id": book_ref, "changed": changed, "package_root": str(root)},
-                    remediation=f"check it with `book-agent status {book_ref} --verify`, then "
-                    f"`book-agent init {root} --replace` to register it as it is now",
+                    remediation=f"restore the package, or check it with `book-agent status {book_ref} --verify`; "
+                    "a package is read-only: for new content rebuild it (its manifest hashes must match) "
+                    f"and run `book-agent init PACKAGE --replace`",
                 )
             if cached is not None and cached.entry == entry:
                 return cached
@@ -207,11 +251,14 @@ class BookAgent:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""
         self.registry.get(book_ref)
         runtime_dir = self.runtime_dir(book_ref)
-        config = apply_settings(load_config(runtime_dir), settings)
+        reset = bool(settings.pop("reset", False))
+        config = apply_settings(RuntimeConfig() if reset else load_config(runtime_dir), settings)
+        _check_reranker(config, runtime_dir)  # refuse a reranker that could not load, before saving
+        book = self._book(book_ref)
         save_config(runtime_dir, config)
         with self._lock:
             self._forget(book_ref)
-        return {"book_id": book_ref, "config": config.to_dict()}
+        return {"book_id": book_ref, "config": config.to_dict(), "notes": config_notes(config, book.package)}
 
     # --- search and sources --------------------------------------------------------------
 
@@ -281,6 +328,17 @@ class BookAgent:
         result: dict[str, Any] = self._book(book_ref).sources.render_page(
             page_index, clip=clip, dpi=dpi, include_image=include_image)
         return result
+
+
+def _check_reranker(config: RuntimeConfig, runtime_dir: Path) -> None:
+    if config.reranker.provider == "none":
+        return
+    from book_agent.adapters.rerankers import create_reranker
+
+    reranker = create_reranker(config.to_dict(), runtime_dir)
+    close = getattr(reranker, "close", None)
+    if callable(close):
+        close()
 
 
 def _database_sha(info: PackageInfo | None) -> str | None:

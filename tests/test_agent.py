@@ -172,3 +172,52 @@ def test_status_says_whether_queries_can_be_encoded_and_how_to_fix_it(agent, tmp
     capability = agent.status("remote-book")["capabilities"]["vector_search"]
     assert capability["available"] is True and capability["query_encoding"]["routes"][0].startswith("remote:")
     assert "secret-value" not in json.dumps(agent.status("remote-book"))
+
+
+def test_empty_and_wordless_queries(agent, pdf_package):
+    agent.init(pdf_package)
+    with pytest.raises(BookAgentError) as info:
+        agent.search("test-book", "   ")
+    assert info.value.code == "search.empty_query"
+    result = agent.search("test-book", "?!.,;: 🔥⚔️", strict=True)
+    assert result["hits"] == [] and result["warnings"]
+    assert result["channels"]["vector"]["status"] == "skipped"
+
+
+def test_configure_refuses_what_cannot_work_and_notes_what_will_not_apply(agent, pdf_package):
+    agent.init(pdf_package)
+    with pytest.raises(BookAgentError) as info:
+        agent.configure("test-book", reranker="no-such-reranker")
+    assert info.value.code == "rerank.unknown_provider"
+    assert agent.resolve("test-book")["config"]["reranker"]["provider"] == "none"  # nothing saved
+    with pytest.raises(BookAgentError) as info:
+        agent.configure("test-book", allow_remote_requests=True, allowed_endpoints=["http://api.example.com/v1/x"])
+    assert info.value.code == "config.insecure_endpoint"
+    local_ok = agent.configure("test-book", allowed_endpoints=["http://127.0.0.1:9999/rerank"])
+    assert local_ok["config"]["network"]["allowed_endpoints"] == ["http://127.0.0.1:9999/rerank"]
+    noted = agent.configure("test-book", allow_remote_requests=True)
+    assert any("encoded locally" in note for note in noted["notes"])  # this book's vectors are local
+    reset = agent.configure("test-book", reset=True)
+    assert reset["config"]["network"] == {"allow_remote_requests": False, "allowed_endpoints": [], "auth_env": None}
+
+
+def test_replacing_an_imported_package_removes_the_old_copy(agent, tmp_path, epub_package):
+    import zipfile
+
+    def zip_of(root, name):
+        archive = tmp_path / name
+        with zipfile.ZipFile(archive, "w") as z:
+            for path in sorted(root.rglob("*")):
+                if path.is_file():
+                    z.write(path, str(path.relative_to(root)))
+        return archive
+
+    first = Path(agent.init(zip_of(epub_package, "one.zip"))["package_root"])
+    other = build_package(tmp_path / "other", kind="epub", title="Another Edition")
+    with pytest.raises(BookAgentError):
+        agent.init(zip_of(other, "two.zip"))  # same book_id, no --replace
+    assert len(list((agent.data_dir / "packages").iterdir())) == 1  # the refused copy is gone
+    second = Path(agent.init(zip_of(other, "two.zip"), replace=True)["package_root"])
+    assert second != first and not first.exists() and second.exists()
+    assert agent.remove("test-book")["imported_copy_removed"] is True
+    assert not second.exists()

@@ -124,3 +124,33 @@ def test_fast_path_and_typer_give_the_same_document(tmp_path, pdf_package):
     first.pop("elapsed_ms"), second.pop("elapsed_ms")
     assert first == second
     assert run_cli("search", "--help", data_dir=data).stdout.count("--top-k") >= 1
+
+
+def test_markup_in_queries_and_book_text_is_printed_literally(tmp_path, pdf_package):
+    data = tmp_path / "data"
+    assert run_cli("init", str(pdf_package), data_dir=data).returncode == 0
+    out = run_cli("search", "test-book", "[/bold] rivers [red]flooding[/red]", data_dir=data)
+    assert out.returncode == 0, out.stderr
+    assert "[/bold] rivers [red]flooding[/red]" in out.stdout
+
+
+def test_inspect_of_a_broken_package_reports_and_exits_non_zero(tmp_path, pdf_package):
+    (pdf_package / "book.md").write_text("tampered", encoding="utf-8")
+    out = run_cli("inspect", str(pdf_package), "--json", data_dir=tmp_path / "data")
+    assert out.returncode == 1
+    assert any(d["code"] == "package.hash_mismatch" for d in json.loads(out.stdout)["diagnostics"])
+
+
+def test_version_and_remove(tmp_path, pdf_package):
+    assert run_cli("--version").stdout.startswith("book-agent ")
+    data = tmp_path / "data"
+    assert run_cli("init", str(pdf_package), data_dir=data).returncode == 0
+    removed = run_cli("remove", "test-book", "--json", data_dir=data)
+    assert removed.returncode == 0 and json.loads(removed.stdout)["removed"] is True
+    assert json.loads(run_cli("list", "--json", data_dir=data).stdout)["books"] == []
+    assert (pdf_package / "book-package.json").exists()  # registered in place: never touched
+
+
+def test_usage_hint_names_the_command_once(tmp_path):
+    out = run_cli("--json", "serch", "x", data_dir=tmp_path / "data")
+    assert json.loads(out.stdout)["error"]["remediation"] == "run `book-agent --help`"

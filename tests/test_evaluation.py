@@ -76,3 +76,9 @@ def test_cli_eval_json(agent, tmp_path):
                           "test-book", str(questions), "--json"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["summary"]["hybrid"]["ndcg@10"] == 1.0
+
+
+def test_relevant_ids_missing_from_the_book_are_reported(agent, tmp_path):
+    questions = write_questions(tmp_path / "q.jsonl", [{"query": "rivers", "relevant": ["r0003", "nope"]}])
+    report = agent.evaluate("test-book", questions)
+    assert report["unknown_relevant_ids"] == ["nope"] and report["warnings"]

@@ -17,11 +17,14 @@ import pytest
 from fastmcp import Client
 from package_builder import break_package
 
+from book_agent import __version__
+from book_agent.adapters.page_render import DPI_RANGE
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.images import MAX_IMAGE_BYTES, with_image
 from book_agent.mcp.published import document
 from book_agent.mcp.server import build_server, check_book, serve
+from book_agent.services.search import MAX_TOP_K
 
 CONTRACTS = Path(__file__).resolve().parent.parent / "contracts"
 TOOLS = {"search", "read_entry", "read_markdown", "get_skill", "locate_source", "read_source", "render_page", "status"}
@@ -77,6 +80,11 @@ def check_output(result: Any, tool: str) -> dict[str, Any]:
     return data
 
 
+class Untouchable:
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"agent.{name} used")
+
+
 # --- the published contract -------------------------------------------------------------
 
 def test_published_tool_schemas_match_the_contract_file() -> None:
@@ -92,15 +100,12 @@ def test_published_tool_schemas_match_the_contract_file() -> None:
 
 def test_contract_doc_names_every_tool_and_error_code() -> None:
     text = (CONTRACTS / "mcp-tools.md").read_text(encoding="utf-8")
-    for name in TOOLS | {"mcp.bad_arguments", "mcp.internal_error", "mcp.book_unusable", "book://"}:
+    for name in TOOLS | {"mcp.bad_arguments", "mcp.internal_error", "mcp.book_unusable", "mcp.unknown_tool",
+                         "search.empty_query", "book://"}:
         assert name in text
 
 
 def test_tools_and_resources_list_without_calling_the_agent() -> None:
-    class Untouchable:
-        def __getattr__(self, name: str) -> Any:
-            raise AssertionError(f"agent.{name} used while listing")
-
     server = build_server(BOOK, agent=Untouchable())
 
     async def body(c: Client[Any]) -> tuple[list[Any], list[Any]]:
@@ -111,7 +116,45 @@ def test_tools_and_resources_list_without_calling_the_agent() -> None:
     assert {str(r.uri) for r in resources} == {f"book://{BOOK}/skill", f"book://{BOOK}/metadata"}
 
 
+def test_server_info_names_book_agent_its_version_and_the_book() -> None:
+    async def body(c: Client[Any]) -> Any:
+        return c.server_info
+
+    info = session(build_server(BOOK, agent=Untouchable()), body)
+    assert info.version == __version__ and info.name == f"book-agent:{BOOK}"
+
+
+def test_published_bounds_are_the_cores_own() -> None:
+    props = {t["name"]: t["inputSchema"]["properties"] for t in document()["tools"]}
+    assert props["search"]["top_k"]["maximum"] == MAX_TOP_K
+    assert (props["render_page"]["dpi"]["minimum"], props["render_page"]["dpi"]["maximum"]) == DPI_RANGE
+
+
+def test_unknown_tool_is_a_json_tool_error_and_the_session_goes_on() -> None:
+    server = build_server(BOOK, agent=Untouchable())
+
+    async def body(c: Client[Any]) -> tuple[Any, list[Any]]:
+        return await c.call_tool("no_such_tool", {"x": 1}, raise_on_error=False), await c.list_tools()
+
+    result, tools = session(server, body)
+    err = error_of(result)
+    assert err["code"] == "mcp.unknown_tool" and "tools/list" in err["remediation"]
+    assert err["details"]["tool"] == "no_such_tool" and set(err["details"]["available"]) == TOOLS
+    assert {t.name for t in tools} == TOOLS
+
+
+@pytest.mark.parametrize("query", [" ", "\t\n  \u3000"])
+def test_whitespace_query_is_refused_before_the_core(query: str) -> None:
+    err = error_of(call(build_server(BOOK, agent=Untouchable()), "search", {"query": query}))
+    assert err["code"] == "search.empty_query" and err["remediation"]
+
+
 # --- every tool against a real book -----------------------------------------------------
+
+def test_search_accepts_the_cores_largest_top_k(data_dir: Path) -> None:
+    data = check_output(call(build_server(BOOK, data_dir=data_dir), "search", {"query": "water", "top_k": MAX_TOP_K}), "search")
+    assert 1 <= len(data["hits"]) <= MAX_TOP_K
+
 
 def test_search_returns_structured_citable_hits(data_dir: Path) -> None:
     data = check_output(call(build_server(BOOK, data_dir=data_dir), "search", {"query": "water ground", "top_k": 3}), "search")
@@ -147,6 +190,9 @@ def test_status_reports_health_and_capabilities(data_dir: Path) -> None:
     [
         ("search", {"query": ""}, "query"),
         ("search", {"query": "x", "top_k": 0}, "top_k"),
+        ("search", {"query": "x", "top_k": MAX_TOP_K + 1}, "top_k"),
+        ("render_page", {"page_index": 0, "dpi": DPI_RANGE[0] - 1}, "dpi"),
+        ("render_page", {"page_index": 0, "dpi": DPI_RANGE[1] + 1}, "dpi"),
         ("search", {"query": "x", "surprise": 1}, "surprise"),
         ("read_entry", {}, "record_id"),
         ("render_page", {"page_index": -1}, "page_index"),
@@ -294,5 +340,7 @@ def test_locate_read_source_and_render_page(data_dir: Path) -> None:
     data = check_output(image, "render_page")
     assert data["image_included"] is True and [b.type for b in image.content] == ["text", "image"]
     assert base64.b64decode(image.content[1].data).startswith(b"\x89PNG")
+    lowest = check_output(call(server, "render_page", {"page_index": 0, "dpi": DPI_RANGE[0]}), "render_page")
+    assert 0 < lowest["width_px"] < 200  # the renderer's smallest dpi gets through the schema and renders
     err = error_of(call(server, "render_page", {"page_index": 999}))
     assert err["code"].startswith("source.")

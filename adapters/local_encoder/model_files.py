@@ -132,6 +132,6 @@ def find_model(
     raise errors.error(
         errors.MODEL_MISSING,
         f"The embedding model {name!r} is not on this machine.",
-        errors.REMEDIATION_MISSING,
+        errors.remediation_missing(known.carriers if known else ()),
         model=name, searched=searched,
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from book_agent.adapters.json_registry import write_json_atomic
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
 
 CONFIG_NAME = "config.json"
@@ -45,6 +46,37 @@ def save_config(runtime_dir: Path, config: RuntimeConfig) -> None:
     write_json_atomic(runtime_dir / CONFIG_NAME, config.to_dict())
 
 
+def _is_loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def config_notes(config: RuntimeConfig, package: PackageInfo) -> list[str]:
+    """What a user who just configured this would want to know (nothing is refused here)."""
+    notes: list[str] = []
+    network = config.network
+    manifest = package.vector_manifest or {}
+    provider = manifest.get("provider")
+    if provider == "local" and (network.allow_remote_requests or config.query.endpoint):
+        notes.append(f"this book's vectors were made locally with {manifest.get('model')}: its queries are "
+                     "encoded locally, never remotely; remote settings serve remote rerankers only")
+    endpoint = config.query.endpoint or (manifest.get("endpoint") if provider in ("siliconflow", "openai-compatible") else None)
+    if provider in ("siliconflow", "openai-compatible") and endpoint and endpoint not in network.allowed_endpoints:
+        notes.append(f"queries would be encoded at {endpoint}, which is not an allowed endpoint: "
+                     f"add --allowed-endpoint {endpoint} (and --allow-remote) to use it")
+    if provider in ("siliconflow", "openai-compatible") and network.allow_remote_requests and not network.auth_env:
+        notes.append("remote requests are allowed but no --auth-env names the variable holding the key")
+    rerank_endpoint = config.reranker.endpoint
+    if config.reranker.provider == "siliconflow":
+        rerank_endpoint = rerank_endpoint or "https://api.siliconflow.cn/v1/rerank"
+        if rerank_endpoint not in network.allowed_endpoints or not network.allow_remote_requests:
+            notes.append(f"the siliconflow reranker posts to {rerank_endpoint}: allow it with --allow-remote "
+                         f"--allowed-endpoint {rerank_endpoint}, or searches will report the rerank as not applied")
+    return notes
+
+
 def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeConfig:
     data = config.to_dict()
     for key, value in settings.items():
@@ -73,6 +105,12 @@ def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeCo
             raise BookAgentError(
                 "config.bad_endpoint", f"{url!r} is not a full http(s) URL",
                 remediation="pass the exact URL, e.g. https://api.siliconflow.cn/v1/embeddings",
+            )
+        if str(url).startswith("http://") and not _is_loopback(str(url)):
+            # the key travels in a header: over plain HTTP anyone on the path could read it
+            raise BookAgentError(
+                "config.insecure_endpoint", f"{url} is plain HTTP to another machine",
+                remediation="use the provider's https:// URL (plain http is allowed for loopback servers only)",
             )
     try:
         return RuntimeConfig.from_dict(data)

@@ -17,18 +17,24 @@ def register(app: typer.Typer) -> None:
     app.command("status")(status)
     app.command("prepare")(prepare)
     app.command("configure")(configure)
+    app.command("remove")(remove)
 
 
-def inspect(ctx: typer.Context, path: str = typer.Argument(..., help="Package folder, its book-package.json, or a .zip/.tar/.tar.gz archive.")) -> None:
-    """Check a package without registering it: files, hashes, schema, database, vectors."""
-    emit(ctx, agent(ctx).inspect(path), _render_inspection)
+def inspect(ctx: typer.Context, path: str = typer.Argument(..., metavar="PATH", help="Package folder, its book-package.json, or a .zip/.tar/.tar.gz archive.")) -> None:
+    """Check a package without registering it: files, hashes, schema, database, vectors.
+
+    Exits 1 when the package has errors (the report is printed either way)."""
+    report = agent(ctx).inspect(path)
+    emit(ctx, report, _render_inspection)
+    if any(d["severity"] == "error" for d in report["diagnostics"]):
+        raise typer.Exit(1)
 
 
 def init(
     ctx: typer.Context,
-    path: str = typer.Argument(..., help="Package folder (registered in place, read-only) or archive (imported safely)."),
+    path: str = typer.Argument(..., metavar="PATH", help="Package folder (registered in place, read-only) or archive (imported safely)."),
     replace: bool = typer.Option(False, "--replace", help="Take this package under a book_id registered from another package."),
-    reranker: str = typer.Option("none", "--reranker", help="Reranker provider for this book (none, siliconflow, local, custom)."),
+    reranker: str = typer.Option("none", "--reranker", metavar="PROVIDER", help="Reranker provider for this book (none, siliconflow, local, custom)."),
 ) -> None:
     """Verify a package in full, register it under its own book_id, and build its search index."""
     with progress_bar("indexing") as progress:
@@ -45,14 +51,14 @@ def list_books(ctx: typer.Context) -> None:
 
 def status(
     ctx: typer.Context,
-    book: str = typer.Argument(..., help="A registered book_id."),
+    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id."),
     verify: bool = typer.Option(False, "--verify", help="Re-hash every package file (slower)."),
 ) -> None:
     """Package health, sidecar freshness, what each capability needs, and the runtime config (never a key)."""
     emit(ctx, agent(ctx).status(book, verify=verify))
 
 
-def prepare(ctx: typer.Context, book: str = typer.Argument(..., help="A registered book_id.")) -> None:
+def prepare(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id.")) -> None:
     """Rebuild the book's runtime sidecars that are missing, corrupt or stale (idempotent)."""
     with progress_bar("indexing") as progress:
         emit(ctx, agent(ctx).prepare(book, progress=progress))
@@ -60,16 +66,17 @@ def prepare(ctx: typer.Context, book: str = typer.Argument(..., help="A register
 
 def configure(
     ctx: typer.Context,
-    book: str = typer.Argument(..., help="A registered book_id."),
+    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id."),
     allow_remote: bool = typer.Option(None, "--allow-remote/--no-allow-remote", help="Allow requests to the allowed endpoints (off by default)."),
-    allowed_endpoint: list[str] = typer.Option(None, "--allowed-endpoint", help="An exact URL that may be requested (repeatable; replaces the list)."),
-    auth_env: str = typer.Option(None, "--auth-env", help="NAME of the environment variable holding the API key (the key itself is never stored)."),
-    query_endpoint: str = typer.Option(None, "--query-endpoint", help="Embeddings endpoint for query encoding."),
-    model_dir: str = typer.Option(None, "--model-dir", help="Folder with the package's embedding model files, for local encoding."),
-    reranker: str = typer.Option(None, "--reranker", help="none, siliconflow, local, custom, or an installed plug-in name."),
+    allowed_endpoint: list[str] = typer.Option(None, "--allowed-endpoint", metavar="URL", help="An exact URL that may be requested (repeatable; replaces the list)."),
+    auth_env: str = typer.Option(None, "--auth-env", metavar="NAME", help="NAME of the environment variable holding the API key (the key itself is never stored)."),
+    query_endpoint: str = typer.Option(None, "--query-endpoint", metavar="URL", help="Embeddings endpoint for query encoding."),
+    model_dir: str = typer.Option(None, "--model-dir", metavar="DIR", help="Folder with the package's embedding model files, for local encoding."),
+    reranker: str = typer.Option(None, "--reranker", metavar="PROVIDER", help="none, siliconflow, local, custom, or an installed plug-in name."),
     reranker_model: str = typer.Option(None, "--reranker-model"),
     reranker_endpoint: str = typer.Option(None, "--reranker-endpoint"),
     reranker_factory: str = typer.Option(None, "--reranker-factory", help="module:factory of a custom reranker."),
+    reset: bool = typer.Option(False, "--reset", help="Start from the defaults (offline, no endpoints, no reranker) before applying the other options."),
 ) -> None:
     """Write the book's runtime config: network policy, query encoding, reranker."""
     settings: dict[str, Any] = {
@@ -82,8 +89,28 @@ def configure(
         "reranker_model": reranker_model,
         "reranker_endpoint": reranker_endpoint,
         "reranker_factory": reranker_factory,
+        "reset": reset,
     }
-    emit(ctx, agent(ctx).configure(book, **settings))
+    emit(ctx, agent(ctx).configure(book, **settings), _render_configure)
+
+
+def remove(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id.")) -> None:
+    """Unregister a book: its runtime data goes, and its imported copy if it came from an archive.
+    A package folder registered in place is never touched."""
+    emit(ctx, agent(ctx).remove(book), lambda r: print(f"removed {r['book_id']}"
+                                                       + (" and its imported copy" if r["imported_copy_removed"] else "")))
+
+
+def _render_configure(result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.json import JSON
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    console.print(Text(f"configured {result['book_id']}:"))
+    console.print(JSON.from_data(result["config"]))
+    for note in result.get("notes") or []:
+        console.print(Text("note: ", style="cyan"), Text(note))
 
 
 def _render_inspection(info: dict[str, Any]) -> None:
@@ -109,6 +136,7 @@ def _render_list(data: dict[str, Any]) -> None:
         print("no books registered yet: book-agent init PACKAGE")
         return
     table = Table("book_id", "title", "package")
+    table.columns[2].overflow = "fold"  # a path cut short is a path you cannot use
     for book in data["books"]:
         table.add_row(book["book_id"], str(book.get("title")), str(book["package_root"]))
     Console().print(table)

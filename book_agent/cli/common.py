@@ -58,10 +58,11 @@ def emit(ctx: typer.Context, data: Any, human: Callable[[Any], None] | None = No
 
 
 def render_generic(data: Any) -> None:
+    """Readable JSON (the same data as --json, indented and coloured on a terminal)."""
     from rich.console import Console
-    from rich.pretty import Pretty
+    from rich.json import JSON
 
-    Console().print(Pretty(data, expand_all=False))
+    Console().print(JSON.from_data(data, default=str))
 
 
 def stderr_console() -> Any:

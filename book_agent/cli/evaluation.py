@@ -15,9 +15,9 @@ def register(app: typer.Typer) -> None:
 
 def evaluate(
     ctx: typer.Context,
-    book: str = typer.Argument(..., help="A registered book_id."),
-    questions: str = typer.Argument(..., help='JSON Lines: {"query": ..., "relevant": [record_id, ...] or {record_id: grade}}'),
-    k: int = typer.Option(10, "--k", help="The k of recall@k."),
+    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id."),
+    questions: str = typer.Argument(..., metavar="QUESTIONS.jsonl", help='JSON Lines: {"query": ..., "relevant": [record_id, ...] or {record_id: grade}}'),
+    k: int = typer.Option(10, "--k", metavar="K", help="The k of recall@k."),
 ) -> None:
     """Report recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid, side by side."""
     emit(ctx, agent(ctx).evaluate(book, questions, k=k), _render)
@@ -25,6 +25,7 @@ def evaluate(
 
 def _render(result: dict[str, Any]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table("channel", f"recall@{result['k']}", "MRR@10", "nDCG@10",
@@ -33,6 +34,8 @@ def _render(result: dict[str, Any]) -> None:
         table.add_row(channel, f"{scores['recall@k']:.3f}", f"{scores['mrr@10']:.3f}", f"{scores['ndcg@10']:.3f}")
     console = Console()
     console.print(table)
+    for warning in result.get("warnings") or []:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     if result["vector_channel_ran"] < result["questions"]:
         console.print(f"[yellow]the vector channel ran for {result['vector_channel_ran']} of "
                       f"{result['questions']} questions[/yellow]")

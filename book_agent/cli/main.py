@@ -44,9 +44,18 @@ def _root(
     ctx: typer.Context,
     data_dir: str = typer.Option(None, "--data-dir", help="Where registered books and runtime data live."),
     json_output: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=lambda value: _print_version() if value else None),
 ) -> None:
     if not isinstance(ctx.obj, GlobalOptions):
         ctx.obj = GlobalOptions(data_dir=data_dir, json=json_output)
+
+
+def _print_version() -> None:
+    from book_agent import __version__
+
+    print(f"book-agent {__version__}")
+    raise typer.Exit(0)
 
 
 def _register_commands() -> None:
@@ -76,13 +85,16 @@ def run(argv: list[str] | None = None) -> None:
         return
     _register_commands()
     try:
-        app(rest, obj=options, standalone_mode=False, prog_name="book-agent")
+        # standalone_mode=False makes click return an exit code instead of raising it
+        code = app(rest, obj=options, standalone_mode=False, prog_name="book-agent")
+        if isinstance(code, int) and code != 0:
+            sys.exit(code)
     except BookAgentError as exc:
         _fail(options, exc)
     except UsageError as exc:
         context = getattr(exc, "ctx", None)
-        command = context.command_path.split(" ", 1)[-1] if context else ""
-        hint = f"run `book-agent {command} --help`".replace("  ", " ")
+        path = context.command_path.split(" ") if context else []
+        hint = "run `" + " ".join(["book-agent", *path[1:], "--help"]) + "`"
         if not options.json:
             exc.show()  # type: ignore[attr-defined]
             sys.exit(2)

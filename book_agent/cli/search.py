@@ -16,12 +16,12 @@ def register(app: typer.Typer) -> None:
 
 def search(
     ctx: typer.Context,
-    book: str = typer.Argument(..., help="A registered book_id."),
-    query: str = typer.Argument(..., help="What to look for, in any language."),
-    top_k: int = typer.Option(6, "--top-k", "-k", help="How many hits (1-100)."),
+    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id."),
+    query: str = typer.Argument(..., metavar="QUERY", help="What to look for, in any language."),
+    top_k: int = typer.Option(6, "--top-k", "-k", metavar="N", help="How many hits (1-100)."),
     strict: bool = typer.Option(False, "--strict", help="Fail instead of answering from fewer channels."),
-    query_vector: str = typer.Option(None, "--query-vector", help="A JSON array file ('-' for stdin): a query vector made with the package's model."),
-    hint: list[str] = typer.Option(None, "--hint", help="key=value hints (repeatable), e.g. visual=true."),
+    query_vector: str = typer.Option(None, "--query-vector", metavar="FILE", help="A JSON array file ('-' for stdin): a query vector made with the package's model."),
+    hint: list[str] = typer.Option(None, "--hint", metavar="KEY=VALUE", help="key=value hints (repeatable), e.g. visual=true."),
 ) -> None:
     """Hybrid search: lexical (BM25) and vector channels fused; every hit cites its place in the book."""
     vector = read_vector(query_vector) if query_vector else None
@@ -33,21 +33,45 @@ def search(
 def _render(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.panel import Panel
+    from rich.text import Text
 
-    console = Console()
+    # Book text and queries are printed literally: "[/i]" in a record is text, not markup.
+    console = Console(highlight=False)
     channels = result["channels"]
     ran = [name for name, info in channels.items() if info.get("ran")]
-    console.print(f"[bold]{result['query']}[/bold]  ({len(result['hits'])} hits; channels: {', '.join(ran) or 'none'})")
+    hits = result["hits"]
+    console.print(Text(result["query"], style="bold"), Text(
+        f"  ({len(hits)} {'hit' if len(hits) == 1 else 'hits'}; channels: {', '.join(ran) or 'none'})"))
     for warning in result["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
-    for hit in result["hits"]:
+        console.print(Text("warning: ", style="yellow"), Text(str(warning)))
+    for hit in hits:
         where = " > ".join(hit["headings"]) or "-"
-        loc = hit["source_locator"]
-        place = f"page {loc['page_index'] + 1}" if "page_index" in loc else loc.get("href", "")
         text = hit["text"] if len(hit["text"]) <= 600 else hit["text"][:600] + " ..."
         scores = ", ".join(f"{k} {v:.3f}" for k, v in hit["scores"].items() if isinstance(v, (int, float)))
-        console.print(Panel(text, title=f"#{hit['rank']} {hit['evidence_id']}  [{where}]",
-                            subtitle=f"{place}  ({scores})", title_align="left", subtitle_align="right"))
-    if result.get("visual_fallback", {}).get("recommended"):
-        console.print("[cyan]tip:[/cyan] this looks like a question about a figure or table: "
-                      "`book-agent render BOOK PAGE_INDEX` shows the page")
+        console.print(Panel(Text(text), title=Text(f"#{hit['rank']} {hit['evidence_id']}  [{where}]"),
+                            subtitle=Text(f"{place_of(hit['source_locator'])}  ({scores})"),
+                            title_align="left", subtitle_align="right"))
+    tip = _visual_tip(result)
+    if tip:
+        console.print(Text("tip: ", style="cyan"), Text(tip))
+
+
+def place_of(locator: dict[str, Any]) -> str:
+    """Where a locator points, as the other commands take it: page_index is 0-based."""
+    if "page_index" in locator:
+        label = locator.get("page_label")
+        return f"page_index {locator['page_index']}" + (f" (page label {label})" if label else "")
+    fragment = locator.get("fragment")
+    return str(locator.get("href", "")) + (f"#{fragment}" if fragment else "")
+
+
+def _visual_tip(result: dict[str, Any]) -> str | None:
+    if not result.get("visual_fallback", {}).get("recommended") or not result["hits"]:
+        return None
+    locator = result["hits"][0]["source_locator"]
+    if "page_index" not in locator:
+        return ("this looks like a question about a figure or table, and this book has no fixed pages: "
+                f"read the passage in the original with `book-agent locate {result['book_id']} "
+                f"--record {result['hits'][0]['record_id']}` then `book-agent source`")
+    return ("this looks like a question about a figure or table: see the page with "
+            f"`book-agent render {result['book_id']} {locator['page_index']}`")

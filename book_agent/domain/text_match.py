@@ -11,14 +11,18 @@ unified, and everything case-folded. Traditional and simplified Chinese are left
 are: they are different texts. Every key character remembers the original span it came
 from, so a match on the key maps back to character offsets in the original text.
 
-Fuzzy matching votes for an alignment with character trigrams, then scores the best window
-with difflib: score = 2·matched / (window length + needle length), in [0, 1].
+Fuzzy matching votes for an alignment with character trigrams, finds the matched region with
+difflib, widens it to word boundaries in the original (a CJK character is a word of its own),
+and scores that span: score = matched / max(span key length, needle key length), in [0, 1].
+The max() makes a span that covers only part of the quotation (or pads it) score low, so a
+mid-word fragment of a longer quotation cannot pass the threshold.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -165,6 +169,33 @@ def gram_share(hay_key: str, needle_key: str, samples: int = 48) -> float:
     return sum(1 for g in picked if g in hay_key) / len(picked)
 
 
+def _is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return (0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF
+            or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF)
+
+
+def _is_word(ch: str) -> bool:
+    """Part of a space-delimited word (letters, digits, apostrophes); CJK characters are not:
+    each is a boundary of its own."""
+    return (ch.isalnum() or ch in "'\u2019") and not _is_cjk(ch)
+
+
+def snap_to_words(text: str, start: int, end: int, limit: int = 40) -> tuple[int, int]:
+    """Widen [start, end) so that it neither starts nor ends inside a word of text."""
+    steps = 0
+    while start > 0 and steps < limit and _is_word(text[start - 1]) and _is_word(text[start]):
+        start, steps = start - 1, steps + 1
+    steps = 0
+    while end < len(text) and steps < limit and _is_word(text[end - 1]) and _is_word(text[end]):
+        end, steps = end + 1, steps + 1
+    return start, end
+
+
+def _matched(a: str, b: str) -> int:
+    return sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+
+
 def find_fuzzy(hay: NormalizedText, needle_key: str) -> TextMatch | None:
     """The best approximate occurrence (any score; compare with FUZZY_THRESHOLD)."""
     n = len(needle_key)
@@ -184,10 +215,14 @@ def find_fuzzy(hay: NormalizedText, needle_key: str) -> TextMatch | None:
         blocks.pop()
     if not blocks:
         return None
-    k_start, k_end = lo + blocks[0].a, lo + blocks[-1].a + blocks[-1].size
-    matched = sum(b.size for b in blocks)
-    score = round(2.0 * matched / ((k_end - k_start) + n), 4)
-    start, end = hay.span(k_start, k_end)
+    start, end = hay.span(lo + blocks[0].a, lo + blocks[-1].a + blocks[-1].size)
+    start, end = snap_to_words(hay.original, start, end)
+    # the key characters inside the widened span, scored against the whole needle
+    k_start, k_end = bisect_left(hay.starts, start), bisect_right(hay.ends, end)
+    span_key = hay.key[k_start:k_end]
+    if not span_key:
+        return None
+    score = round(_matched(span_key, needle_key) / max(len(span_key), n), 4)
     return TextMatch("fuzzy", start, end, score)
 
 

@@ -7,6 +7,8 @@ contracts/mcp-tools.json) as prose.
 
 from __future__ import annotations
 
+from book_agent.adapters.page_render import DPI_RANGE
+
 CITE = (
     "Cite evidence as [evidence_id] and, where you quote the original, with its locator "
     "(PDF: page_index, 0-based, plus page_label when present; EPUB: href#fragment)."
@@ -59,12 +61,12 @@ READ_SOURCE = """Read the original book's own text at a locator (from `locate_so
 chapter text around the located span, with a truncated flag when cut at max_chars. Use it to
 quote the original exactly or to check wording the Markdown may have altered."""
 
-RENDER_PAGE = """Render a PDF page of the original book to a PNG image (written under the book's runtime
+RENDER_PAGE = f"""Render a PDF page of the original book to a PNG image (written under the book's runtime
 folder, never into the package). Use it when a search result recommends the visual fallback, or
 when the question is about a figure, table, chart, formula or layout. page_index is 0-based (the
 locator's page_index); clip = [x0, y0, x1, y1] in PDF points (origin bottom-left) crops to a
-region (too-narrow clips are widened); dpi 36-600. Returns {path, width_px, height_px, page_size,
-scale, host_image_support, ...}; with include_image=true the PNG also comes back as MCP image
+region (too-narrow clips are widened); dpi {DPI_RANGE[0]}-{DPI_RANGE[1]}. Returns {{path, width_px, height_px, page_size,
+scale, host_image_support, ...}}; with include_image=true the PNG also comes back as MCP image
 content you can look at (large renders are scaled down by the renderer; an image too large to send
 is left out with a warning: use a clip or lower dpi). EPUB books have no fixed pages: use
 read_source instead."""

@@ -53,3 +53,23 @@ def bad_arguments(tool: str, message: str, **details: Any) -> BookAgentError:
         details={"tool": tool, **details},
         remediation="check the tool's input schema (tools/list) and call again",
     )
+
+
+def unknown_tool(tool: str, available: list[str]) -> BookAgentError:
+    return BookAgentError(
+        "mcp.unknown_tool",
+        f"there is no tool {tool!r} on this server",
+        details={"tool": tool, "available": available},
+        remediation="call tools/list and use one of the tools it names",
+    )
+
+
+def empty_query() -> BookAgentError:
+    # The core's own code for the same mistake (services/search.py), so a client sees one
+    # code whichever layer notices first.
+    return BookAgentError(
+        "search.empty_query",
+        "the query is empty or only whitespace",
+        details={},
+        remediation="pass the question or keywords to search for",
+    )

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 SERVER_NAME = "book-agent"
 
 
+def server_name(book_id: str) -> str:
+    """serverInfo.name: which program and which book (one book per process)."""
+    return f"{SERVER_NAME}:{book_id}"
+
+
 def resource_uri(book_id: str, name: str) -> str:
     return f"book://{quote(book_id, safe='-._~')}/{name}"
 
@@ -87,8 +92,11 @@ def build_server(
     from book_agent.mcp.tools import register_tools
 
     session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
+    from book_agent import __version__
+
     server = FastMCP(
-        SERVER_NAME,
+        server_name(book_id),
+        version=__version__,  # else fastmcp reports its own version in serverInfo
         instructions=descriptions.INSTRUCTIONS.format(book_id=book_id, title=_title(resolved)),
         mask_error_details=True,
         on_duplicate="error",

@@ -1,7 +1,8 @@
 """The tools: each one a thin, typed door to one BookAgent method of the served book.
 
 Arguments are validated by their JSON schema (generated from these signatures) before a tool
-runs; results are the same dicts the CLI prints with `--json`, sent as structuredContent plus a
+runs; its bounds are the core's own (search's MAX_TOP_K, the renderer's DPI_RANGE), imported, so
+the MCP server never refuses what the CLI accepts or the reverse; results are the same dicts the CLI prints with `--json`, sent as structuredContent plus a
 JSON text block. Errors go through book_agent.mcp.errors only.
 """
 
@@ -12,11 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from book_agent.adapters.page_render import DPI_RANGE
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp import descriptions as d
 from book_agent.mcp import schemas
-from book_agent.mcp.errors import bad_arguments, error_result, internal_error
+from book_agent.mcp.errors import bad_arguments, empty_query, error_result, internal_error
 from book_agent.mcp.images import with_image
+from book_agent.services.search import MAX_TOP_K
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -49,7 +52,7 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
     @server.tool(name="search", description=d.SEARCH, output_schema=schemas.SEARCH, annotations=SEARCH_HINTS)
     async def search(
         query: Annotated[str, Field(min_length=1, max_length=4000, description="The question or keywords, any language.")],
-        top_k: Annotated[int, Field(ge=1, le=50, description="How many hits to return.")] = 6,
+        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits to return.")] = 6,
         strict: Annotated[bool, Field(description="Fail instead of degrading when a channel is unavailable.")] = False,
         query_vector: Annotated[
             list[float] | None,
@@ -57,6 +60,8 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
         ] = None,
         hints: Hints = None,
     ) -> Any:
+        if not query.strip():  # minLength lets "   " through; it is as empty as "" (same code as the core)
+            return error_result(empty_query())
         return await _call(
             session,
             "search",
@@ -120,7 +125,7 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
             list[float] | None,
             Field(min_length=4, max_length=4, description="[x0, y0, x1, y1] in PDF points, origin bottom-left."),
         ] = None,
-        dpi: Annotated[int, Field(ge=36, le=600, description="Resolution of the render.")] = 150,
+        dpi: Annotated[int, Field(ge=DPI_RANGE[0], le=DPI_RANGE[1], description="Resolution of the render.")] = 150,
         include_image: Annotated[bool, Field(description="Also return the PNG as image content.")] = False,
     ) -> Any:
         def render(a: Any) -> Any:

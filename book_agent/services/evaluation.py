@@ -60,6 +60,8 @@ def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10)
             for metric, value in scores.items():
                 totals[channel][metric] += value
         per_question.append(row)
+    wanted = {rid for item in questions for rid in grades(item["relevant"])}
+    unknown = sorted(wanted - set(search.channels.records.fetch(sorted(wanted))))
     n = len(questions)
     summary = {c: {m: round(v / n, 4) for m, v in totals[c].items()} for c in columns}
     best_single = max(summary["lexical"]["ndcg@10"], summary["vector"]["ndcg@10"])
@@ -70,5 +72,8 @@ def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10)
         "hybrid_at_least_best_single_ndcg": summary["hybrid"]["ndcg@10"] >= best_single - 1e-9,
         "vector_channel_ran": vector_ran,
         "rerank_applied": reranked if RERANKED in columns else None,
+        "unknown_relevant_ids": unknown,
+        "warnings": [f"{len(unknown)} relevant record id(s) are not in this book and can never be found: "
+                     + ", ".join(unknown[:10])] if unknown else [],
         "per_question": per_question,
     }

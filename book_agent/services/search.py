@@ -21,7 +21,7 @@ from book_agent.domain.fusion import (
     lexical_trust,
     vector_trust,
 )
-from book_agent.domain.lexical_text import cjk_share
+from book_agent.domain.lexical_text import cjk_share, query_terms
 from book_agent.domain.records import Record, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 
@@ -77,12 +77,17 @@ class HybridSearch:
     ) -> dict[str, Any]:
         if not isinstance(query, str):
             raise BookAgentError("search.bad_query", "the query must be text")
+        if not query.strip() and query_vector is None:
+            raise BookAgentError("search.empty_query", "the query is empty",
+                                 remediation="ask a question or give a few words to look for")
         if not 1 <= int(top_k) <= MAX_TOP_K:
             raise BookAgentError(
                 "search.bad_top_k", f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}",
                 remediation=f"pass --top-k between 1 and {MAX_TOP_K}",
             )
         started = time.perf_counter()
+        if not query_terms(query) and query_vector is None:
+            return self._wordless(query, top_k, hints, started)
         rerank_wanted = self._rerank_wanted()
         depth = max(CANDIDATES_MIN, top_k * 5)
         warnings: list[str] = []
@@ -126,6 +131,22 @@ class HybridSearch:
             "rerank": rerank_info,
             "hints": dict(hints or {}),
             "warnings": warnings,
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+
+    def _wordless(self, query: str, top_k: int, hints: dict[str, Any] | None, started: float) -> dict[str, Any]:
+        """Punctuation or emoji only: nothing to look up. An embedding of "?!" still has
+        nearest neighbours, but they would be confident-looking noise, so neither runs."""
+        skipped = {"ran": False, "status": "skipped", "reason": "the query has no words to search for",
+                   "weight": 0.0}
+        return {
+            "book_id": self.book_id, "query": query, "top_k": top_k, "hits": [],
+            "channels": {"lexical": dict(skipped), "vector": dict(skipped)},
+            "query_representation": {"kind": "text", "status": "not-encoded"},
+            "fusion": {"method": "weighted-rrf", "k": RRF_K, "weights": {"lexical": 0.0, "vector": 0.0}},
+            "rerank": {"rerank_requested": False, "rerank_applied": False},
+            "hints": dict(hints or {}),
+            "warnings": ["the query has no words or characters to search for (only punctuation or symbols)"],
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
         }
 

@@ -68,23 +68,26 @@ def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
     return text, fragments
 
 
-def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, int]]:
-    """(text, fragments, anchors): every id's offset, and the block-level ids' offsets."""
+def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, tuple[int, int]]]:
+    """(text, fragments, anchors): every id's offset, and the block-level ids' extents
+    [start, end) (an inline anchor opening a line extends to the end of that line)."""
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
     start = tree.body if tree.body is not None else tree.root
     out = _Builder()
     fragments: dict[str, int] = {}
-    anchors: dict[str, int] = {}
+    anchors: dict[str, list[int]] = {}
     if start is None:
-        return "", fragments, anchors
+        return "", fragments, {}
     # iterative walk: deep documents must not hit the recursion limit
-    stack: list[tuple[Any, bool, bool]] = [(start, False, False)]
+    stack: list[tuple[Any, bool, bool, str | None]] = [(start, False, False, None)]
     while stack:
-        node, leaving, pre = stack.pop()
+        node, leaving, pre, anchor = stack.pop()
         tag = node.tag
         if leaving:
+            if anchor is not None:
+                anchors[anchor][1] = out.length
             if tag in BLOCK_TAGS:
                 out.newline()
             elif tag in CELL_TAGS and out.last not in "\t\n":
@@ -103,22 +106,31 @@ def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, 
             else:
                 out.newline()
         attrs = node.attributes
+        anchor = None
         for key in ("id", "name") if tag == "a" else ("id",):
             value = attrs.get(key)
             if value and value not in fragments:
                 fragments[value] = out.length
                 if tag in BLOCK_TAGS or (out.last == "\n" and not _is_note_link(tag, attrs)):
-                    anchors[value] = out.length
-        stack.append((node, True, pre))
+                    anchors[value] = [out.length, out.length]
+                    anchor = value if tag in BLOCK_TAGS else None
+        stack.append((node, True, pre, anchor))
         child_pre = pre or tag == "pre"
         children = []
         child = node.child
         while child is not None:
             children.append(child)
             child = child.next
-        stack.extend((c, False, child_pre) for c in reversed(children))
+        stack.extend((c, False, child_pre, None) for c in reversed(children))
     text = "".join(out.parts).rstrip()
-    return text, {k: min(v, len(text)) for k, v in fragments.items()}, {k: min(v, len(text)) for k, v in anchors.items()}
+    extents: dict[str, tuple[int, int]] = {}
+    for key, (a, b) in anchors.items():
+        a = min(a, len(text))
+        if b <= a:  # an inline anchor: its line is its block
+            line_end = text.find("\n", a)
+            b = len(text) if line_end < 0 else line_end
+        extents[key] = (a, min(b, len(text)))
+    return text, {k: min(v, len(text)) for k, v in fragments.items()}, extents
 
 
 def image_sources(xhtml: bytes | str) -> list[str]:

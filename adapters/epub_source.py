@@ -18,7 +18,11 @@ from typing import Any
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
-from book_agent.adapters.epub_chapter_text import extract_chapter, extract_chapter_text, image_sources
+from book_agent.adapters.epub_chapter_text import (
+    extract_chapter,
+    extract_chapter_text,
+    image_sources,
+)
 from book_agent.domain.errors import BookAgentError
 
 __all__ = ["Chapter", "EpubSource", "SpineItem", "extract_chapter_text"]
@@ -40,7 +44,7 @@ class Chapter:
     text: str
     fragments: dict[str, int] = field(default_factory=dict)
     images: list[str] = field(default_factory=list)  # zip paths of the chapter's images
-    anchors: dict[str, int] = field(default_factory=dict)  # block-level ids only (see extract_chapter)
+    anchors: dict[str, tuple[int, int]] = field(default_factory=dict)  # block-level ids: [start, end)
 
 
 def _local(tag: str) -> str:
@@ -62,7 +66,7 @@ class EpubSource:
             "source.original_corrupt",
             f"the original EPUB cannot be read ({what})" + (f": {exc}" if exc else ""),
             details={"path": str(self.path), "what": what},
-            remediation="re-download or rebuild the package; meanwhile use read_markdown for the text",
+            remediation="re-download or rebuild the package; meanwhile read book.md (`book-agent markdown BOOK` / the read_markdown tool)",
         )
 
     def _read(self, name: str) -> bytes:
@@ -178,5 +182,5 @@ def _href_error(code: str, href: Any, why: str) -> BookAgentError:
         code,
         f"href {href!r}: {why}",
         details={"href": href},
-        remediation="use an href from the book's spine (see the locator of a search hit or inspect())",
+        remediation="use an href from the book's spine (a search hit's source_locator, or `book-agent locate` / locate_source)",
     )

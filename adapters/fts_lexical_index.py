@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
+from book_agent.adapters.cjk_fold import fold_chinese
 from book_agent.adapters.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import index_text, query_terms
@@ -108,7 +109,8 @@ def _fill(
         out.executemany("INSERT INTO ids VALUES (?, ?)", [(start + i, str(r[0])) for i, r in enumerate(rows)])
         out.executemany(
             "INSERT INTO fts(rowid, body, headings) VALUES (?, ?, ?)",
-            [(start + i, index_text(r[1] or ""), index_text(_headings_text(r[2]))) for i, r in enumerate(rows)],
+            [(start + i, index_text(r[1] or "", fold_chinese), index_text(_headings_text(r[2]), fold_chinese))
+             for i, r in enumerate(rows)],
         )
         done += len(rows)
         if progress:
@@ -187,7 +189,7 @@ class FtsLexicalIndex:
         return " OR ".join(ordered)
 
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
-        terms = query_terms(query)
+        terms = query_terms(query, fold_chinese)
         if not terms or top_k <= 0:
             return []
         sql = (
@@ -211,7 +213,7 @@ class FtsLexicalIndex:
 
     def term_coverage(self, query: str, record_id: str) -> float:
         """Share of the query's terms found in one record (each term matched with the stemmer)."""
-        terms = query_terms(query)[:COVERAGE_TERMS]
+        terms = query_terms(query, fold_chinese)[:COVERAGE_TERMS]
         if not terms:
             return 0.0
         try:

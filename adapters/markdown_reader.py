@@ -99,7 +99,8 @@ def read_markdown(
                              ("heading", heading is not None)) if on]
     if len(modes) != 1:
         raise _bad("markdown.request_invalid", "give exactly one of: a record, a start/end range, a heading",
-                   "e.g. markdown BOOK --record ID, or --start 0 --end 2000, or --heading 'Chapter 1'", modes=modes)
+                   "e.g. `book-agent markdown BOOK --record ID` (or --start 0 --end 2000, or --heading 'Chapter 1'); "
+                   "the read_markdown tool takes record_id, start/end or heading", modes=modes)
     if isinstance(context_chars, bool) or not isinstance(context_chars, int) or not 0 <= context_chars <= MAX_CONTEXT_CHARS:
         raise _bad("markdown.context_invalid", f"context_chars must be 0..{MAX_CONTEXT_CHARS}, not {context_chars!r}",
                    "use the default 500", context_chars=context_chars)
@@ -112,7 +113,8 @@ def read_markdown(
         s, e = record_span or (None, None)
         if s is None or e is None:
             raise _bad("markdown.span_unknown", f"record {record_id!r} has no known span in book.md",
-                       "read the record itself (read BOOK RECORD_ID) or its source (locate, then source)",
+                       "read the record itself (`book-agent read BOOK RECORD_ID` / read_entry) or its original "
+                       "(`book-agent locate`, then `book-agent source` / locate_source, then read_source)",
                        record_id=record_id)
         out["record_id"] = record_id
     else:
@@ -137,15 +139,31 @@ def _norm(title: str) -> str:
     return " ".join(title.casefold().split())
 
 
+def outline(headings: tuple[Heading, ...], limit: int = 30) -> list[str]:
+    """Titles of the book's top levels of headings, in order, at most `limit` of them: the
+    deepest level that still fits (a book's chapter list rather than its first 20 sub-sections)."""
+    levels = sorted({h.level for h in headings})
+    chosen: list[str] = []
+    for depth in range(1, len(levels) + 1):
+        titles = [h.title for h in headings if h.level in levels[:depth]]
+        if chosen and len(titles) > limit:
+            break
+        chosen = titles[:limit]
+    return chosen
+
+
 def _section(text: str, headings: tuple[Heading, ...], wanted: Any) -> dict[str, Any]:
     if not isinstance(wanted, str) or not wanted.strip():
         raise _bad("markdown.request_invalid", "heading must be non-empty text", "pass a heading's title")
     key = _norm(wanted.lstrip("#"))
     matches = [h for h in headings if _norm(h.title) == key] or [h for h in headings if key in _norm(h.title)]
     if not matches:
-        raise _bad("markdown.heading_not_found", f"no heading matches {wanted!r}",
-                   "list the headings with markdown BOOK --start 0 --end 2000, or search first",
-                   heading=wanted, some_headings=[h.title for h in headings[:20]])
+        some = outline(headings)
+        listed = "; ".join(repr(t) for t in some) if some else "(book.md has no headings)"
+        more = f" (showing {len(some)} of {len(headings)})" if len(some) < len(headings) else ""
+        raise _bad("markdown.heading_not_found", f"no heading matches {wanted!r}; headings{more}: {listed}",
+                   "pass one of the listed headings (or a part of one), or search first and read a hit's record",
+                   heading=wanted, some_headings=some, heading_count=len(headings))
     h = matches[0]
     after = [x for x in headings if x.start > h.start and x.level <= h.level]
     end = after[0].start if after else len(text)

@@ -43,7 +43,7 @@ def _corrupt(path: Path, what: str, exc: BaseException) -> BookAgentError:
         "source.original_corrupt",
         f"the original PDF cannot be read ({what}): {exc}",
         details={"path": str(path), "what": what},
-        remediation="re-download or rebuild the package; meanwhile use read_markdown for the text",
+        remediation="re-download or rebuild the package; meanwhile read book.md (`book-agent markdown BOOK` / the read_markdown tool)",
     )
 
 

@@ -17,7 +17,7 @@ def locator_error(message: str, details: dict[str, Any] | None = None) -> BookAg
         "source.locator_invalid",
         message,
         details=details,
-        remediation="pass a locator returned by locate (or a search hit's source_locator)",
+        remediation="pass a locator from `book-agent locate` / the locate_source tool (or a search hit's source_locator)",
     )
 
 
@@ -27,7 +27,7 @@ def check_max_chars(max_chars: Any) -> int:
             "source.max_chars_invalid",
             f"max_chars must be an integer from 1 to {MAX_CHARS_LIMIT}, not {max_chars!r}",
             details={"max_chars": max_chars, "limit": MAX_CHARS_LIMIT},
-            remediation="use the default 12000, or read the page in several windows with char_start",
+            remediation="use the default 12000 (`--max-chars` / max_chars), or read a long page in several windows",
         )
     return max_chars
 
@@ -48,7 +48,8 @@ def check_book(expected: str | None, data: dict[str, Any]) -> None:
             "source.wrong_book",
             f"this locator belongs to book {given!r}, not {expected!r}",
             details={"locator_book_id": given, "book_id": expected},
-            remediation=f"call read_source on book {given!r}, or locate the passage in {expected!r} first",
+            remediation=(f"read it from book {given!r} (`book-agent source {given} --locator-json FILE` / the read_source "
+                         f"tool), or locate the passage in {expected!r} first (`book-agent locate` / locate_source)"),
         )
 
 
@@ -119,6 +120,30 @@ class RecordLookup:
             source = {}
         return {"record_id": row[0], "text": row[1], "md_start": row[2], "md_end": row[3],
                 "source": source if isinstance(source, dict) else {}}
+
+    def page_labels(self) -> dict[int, str]:
+        """{page_index: page_label} as the records' sources give them (first record per page
+        wins); {} when the database or SQLite's JSON functions are unavailable."""
+        import sqlite3
+        from contextlib import closing
+
+        from book_agent.adapters.sqlite_readonly import connect_readonly
+
+        if self.path is None or not Path(self.path).is_file():
+            return {}
+        labels: dict[int, str] = {}
+        try:
+            with closing(connect_readonly(self.path)) as con:
+                rows = con.execute(
+                    "SELECT json_extract(source, '$.page_index'), json_extract(source, '$.page_label') FROM records"
+                    " WHERE json_valid(source) AND json_extract(source, '$.page_label') IS NOT NULL ORDER BY rowid"
+                ).fetchall()
+        except sqlite3.Error:
+            return {}
+        for page, label in rows:
+            if isinstance(page, int) and label not in (None, ""):
+                labels.setdefault(page, str(label))
+        return labels
 
     def close(self) -> None:
         """Nothing to release (kept so callers can treat it like the other sources)."""

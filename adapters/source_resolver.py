@@ -48,6 +48,7 @@ class SourceResolver:
         self.records = RecordLookup(package.database_path)
         self._markdown: str | None = None
         self._markdown_norm: NormalizedText | None = None
+        self._record_labels: dict[int, str] | None = None
 
     # -- plumbing --------------------------------------------------------------------------
     def __enter__(self) -> SourceResolver:
@@ -72,7 +73,7 @@ class SourceResolver:
                 "source.original_missing",
                 "the package's original book is missing or of an unknown kind",
                 details={"original_path": str(path) if path else None, "kind": self.kind},
-                remediation="inspect the package; meanwhile use read_markdown for the text",
+                remediation="inspect the package (`book-agent inspect PACKAGE`); meanwhile read book.md (`book-agent markdown BOOK` / the read_markdown tool)",
             )
         return path
 
@@ -120,12 +121,27 @@ class SourceResolver:
                 self._markdown_norm = normalize(self.markdown_text() or "")
             return self._markdown_norm
 
+    def record_page_label(self, page_index: int) -> str | None:
+        """The page label the records give this page (used when the PDF has no labels)."""
+        with self._lock:
+            if self._record_labels is None:
+                self._record_labels = self.records.page_labels()
+            return self._record_labels.get(page_index)
+
+    def page_label(self, page_index: int, claimed: Any = None) -> str | None:
+        """The PDF's own label, else the caller's (a locator's), else the records' label."""
+        label = self.pdf().page_label(page_index)
+        if label is None and isinstance(claimed, str | int) and not isinstance(claimed, bool) and str(claimed):
+            label = str(claimed)
+        return label if label is not None else self.record_page_label(page_index)
+
     def _not_renderable(self) -> BookAgentError:
         return BookAgentError(
             "source.not_renderable",
             f"this book's original is {self.kind or 'unknown'}: it has no fixed pages to render",
             details={"kind": self.kind},
-            remediation="use read_source for the chapter text, or the chapter's own images (read_source lists them)",
+            remediation=("read the chapter text instead (`book-agent source BOOK --locator-json FILE` / the read_source tool);"
+                         " its result lists the chapter's own images"),
         )
 
     # -- use cases -------------------------------------------------------------------------
@@ -175,7 +191,8 @@ class SourceResolver:
             pdf = self.pdf()
             page = pdf.check_page(optional_int(locator, "page_index"))
             text = pdf.page_text(page)
-            out.update(page_index=page, page_label=pdf.page_label(page), extracted_by="pdfium")
+            claimed_label = locator.get("page_label") if locator.get("page_index") == page else None
+            out.update(page_index=page, page_label=self.page_label(page, claimed_label), extracted_by="pdfium")
         else:
             epub = self.epub()
             item, fragment = self._epub_item(locator)
@@ -223,4 +240,6 @@ class SourceResolver:
         result = _render(pdf, renders, tag, page_index, clip=clip, scale=scale, dpi=dpi,
                          include_image=include_image, max_pixels=max_pixels)
         result["book_id"] = self.book_id
+        if result.get("page_label") is None and isinstance(result.get("page_index"), int):
+            result["page_label"] = self.record_page_label(result["page_index"])
         return result

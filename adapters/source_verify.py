@@ -21,6 +21,7 @@ class Hit:
     source: dict[str, Any] = field(default_factory=dict)
     md_start: int | None = None
     md_end: int | None = None
+    quotation: bool = False  # a plain quotation string, not a hit or record
 
 
 def _quote_error(value: Any, why: str) -> BookAgentError:
@@ -33,7 +34,7 @@ def _quote_error(value: Any, why: str) -> BookAgentError:
 
 def read_hit(value: Any, book_id: str | None, records: RecordLookup) -> Hit:
     if isinstance(value, str):
-        hit = Hit(value)
+        hit = Hit(value, quotation=True)
     elif isinstance(value, dict):
         check_book(book_id, value)
         nested = value.get("record")
@@ -135,6 +136,8 @@ def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str,
         return loc
     verification: dict[str, Any] = {"method": "unverified", "score": round(found.best_score, 4), "stage": found.stage,
                                     "threshold": FUZZY_THRESHOLD, "corrected": {}, "markdown": md_status}
+    if (found.unit is None or found.match is None) and hit.quotation:
+        raise _not_found(resolver, hit.text, found.best_score)
     if found.unit is None or found.match is None:
         loc.update(claim.fields, char_start=claim.start, char_end=claim.end)
         warnings.append("the passage was not found in the original's text; the location is the record's claim")
@@ -152,17 +155,47 @@ def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str,
     return loc
 
 
+def _not_found(resolver: SourceResolver, text: str, best: float) -> BookAgentError:
+    return BookAgentError(
+        "source.quote_not_found",
+        f"this quotation was not found in the original of {resolver.book_id!r}: no exact or normalised "
+        f"match, and the closest approximate one scores {best:.2f}, below the {FUZZY_THRESHOLD} threshold",
+        details={"book_id": resolver.book_id, "quote": text[:200], "best_score": round(best, 4),
+                 "threshold": FUZZY_THRESHOLD},
+        remediation="check the wording against the book (quote its own words, not a paraphrase), or search first "
+                    f"(`book-agent search {resolver.book_id} \"...\"` / the search tool) and locate a hit or record",
+    )
+
+
 def _place(resolver: SourceResolver, unit: int, start: int, end: int, claim: Claim) -> dict[str, Any]:
     if resolver.kind == "pdf":
         pdf = resolver.pdf()
         label = pdf.page_label(unit) or (claim.fields.get("page_label") if unit == claim.unit else None)
+        if label is None:
+            label = resolver.record_page_label(unit)
         return {"page_index": unit, "page_label": label, "bbox": pdf.bbox(unit, start, end)}
     epub = resolver.epub()
     item = epub.spine[unit]
-    fragments = epub.chapter(item).fragments
-    before = [(offset, fid) for fid, offset in fragments.items() if offset <= start]
-    fragment = max(before, key=lambda pair: pair[0])[1] if before else None
-    claimed = claim.fields.get("fragment")
-    if claimed in fragments and fragment is not None and fragments[claimed] == fragments[fragment]:
-        fragment = claimed  # same position: keep the record's own name for it
-    return {"href": item.href, "spine_index": item.index, "fragment": fragment}
+    chapter = epub.chapter(item)
+    return {"href": item.href, "spine_index": item.index,
+            "fragment": nearest_fragment(chapter.fragments, chapter.anchors, start, end, claim.fields.get("fragment"))}
+
+
+def nearest_fragment(fragments: dict[str, int], anchors: dict[str, tuple[int, int]], start: int, end: int,
+                     claimed: Any) -> str | None:
+    """The id to cite for the span [start, end): the record's own fragment when it is a
+    block-level anchor whose block holds the whole span; else the nearest block-level anchor
+    (paragraph, heading, section) at or before the span, so never a note marker when such an
+    anchor exists; else the nearest id of any kind (it still positions a reader)."""
+    if isinstance(claimed, str) and claimed in anchors:
+        lo, hi = anchors[claimed]
+        if lo <= start and end <= hi:
+            return claimed
+    before = [(lo, fid) for fid, (lo, _) in anchors.items() if lo <= start]
+    if not before:
+        before = [(offset, fid) for fid, offset in fragments.items() if offset <= start]
+    if not before:
+        return None
+    best = max(offset for offset, _ in before)
+    tied = [fid for offset, fid in before if offset == best]
+    return claimed if claimed in tied else tied[-1]  # the innermost (a paragraph rather than its section)

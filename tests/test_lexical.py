@@ -134,3 +134,16 @@ def test_a_long_question_keeps_its_rare_terms_and_still_finds_its_passage(big_in
     expression = big_index._match_expression(big_index._connection(), query_terms(" ".join(words)))
     assert 3 <= expression.count('"') // 2 < len(set(query_terms(" ".join(words))))  # pruned, not emptied
     assert [h.record_id for h in big_index.search(" ".join(words), 5)][:1] == [source.record_id]
+
+
+@pytest.mark.parametrize(("query", "expected"), [("战争", "zh1"), ("后勤", "zh1"), ("公园", "zh2"), ("天气", "zh2")])
+def test_simplified_queries_find_traditional_text(index, query, expected):
+    # the records hold 戰爭, 後勤, 公園 and 天氣 (traditional forms)
+    assert ids(index, query)[:1] == [expected]
+
+
+def test_folding_leaves_latin_text_alone():
+    from book_agent.adapters.cjk_fold import fold_chinese
+
+    assert fold_chinese("Running rivers") == "Running rivers"
+    assert fold_chinese("用間") == "用间"

@@ -144,9 +144,17 @@ def test_unknown_tool_is_a_json_tool_error_and_the_session_goes_on() -> None:
 
 
 @pytest.mark.parametrize("query", [" ", "\t\n  \u3000"])
-def test_whitespace_query_is_refused_before_the_core(query: str) -> None:
-    err = error_of(call(build_server(BOOK, agent=Untouchable()), "search", {"query": query}))
+def test_whitespace_query_is_the_cores_tool_error_not_a_crash(data_dir: Path, query: str) -> None:
+    server = build_server(BOOK, data_dir=data_dir)
+
+    async def body(c: Client[Any]) -> tuple[Any, Any]:
+        return (await c.call_tool("search", {"query": query}, raise_on_error=False),
+                await c.call_tool("search", {"query": "water"}, raise_on_error=False))
+
+    bad, good = session(server, body)
+    err = error_of(bad)
     assert err["code"] == "search.empty_query" and err["remediation"]
+    assert check_output(good, "search")["hits"]  # the session goes on
 
 
 # --- every tool against a real book -----------------------------------------------------

@@ -31,7 +31,7 @@ def read(
     record_id: str = typer.Argument(..., help="A record id (from a search hit)."),
 ) -> None:
     """One record of the book: full text, headings, source and book.md span."""
-    emit(ctx, agent(ctx).read_entry(book, record_id), _render_text)
+    emit(ctx, agent(ctx).read_entry(book, record_id), _render_record)
 
 
 def markdown(
@@ -46,12 +46,12 @@ def markdown(
     """Read book.md: a record's span with context, a character range, or a heading's section."""
     result = agent(ctx).read_markdown(book, record_id=record, start=start, end=end, heading=heading,
                                       context_chars=context)
-    emit(ctx, result, _render_text)
+    emit(ctx, result, _render_markdown)
 
 
 def skill(ctx: typer.Context, book: str = typer.Argument(..., help="A registered book_id.")) -> None:
     """The book's SKILL.md (front matter and body)."""
-    emit(ctx, agent(ctx).get_skill(book), _render_text)
+    emit(ctx, agent(ctx).get_skill(book), _render_skill)
 
 
 def locate(
@@ -85,7 +85,7 @@ def source(
 ) -> None:
     """The original's own text at a locator (PDF page via PDFium, EPUB chapter via selectolax)."""
     locator = _read_json(locator_json, "locator")
-    emit(ctx, agent(ctx).read_source(book, locator, max_chars=max_chars), _render_text)
+    emit(ctx, agent(ctx).read_source(book, locator, max_chars=max_chars), _render_source)
 
 
 def render(
@@ -123,40 +123,138 @@ def _parse_clip(text: str) -> list[float]:
     return values
 
 
-def _render_text(result: dict[str, Any]) -> None:
+# -- human output -------------------------------------------------------------------------
+# Book text is printed literally: no rich markup, highlighting or emoji codes (a record may
+# hold "[/i]" or ":warning:"), and no re-wrapping (soft_wrap), so what is printed is the book's.
+
+
+def _console() -> Any:
     from rich.console import Console
 
-    console = Console()
-    meta = {k: v for k, v in result.items() if k not in ("text", "body", "context_before", "context_after")
-            and not isinstance(v, dict | list)}
-    console.print(", ".join(f"{k}={v}" for k, v in meta.items()), style="dim", markup=False)
-    body = result.get("text") if result.get("text") is not None else result.get("body", "")
-    console.print(str(body), markup=False, highlight=False)
+    return Console(markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+
+def _dim(console: Any, line: str) -> None:
+    console.print(line, style="dim")
+
+
+def _marked(before: str, span: str, after: str, around: str = "") -> Any:
+    """before »span« after, the span in bold (the markers survive plain, unstyled output)."""
+    from rich.text import Text
+
+    text = Text(before, style=around)
+    text.append("»")
+    text.append(span, style="bold")
+    text.append("«")
+    text.append(after, style=around)
+    return text
+
+
+def _place(loc: dict[str, Any]) -> str:
+    """Where a locator/record source points: `page_index N (page label L)` or `href#fragment`."""
+    if loc.get("page_index") is not None:
+        label = loc.get("page_label")
+        return f"page_index {loc['page_index']}" + (f" (page label {label})" if label not in (None, "") else "")
+    href = loc.get("href")
+    if href is None:
+        return "?"
+    place = href + (f"#{loc['fragment']}" if loc.get("fragment") and "#" not in href else "")
+    return place + (f" (spine_index {loc['spine_index']})" if loc.get("spine_index") is not None else "")
+
+
+def _chars(data: dict[str, Any]) -> str:
+    if data.get("char_start") is None:
+        return ""
+    return f"  chars {data['char_start']}..{data.get('char_end')}"
+
+
+def _render_record(rec: dict[str, Any]) -> None:
+    console = _console()
+    console.print(f"{rec.get('evidence_id') or rec.get('record_id')}", style="bold")
+    if rec.get("headings"):
+        console.print("headings: " + " > ".join(str(h) for h in rec["headings"]))
+    src = rec.get("source_locator") or rec.get("source") or {}
+    if src:
+        console.print(f"source: {_place(src)}{_chars(src)}")
+    span = rec.get("markdown_span") or {}
+    if span.get("start") is not None:
+        console.print(f"book.md: chars {span['start']}..{span.get('end')}")
+    console.print("")
+    console.print(str(rec.get("text") or ""))
+
+
+def _render_markdown(result: dict[str, Any]) -> None:
+    console = _console()
+    span = result.get("markdown_span") or {}
+    where = f"book.md chars {span.get('start')}..{span.get('end')} of {result.get('markdown_chars')}"
+    if result.get("mode") == "heading":
+        _dim(console, f"heading {result.get('heading')!r} (level {result.get('level')}), {where}")
+    elif result.get("mode") == "record":
+        _dim(console, f"record {result.get('record_id')}, {where}, context {result.get('context_chars')} chars")
+    else:
+        _dim(console, where)
+    if result.get("headings"):
+        _dim(console, "headings: " + " > ".join(str(h) for h in result["headings"]))
+    text = str(result.get("text") or "")
+    if result.get("mode") == "record":
+        console.print(_marked(str(result.get("context_before") or ""), text, str(result.get("context_after") or ""),
+                              around="dim"))
+    else:
+        console.print(text)
     if result.get("truncated"):
-        console.print("(truncated: use --max-chars or a narrower locator)", style="yellow")
+        console.print("(truncated: the section is longer than shown; read the rest with --start/--end)", style="yellow")
+    for other in result.get("other_matches") or []:
+        _dim(console, f"also matches: {other.get('heading')!r} at {other.get('start')}")
+
+
+def _render_skill(result: dict[str, Any]) -> None:
+    import sys
+
+    text = str(result.get("text") or "")
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+def _render_source(result: dict[str, Any]) -> None:
+    console = _console()
+    lo, hi, total = result.get("window_start"), result.get("window_end"), result.get("text_chars")
+    _dim(console, f"{_place(result)}{_chars(result)}  (text chars {lo}..{hi} of {total}, extracted by "
+                  f"{result.get('extracted_by')})")
+    text = str(result.get("text") or "")
+    span = result.get("span_in_text")
+    if isinstance(span, dict) and 0 <= span.get("start", -1) <= span.get("end", -1) <= len(text):
+        console.print(_marked(text[: span["start"]], text[span["start"] : span["end"]], text[span["end"] :]))
+    else:
+        console.print(text)
+    if result.get("truncated"):
+        console.print(f"(truncated: showing characters {lo}..{hi} of {total}; use --max-chars for more)",
+                      style="yellow")
+    if result.get("note"):
+        console.print(f"note: {result['note']}", style="yellow")
+    for image in result.get("images") or []:
+        _dim(console, f"image: {image}")
 
 
 def _render_locator(loc: dict[str, Any]) -> None:
-    from rich.console import Console
-
-    console = Console()
+    console = _console()
     check = loc.get("verification") or {}
-    place = f"page {loc['page_index']}" if loc.get("page_index") is not None else loc.get("href") or "?"
-    console.print(f"{place}  chars {loc.get('char_start')}..{loc.get('char_end')}  "
-                  f"verified: {check.get('method')} (score {check.get('score')})", markup=False)
+    console.print(f"{_place(loc)}{_chars(loc)}  verified: {check.get('method')} (score {check.get('score')})")
+    span = loc.get("markdown_span") or {}
+    if span.get("start") is not None:
+        _dim(console, f"book.md chars {span['start']}..{span.get('end')} ({check.get('markdown')})")
     if loc.get("bbox"):
-        console.print(f"bbox {loc['bbox']}", markup=False)
+        _dim(console, f"bbox {loc['bbox']} (a render --clip)")
     for key, change in (check.get("corrected") or {}).items():
-        console.print(f"corrected {key}: {change}", style="yellow", markup=False)
+        console.print(f"corrected {key}: {change}", style="yellow")
     for warning in loc.get("warnings") or []:
-        console.print(f"warning: {warning}", style="yellow", markup=False)
+        console.print(f"warning: {warning}", style="yellow")
+    book = loc.get("book_id")
+    _dim(console, f"read it: book-agent --json locate {book} ... > loc.json; book-agent source {book} --locator-json loc.json")
 
 
 def _render_render(result: dict[str, Any]) -> None:
-    from rich.console import Console
-
-    console = Console()
-    console.print(result["path"], markup=False, highlight=False)
-    console.print(f"{result['width_px']}x{result['height_px']} px at {result['dpi']} dpi"
+    console = _console()
+    console.print(str(result["path"]))
+    _dim(console, f"{_place(result)}: {result['width_px']}x{result['height_px']} px at {result['dpi']} dpi"
                   + (" (cached)" if result.get("cached") else "")
-                  + "".join(f"; {note}" for note in result.get("notes") or []), style="dim", markup=False)
+                  + "".join(f"; {note}" for note in result.get("notes") or []))

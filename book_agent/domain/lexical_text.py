@@ -17,6 +17,9 @@ and Korean. Trigram tokenizers miss two-character words, the most common Chinese
 length. Non-CJK text goes to FTS5's `porter unicode61` tokenizer, which stems English
 (running -> run) and folds case and diacritics.
 
+Index and queries may go through the same `fold` (the adapter folds traditional Chinese to
+simplified with OpenCC), so 用间 finds 用間 and 战争 finds 戰爭.
+
 Queries are never parsed as FTS5 syntax: terms are extracted here and each is quoted, so
 quotes, `*`, NEAR, AND, `-`, `:` and parentheses in user text are just text.
 """
@@ -25,8 +28,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
-TOKENIZER_VERSION = "cjk-bigram-porter-v1"
+TOKENIZER_VERSION = "cjk-bigram-porter-t2s-v2"
+
+Fold = Callable[[str], str]  # e.g. traditional -> simplified Chinese, applied to index and query alike
 MAX_QUERY_TERMS = 64  # a 10 kB query must stay fast: keep the first distinct terms
 
 _CJK_RANGES = (
@@ -69,9 +75,12 @@ def cjk_tokens(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)] + [run[-1]]
 
 
-def index_text(text: str) -> str:
+def index_text(text: str, fold: Fold | None = None) -> str:
     """The form of a record's text that goes into the FTS5 table."""
-    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_tokens(m.group())) + " ", normalize(text))
+    text = normalize(text)
+    if fold is not None:
+        text = fold(text)
+    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_tokens(m.group())) + " ", text)
 
 
 def cjk_share(text: str) -> float:
@@ -82,12 +91,15 @@ def cjk_share(text: str) -> float:
     return sum(1 for ch in letters if CJK_RUN.match(ch)) / len(letters)
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, fold: Fold | None = None) -> list[str]:
     """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable."""
     terms: list[str] = []
     seen: set[str] = set()
     words: list[str] = []
-    for match in _TOKEN.finditer(normalize(query)):
+    text = normalize(query)
+    if fold is not None:
+        text = fold(text)
+    for match in _TOKEN.finditer(text):
         token = match.group()
         if is_cjk(token):
             fragments = _cjk_fragments(token)

@@ -63,13 +63,3 @@ def unknown_tool(tool: str, available: list[str]) -> BookAgentError:
         remediation="call tools/list and use one of the tools it names",
     )
 
-
-def empty_query() -> BookAgentError:
-    # The core's own code for the same mistake (services/search.py), so a client sees one
-    # code whichever layer notices first.
-    return BookAgentError(
-        "search.empty_query",
-        "the query is empty or only whitespace",
-        details={},
-        remediation="pass the question or keywords to search for",
-    )

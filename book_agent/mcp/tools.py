@@ -17,7 +17,7 @@ from book_agent.adapters.page_render import DPI_RANGE
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp import descriptions as d
 from book_agent.mcp import schemas
-from book_agent.mcp.errors import bad_arguments, empty_query, error_result, internal_error
+from book_agent.mcp.errors import bad_arguments, error_result, internal_error
 from book_agent.mcp.images import with_image
 from book_agent.services.search import MAX_TOP_K
 
@@ -60,8 +60,6 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
         ] = None,
         hints: Hints = None,
     ) -> Any:
-        if not query.strip():  # minLength lets "   " through; it is as empty as "" (same code as the core)
-            return error_result(empty_query())
         return await _call(
             session,
             "search",

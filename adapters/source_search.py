@@ -7,9 +7,10 @@ on the unit its record names first, then on neighbouring units, then in the whol
 2. every other unit: exact, then normalised (an exact or normalised match anywhere beats
    any fuzzy one: a misquote must not be pinned to an approximate look-alike when the
    passage itself is in the book);
-3. fuzzy on the near units and on the few other units whose trigram share with the passage
-   is highest (ties: the shorter unit, where the shared trigrams are denser); the best score
-   wins, a near unit on a tie, and it is kept if its score >= FUZZY_THRESHOLD.
+3. fuzzy on the near units and on the few other units (trigram share >= MIN_GRAM_SHARE) whose
+   5-gram share with the passage is highest (ties: the shorter unit, where the shared grams
+   are denser, e.g. a chapter rather than the endnotes quoting it); the best score wins, the
+   earlier candidate on a tie, and it is kept if its score >= FUZZY_THRESHOLD.
 
 Anything else is `unverified`, reported with the best candidate score found.
 """
@@ -97,8 +98,13 @@ def find_passage(units: UnitTexts, needle: str, needle_key: str, claimed: int | 
         found = find_normalized(units.normalized(unit), needle_key)
         if found is not None:
             return Found(unit, found, 1.0, "book")
-    shares = sorted((-gram_share(units.normalized(u).key, needle_key), len(units.normalized(u).key), u) for u in rest)
-    candidates = near + [u for share, _, u in shares[:FUZZY_BOOK_CANDIDATES] if -share >= MIN_GRAM_SHARE]
+    ranked = []
+    for unit in rest:
+        key = units.normalized(unit).key
+        share = gram_share(key, needle_key)
+        if share >= MIN_GRAM_SHARE:  # 5-grams tell a passage from a long unit that merely has its trigrams
+            ranked.append((-gram_share(key, needle_key, q=5), len(key), unit))
+    candidates = near + [unit for *_, unit in sorted(ranked)[:FUZZY_BOOK_CANDIDATES]]
     best: tuple[int, TextMatch] | None = None
     for unit in candidates:
         fuzzy = find_fuzzy(units.normalized(unit), needle_key)

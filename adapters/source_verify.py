@@ -158,8 +158,9 @@ def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str,
 def _not_found(resolver: SourceResolver, text: str, best: float) -> BookAgentError:
     return BookAgentError(
         "source.quote_not_found",
-        f"this quotation was not found in the original of {resolver.book_id!r}: no exact or normalised "
-        f"match, and the closest approximate one scores {best:.2f}, below the {FUZZY_THRESHOLD} threshold",
+        f"this quotation was not found in the original of {resolver.book_id!r}: no exact or normalised match, "
+        + (f"and the closest approximate one scores {best:.2f}, below the {FUZZY_THRESHOLD} threshold" if best > 0
+           else "and no approximate one"),
         details={"book_id": resolver.book_id, "quote": text[:200], "best_score": round(best, 4),
                  "threshold": FUZZY_THRESHOLD},
         remediation="check the wording against the book (quote its own words, not a paraphrase), or search first "

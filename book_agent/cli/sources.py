@@ -138,14 +138,15 @@ def _dim(console: Any, line: str) -> None:
     console.print(line, style="dim")
 
 
-def _marked(before: str, span: str, after: str, around: str = "") -> Any:
-    """before »span« after, the span in bold (the markers survive plain, unstyled output)."""
+def _marked(before: str, span: str, after: str, around: str = "", cut: bool = False) -> Any:
+    """before »span« after, the span in bold (the markers survive plain, unstyled output);
+    `cut`: the span goes on past what is shown, so it ends in "…" instead of "«"."""
     from rich.text import Text
 
     text = Text(before, style=around)
     text.append("»")
     text.append(span, style="bold")
-    text.append("«")
+    text.append("…" if cut else "«")
     text.append(after, style=around)
     return text
 
@@ -158,7 +159,7 @@ def _place(loc: dict[str, Any]) -> str:
     href = loc.get("href")
     if href is None:
         return "?"
-    place = href + (f"#{loc['fragment']}" if loc.get("fragment") and "#" not in href else "")
+    place = str(href) + (f"#{loc['fragment']}" if loc.get("fragment") and "#" not in str(href) else "")
     return place + (f" (spine_index {loc['spine_index']})" if loc.get("spine_index") is not None else "")
 
 
@@ -223,7 +224,8 @@ def _render_source(result: dict[str, Any]) -> None:
     text = str(result.get("text") or "")
     span = result.get("span_in_text")
     if isinstance(span, dict) and 0 <= span.get("start", -1) <= span.get("end", -1) <= len(text):
-        console.print(_marked(text[: span["start"]], text[span["start"] : span["end"]], text[span["end"] :]))
+        cut = isinstance(result.get("char_end"), int) and isinstance(hi, int) and result["char_end"] > hi
+        console.print(_marked(text[: span["start"]], text[span["start"] : span["end"]], text[span["end"] :], cut=cut))
     else:
         console.print(text)
     if result.get("truncated"):

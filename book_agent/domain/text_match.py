@@ -159,13 +159,14 @@ def _best_diagonal(hay_key: str, needle_key: str) -> tuple[int, int]:
     return bin_ * 4, count
 
 
-def gram_share(hay_key: str, needle_key: str, samples: int = 48) -> float:
-    """Cheap prefilter: the share of (sampled) needle trigrams present anywhere in hay."""
-    n = len(needle_key) - _Q + 1
+def gram_share(hay_key: str, needle_key: str, samples: int = 48, q: int = _Q) -> float:
+    """Cheap prefilter: the share of (sampled) needle q-grams present anywhere in hay. A long
+    unit holds nearly every trigram somewhere, so rankings use longer grams too (see source_search)."""
+    n = len(needle_key) - q + 1
     if n <= 0:
         return 0.0
     step = max(1, n // samples)
-    picked = [needle_key[j : j + _Q] for j in range(0, n, step)]
+    picked = [needle_key[j : j + q] for j in range(0, n, step)]
     return sum(1 for g in picked if g in hay_key) / len(picked)
 
 

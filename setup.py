@@ -6,9 +6,10 @@ package named `adapters` would collide with an unrelated, popular PyPI package. 
 new adapter sub-folder needs no edit. All other metadata lives in pyproject.toml.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
-core = [p for p in find_packages(include=["book_agent", "book_agent.*"])]
+# namespace discovery for the core: data folders such as book_agent/resources/skill ship too
+core = [p for p in find_namespace_packages(include=["book_agent", "book_agent.*"]) if "__pycache__" not in p]
 adapters = ["book_agent.adapters"] + [
     "book_agent.adapters." + p for p in find_packages(where="adapters")
 ]

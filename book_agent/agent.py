@@ -40,7 +40,13 @@ class BookAgent:
 
     def inspect(self, path: str | Path) -> dict[str, Any]:
         """Inspect a package folder or archive without registering it."""
-        return books.inspect_any(Path(path).expanduser()).to_dict()
+        source = Path(path).expanduser()
+        report = books.inspect_any(source).to_dict()
+        if books.is_archive(source):
+            # the paths point into the temporary folder it was extracted to, now removed
+            report["archive"] = {"path": str(source.resolve()), "extracted_to_temporary_folder": True,
+                                 "paths_are_temporary": True}
+        return report
 
     def init(self, path: str | Path, reranker: str = "none", replace: bool = False,
              progress: Progress | None = None) -> dict[str, Any]:

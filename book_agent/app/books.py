@@ -62,9 +62,7 @@ def inspect_any(path: Path) -> PackageInfo:
         try:
             extracted = import_archive(path, Path(tmp))
             info = inspect_dir(extracted)
-            data = info.to_dict()
-            data["archive"] = str(path)
-            return PackageInfo.from_dict(data)
+            return info
         finally:
             make_writable(Path(tmp))
 

@@ -158,17 +158,10 @@ def write_database(
     vectors: np.ndarray | None,
     meta_extra: dict[str, str] | None = None,
 ) -> None:
+    from book_agent.domain.package import DATABASE_SCHEMA_SQL
+
     con = sqlite3.connect(path)
-    con.executescript(
-        """
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE records (record_id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE,
-          text TEXT NOT NULL, headings TEXT NOT NULL DEFAULT '[]', md_start INTEGER,
-          md_end INTEGER, source TEXT NOT NULL);
-        CREATE TABLE vectors (record_id TEXT PRIMARY KEY REFERENCES records(record_id),
-          embedding BLOB NOT NULL);
-        """
-    )
+    con.executescript(DATABASE_SCHEMA_SQL)
     meta = {"schema_version": "0.1", "book_id": book_id, "record_count": str(len(records))}
     if vectors is not None:
         meta["embedding_dimensions"] = str(vectors.shape[1])

@@ -28,6 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from example_chunks import Chunk, Doc, chunk_book  # noqa: E402
 
+from book_agent.domain.package import DATABASE_SCHEMA_SQL  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 EPUB = ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
 OUT = ROOT / "examples" / "art-of-war-package"
@@ -110,16 +112,7 @@ def write_markdown(path: Path, docs: Sequence[Doc]) -> None:
 def write_database(path: Path, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
     con = sqlite3.connect(path)
     try:
-        con.executescript(
-            """
-            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            CREATE TABLE records (record_id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE,
-              text TEXT NOT NULL, headings TEXT NOT NULL DEFAULT '[]', md_start INTEGER,
-              md_end INTEGER, source TEXT NOT NULL);
-            CREATE TABLE vectors (record_id TEXT PRIMARY KEY REFERENCES records(record_id),
-              embedding BLOB NOT NULL);
-            """
-        )
+        con.executescript(DATABASE_SCHEMA_SQL)
         meta = {"schema_version": "0.1", "book_id": BOOK_ID, "record_count": str(len(chunks)),
                 "embedding_model": MODEL, "embedding_dimensions": str(DIMS)}
         con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))

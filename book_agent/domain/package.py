@@ -13,6 +13,16 @@ PACKAGE_SCHEMA = "book-agent.package"
 VECTORS_SCHEMA = "book-agent.vectors"
 MANIFEST_NAME = "book-package.json"
 
+# index.sqlite as contracts/book-package-0.1.md defines it: what the (upstream) builders write.
+DATABASE_SCHEMA_SQL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE records (record_id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE,
+  text TEXT NOT NULL, headings TEXT NOT NULL DEFAULT '[]', md_start INTEGER,
+  md_end INTEGER, source TEXT NOT NULL);
+CREATE TABLE vectors (record_id TEXT PRIMARY KEY REFERENCES records(record_id),
+  embedding BLOB NOT NULL);
+"""
+
 
 @dataclass
 class PackageInfo:

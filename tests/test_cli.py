@@ -154,3 +154,10 @@ def test_version_and_remove(tmp_path, pdf_package):
 def test_usage_hint_names_the_command_once(tmp_path):
     out = run_cli("--json", "serch", "x", data_dir=tmp_path / "data")
     assert json.loads(out.stdout)["error"]["remediation"] == "run `book-agent --help`"
+
+
+def test_a_negative_page_index_is_bad_input_not_an_unknown_option(tmp_path, pdf_package):
+    data = tmp_path / "data"
+    assert run_cli("init", str(pdf_package), data_dir=data).returncode == 0
+    out = run_cli("render", "test-book", "-1", "--json", data_dir=data)
+    assert out.returncode == 1 and json.loads(out.stdout)["error"]["code"] == "source.page_out_of_range"

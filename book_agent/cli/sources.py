@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
     app.command("skill")(skill)
     app.command("locate")(locate)
     app.command("source")(source)
-    app.command("render")(render)
+    # a negative page index is bad input with its own error, not an unknown option "-1"
+    app.command("render", context_settings={"ignore_unknown_options": True})(render)
 
 
 def read(

@@ -359,9 +359,7 @@ def _env_has(name: str) -> bool:
 
 
 def _visual_fallback(query: str, hits: list[dict[str, Any]], hints: dict[str, Any] | None) -> dict[str, Any]:
-    try:
-        from book_agent.domain.visual_fallback import VisualFallbackPolicy
-    except ImportError:  # pragma: no cover - while the sources part is being built
-        return {"recommended": False, "reasons": []}
+    from book_agent.domain.visual_fallback import VisualFallbackPolicy
+
     result: dict[str, Any] = VisualFallbackPolicy().evaluate(query, hits, hints=hints)
     return result

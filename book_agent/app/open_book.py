@@ -68,12 +68,10 @@ class OpenBook:
         manifest = self.package.vector_manifest
         if not manifest or self.package.database_path is None:
             return None, None, None, BookAgentError("search.no_vectors", "this package has no vectors")
-        try:
-            from book_agent.adapters.query_runtime import QueryRuntime
-            from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
-            from book_agent.domain.query_runtime import resolve_query_runtime
-        except ImportError as exc:  # pragma: no cover - only while a part is being built
-            return None, None, None, BookAgentError("search.vectors_unavailable", f"vector search is not available: {exc}")
+        from book_agent.adapters.query_runtime import QueryRuntime
+        from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
+        from book_agent.domain.query_runtime import resolve_query_runtime
+
         store = PrebuiltVectorStoreAdapter(
             self.package.database_path, manifest, sidecar_dir=self.runtime_dir / "vectors",
             database_sha256=self._database_sha(), book_id=self.book_id)

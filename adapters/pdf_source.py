@@ -10,6 +10,8 @@ ResourceWarnings as failures). pypdfium2's exceptions become `source.original_co
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,43 +116,39 @@ class PdfSource:
         if cached is not None:
             return cached
         self.check_page(page_index)
+        with self._textpage(page_index, "text") as textpage:
+            text: str = textpage.get_text_range()
+            if len(text) != textpage.count_chars():
+                # characters outside the BMP: rebuild one PDFium char at a time so that
+                # string offsets stay PDFium char indices (bbox depends on it)
+                text = "".join(textpage.get_text_range(i, 1) or "\ufffd" for i in range(textpage.count_chars()))
+        self._texts[page_index] = text
+        return text
+
+    @contextmanager
+    def _textpage(self, page_index: int, what: str) -> Iterator[Any]:
+        """A page's PDFium text page, under the PDFium lock, closed after; failures read as corrupt."""
         with PDFIUM_LOCK:
             page = self._page(page_index)
             try:
                 textpage = page.get_textpage()
                 try:
-                    text: str = textpage.get_text_range()
-                    if len(text) != textpage.count_chars():
-                        # characters outside the BMP: rebuild one PDFium char at a time so that
-                        # string offsets stay PDFium char indices (bbox depends on it)
-                        text = "".join(textpage.get_text_range(i, 1) or "\ufffd" for i in range(textpage.count_chars()))
+                    yield textpage
                 finally:
                     textpage.close()
             except Exception as exc:
-                raise _corrupt(self.path, f"text of page {page_index}", exc) from exc
+                raise _corrupt(self.path, f"{what} of page {page_index}", exc) from exc
             finally:
                 page.close()
-        self._texts[page_index] = text
-        return text
 
     def bbox(self, page_index: int, start: int, end: int) -> list[float] | None:
         """Union of the char boxes of text[start:end] in PDF points [x0, y0, x1, y1]."""
         text = self.page_text(page_index)
         wanted = [i for i in range(max(0, start), min(end, len(text))) if not text[i].isspace()]
-        with PDFIUM_LOCK:
-            page = self._page(page_index)
-            try:
-                textpage = page.get_textpage()
-                try:
-                    # loose boxes span the font's line height: tight ones of some CJK fonts
-                    # are 0.01 pt tall, and a readable crop wants whole lines anyway
-                    boxes = [textpage.get_charbox(i, loose=True) for i in wanted]
-                finally:
-                    textpage.close()
-            except Exception as exc:
-                raise _corrupt(self.path, f"char boxes of page {page_index}", exc) from exc
-            finally:
-                page.close()
+        with self._textpage(page_index, "char boxes") as textpage:
+            # loose boxes span the font's line height: tight ones of some CJK fonts
+            # are 0.01 pt tall, and a readable crop wants whole lines anyway
+            boxes = [textpage.get_charbox(i, loose=True) for i in wanted]
         real = [b for b in boxes if b[2] > b[0] and b[3] > b[1]]
         if not real:
             return None

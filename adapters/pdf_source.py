@@ -127,15 +127,21 @@ class PdfSource:
 
     @contextmanager
     def _textpage(self, page_index: int, what: str) -> Iterator[Any]:
-        """A page's PDFium text page, under the PDFium lock, closed after; failures read as corrupt."""
+        """A page's PDFium text page, closed after (see _opened_page)."""
+        with self._opened_page(page_index, what) as page:
+            textpage = page.get_textpage()
+            try:
+                yield textpage
+            finally:
+                textpage.close()
+
+    @contextmanager
+    def _opened_page(self, page_index: int, what: str) -> Iterator[Any]:
+        """A PDFium page under the PDFium lock, closed after; any failure reads as a corrupt page."""
         with PDFIUM_LOCK:
             page = self._page(page_index)
             try:
-                textpage = page.get_textpage()
-                try:
-                    yield textpage
-                finally:
-                    textpage.close()
+                yield page
             except Exception as exc:
                 raise _corrupt(self.path, f"{what} of page {page_index}", exc) from exc
             finally:
@@ -168,15 +174,9 @@ class PdfSource:
     # -- geometry and rendering ------------------------------------------------------------
     def page_box(self, page_index: int) -> PageBox:
         self.check_page(page_index)
-        with PDFIUM_LOCK:
-            page = self._page(page_index)
-            try:
-                x0, y0, x1, y1 = page.get_cropbox()
-                rotation = int(page.get_rotation()) % 360
-            except Exception as exc:
-                raise _corrupt(self.path, f"box of page {page_index}", exc) from exc
-            finally:
-                page.close()
+        with self._opened_page(page_index, "box") as page:
+            x0, y0, x1, y1 = page.get_cropbox()
+            rotation = int(page.get_rotation()) % 360
         return PageBox(float(x0), float(y0), float(x1), float(y1), rotation)
 
     def render_png(self, page_index: int, scale: float, crop: tuple[float, float, float, float]) -> tuple[bytes, int, int]:
@@ -184,20 +184,14 @@ class PdfSource:
         import io
 
         self.check_page(page_index)
-        with PDFIUM_LOCK:
-            page = self._page(page_index)
+        with self._opened_page(page_index, "rendering") as page:
+            bitmap = page.render(scale=scale, crop=crop)
             try:
-                bitmap = page.render(scale=scale, crop=crop)
-                try:
-                    # encode before closing: the PIL image may share the bitmap's buffer
-                    image = bitmap.to_pil()
-                    buffer = io.BytesIO()
-                    image.save(buffer, format="PNG", compress_level=1)  # speed over a few % of size
-                    width, height = image.width, image.height
-                finally:
-                    bitmap.close()
-            except Exception as exc:
-                raise _corrupt(self.path, f"rendering page {page_index}", exc) from exc
+                # encode before closing: the PIL image may share the bitmap's buffer
+                image = bitmap.to_pil()
+                buffer = io.BytesIO()
+                image.save(buffer, format="PNG", compress_level=1)  # speed over a few % of size
+                width, height = image.width, image.height
             finally:
-                page.close()
+                bitmap.close()
         return buffer.getvalue(), width, height

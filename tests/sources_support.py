@@ -8,6 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import typer
+
 from book_agent.domain.package import PackageInfo
 
 
@@ -47,3 +49,21 @@ def set_record(root: Path, record_id: str, source: dict[str, Any] | None = None,
         con.commit()
     finally:
         con.close()
+
+
+def sources_cli(package_root: Path, data_dir: Path, json_output: bool) -> typer.Typer:
+    """A typer app with the source commands, on `package_root` registered in `data_dir`."""
+    from book_agent.agent import BookAgent
+    from book_agent.cli import sources
+    from book_agent.cli.argv import GlobalOptions
+
+    with BookAgent(data_dir=data_dir) as agent:
+        agent.init(package_root)
+    app = typer.Typer()
+
+    @app.callback()
+    def _root(ctx: typer.Context) -> None:
+        ctx.obj = GlobalOptions(data_dir=str(data_dir), json=json_output)
+
+    sources.register(app)
+    return app

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import typer
 from package_builder import BLANK_PAGE, SAMPLE_RECORDS, tree_fingerprint
-from sources_support import package_info, record_source, set_record
+from sources_support import package_info, record_source, set_record, sources_cli
 from typer.testing import CliRunner
 
 from book_agent.adapters.epub_source import extract_chapter_text
@@ -235,19 +234,7 @@ def test_extract_chapter_text_offsets_and_skipping() -> None:
 # garbage collector when a CLI command ends: reported to the lead; not this module's resource.
 def test_cli_source_commands_end_to_end(pdf_package: Path, tmp_path: Path) -> None:
     """The commands of book_agent/cli/sources.py on a registered book, through BookAgent."""
-    from book_agent.agent import BookAgent
-    from book_agent.cli import sources
-    from book_agent.cli.argv import GlobalOptions
-
-    data = tmp_path / "data"
-    BookAgent(data_dir=data).init(pdf_package)
-    app = typer.Typer()
-
-    @app.callback()
-    def _root(ctx: typer.Context) -> None:
-        ctx.obj = GlobalOptions(data_dir=str(data), json=True)
-
-    sources.register(app)
+    app = sources_cli(pdf_package, tmp_path / "data", json_output=True)
     runner = CliRunner()
 
     def run(*args: str, stdin: str | None = None) -> dict[str, object]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import typer
 from package_builder import SAMPLE_RECORDS, RecordSpec, build_package
-from sources_support import package_info
+from sources_support import package_info, sources_cli
 from typer.testing import CliRunner
 
 from book_agent.adapters.epub_chapter_text import extract_chapter
@@ -142,22 +142,9 @@ MARKUP = "Brackets [/i] and [red]red[/red] and :warning: must print literally, a
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Iterator[tuple[CliRunner, typer.Typer, Path]]:
-    from book_agent.agent import BookAgent
-    from book_agent.cli import sources
-    from book_agent.cli.argv import GlobalOptions
-
     records = [*SAMPLE_RECORDS[:4], RecordSpec("r0099", MARKUP, ["Chapter 9", "Odd [/i] heading"], 2), *SAMPLE_RECORDS[4:6]]
     package = build_package(tmp_path / "pkg", kind="pdf", records=records)
-    data = tmp_path / "data"
-    BookAgent(data_dir=data).init(package)
-    app = typer.Typer()
-
-    @app.callback()
-    def _root(ctx: typer.Context) -> None:
-        ctx.obj = GlobalOptions(data_dir=str(data), json=False)
-
-    sources.register(app)
-    yield CliRunner(), app, package
+    yield CliRunner(), sources_cli(package, tmp_path / "data", json_output=False), package
 
 
 def _run(cli: tuple[CliRunner, typer.Typer, Path], *args: str, stdin: str | None = None) -> str:

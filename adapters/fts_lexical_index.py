@@ -25,14 +25,7 @@ from book_agent.ports import LexicalHit
 SIDECAR_NAME = "lexical.sqlite"
 HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text
 BATCH = 2000
-# A term in more than this share of records has almost no BM25 weight (idf ~ 0.25 at 78%)
-# but costs a score computation per matching record.
-COMMON_TERM_SHARE = 0.3
-POSTINGS_BUDGET_SHARE = 0.15  # a long query scores about this share of the book's records
-MIN_KEPT_TERMS = 3
-PRUNE_FROM_RECORDS = 2000  # smaller books answer fast anyway; keep every term there
 COVERAGE_TERMS = 32  # enough to judge a long question, bounded so it stays a few ms
-PRUNE_FROM_TERMS = 5  # a few terms rank fast even when common; counting them would cost more
 
 
 def read_stamp(path: Path) -> dict[str, str] | None:
@@ -150,44 +143,6 @@ class FtsLexicalIndex:
                 ) from exc
         return self._con
 
-    _record_count: int | None = None
-
-    def _records(self, con: sqlite3.Connection) -> int:
-        if self._record_count is None:
-            row = con.execute("SELECT value FROM meta WHERE key = 'record_count'").fetchone()
-            self._record_count = int(row[0]) if row else 0
-        return self._record_count
-
-    def _match_expression(self, con: sqlite3.Connection, terms: list[str]) -> str:
-        """OR of the terms; for a long query, of its rarest terms within a postings budget.
-
-        BM25 scores every record that holds any OR-ed term, so a 30-word question over a
-        large book scores nearly every record. Its rare terms carry the ranking (idf ~ 7 for
-        a term in 0.1% of records against ~ 2 for one in 10%), so terms are taken rarest
-        first until their document counts add up to POSTINGS_BUDGET_SHARE of the book
-        (at least MIN_KEPT_TERMS of them). When even those are common, their conjunction
-        (AND) is tried first: far fewer records need a score.
-        """
-        total = self._records(con)
-        if len(terms) < PRUNE_FROM_TERMS or total < PRUNE_FROM_RECORDS:
-            return " OR ".join(terms)
-        counted = [(con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (t,)).fetchone()[0], t)
-                   for t in terms]
-        present = sorted((df, i, t) for i, (df, t) in enumerate(counted) if df > 0)
-        if not present:
-            return " OR ".join(terms)
-        kept: list[tuple[int, int, str]] = []
-        postings = 0
-        for df, index, term in present:
-            if len(kept) >= MIN_KEPT_TERMS and postings + df > POSTINGS_BUDGET_SHARE * total:
-                break
-            kept.append((df, index, term))
-            postings += df
-        ordered = [t for _, _, t in sorted(kept, key=lambda item: item[1])]  # query order
-        if all(df > COMMON_TERM_SHARE * total for df, _, _ in kept):
-            return " AND ".join(ordered)
-        return " OR ".join(ordered)
-
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
         terms = query_terms(query, fold_chinese)
         if not terms or top_k <= 0:
@@ -197,11 +152,9 @@ class FtsLexicalIndex:
             "JOIN ids ON ids.rowid = fts.rowid WHERE fts MATCH ? ORDER BY rank_score LIMIT ?"
         )
         try:
-            con = self._connection()
-            expression = self._match_expression(con, terms)
-            rows = con.execute(sql, (expression, int(top_k))).fetchall()
-            if len(rows) < top_k and " AND " in expression:
-                rows = con.execute(sql, (" OR ".join(terms), int(top_k))).fetchall()
+            # every term, OR-ed: BM25 ranks records by how many (and how rare) they hold.
+            # Pruning long queries to their rarest terms cost quality on the eval suite.
+            rows = self._connection().execute(sql, (" OR ".join(terms), int(top_k))).fetchall()
         except sqlite3.Error as exc:
             raise BookAgentError(
                 "lexical.query_failed",

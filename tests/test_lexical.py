@@ -126,13 +126,11 @@ def big_index(tmp_path_factory: pytest.TempPathFactory) -> FtsLexicalIndex:
     idx.close()
 
 
-def test_a_long_question_keeps_its_rare_terms_and_still_finds_its_passage(big_index):
+def test_a_long_question_finds_its_passage(big_index):
     from package_builder import synthetic_records
 
     source = synthetic_records(2500, cjk_share=0.1)[1234]
     words = [w for w in source.text.rstrip(".").split() if w][:30]
-    expression = big_index._match_expression(big_index._connection(), query_terms(" ".join(words)))
-    assert 3 <= expression.count('"') // 2 < len(set(query_terms(" ".join(words))))  # pruned, not emptied
     assert [h.record_id for h in big_index.search(" ".join(words), 5)][:1] == [source.record_id]
 
 

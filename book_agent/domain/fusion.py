@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 # should be able to lead. (Measured on three eval sets: K in 10..20 all kept hybrid at or
 # above the best channel; 60 did not. See contracts/fusion.md.)
 RRF_K = 10
+PLAIN_RRF_K = 60  # the customary constant (Cormack et al. 2009): the baseline we must beat
 # The lexical weight is the share of the query's terms that its top hit contains, to this
 # power: a BM25 winner that holds 2 of 7 terms is a near-miss, one that holds them all is
 # strong evidence. Exponents 1.5 to 3 behaved alike; 2 is the middle.

@@ -46,7 +46,9 @@ _CJK_RANGES = (
     "\U00020000-\U0003134f"  # CJK Extensions B-H
 )
 CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
-_TOKEN = re.compile(f"[{_CJK_RANGES}]+|[^\\W_]+", re.UNICODE)
+# A CJK run, or a run of other letters and digits. `\w` also matches CJK, so the second
+# branch must exclude it: "2008年北京" is the number 2008 and the run 年北京, never one term.
+_TOKEN = re.compile(f"[{_CJK_RANGES}]+|(?:(?![{_CJK_RANGES}])[^\\W_])+", re.UNICODE)
 
 # Common English words: they carry no topic, and their long posting lists slow queries.
 STOPWORDS = frozenset(

@@ -14,7 +14,8 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
 from book_agent.services.search import HybridSearch
 
-CHANNELS = ("lexical", "vector", "hybrid")
+# plain RRF (k=60, equal weights) is the baseline a fusion method has to beat
+CHANNELS = ("lexical", "vector", "plain-rrf", "hybrid")
 RERANKED = "hybrid+rerank"  # a fourth column when the book has a reranker configured
 
 
@@ -70,6 +71,7 @@ def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10)
         "k": k,
         "summary": summary,
         "hybrid_at_least_best_single_ndcg": summary["hybrid"]["ndcg@10"] >= best_single - 1e-9,
+        "hybrid_at_least_plain_rrf_ndcg": summary["hybrid"]["ndcg@10"] >= summary["plain-rrf"]["ndcg@10"] - 1e-9,
         "vector_channel_ran": vector_ran,
         "rerank_applied": reranked if RERANKED in columns else None,
         "unknown_relevant_ids": unknown,

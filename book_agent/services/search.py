@@ -14,6 +14,7 @@ from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import (
+    PLAIN_RRF_K,
     RRF_K,
     ChannelRanking,
     FusedHit,
@@ -152,11 +153,17 @@ class HybridSearch:
 
     def channel_rankings(self, query: str, depth: int = CANDIDATES_MIN,
                          query_vector: Sequence[float] | None = None) -> dict[str, Any]:
-        """Record ids per channel and fused, best first (for the eval harness)."""
-        lexical_ids, _, lexical_info = self._lexical(query, depth)
-        vector_ids, _, vector_info, _ = self._vector(query, depth, query_vector)
+        """Record ids per channel, plain RRF (k=60) and our fusion, best first, with the
+        channels' scores (for the eval harness and the fusion study)."""
+        lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
+        vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
         fused = self._fuse(query, lexical_ids, vector_ids, lexical_info, vector_info)
-        return {"lexical": lexical_ids, "vector": vector_ids, "hybrid": [h.record_id for h in fused],
+        plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
+                     k=PLAIN_RRF_K)
+        return {"lexical": lexical_ids, "vector": vector_ids, "plain-rrf": [h.record_id for h in plain],
+                "hybrid": [h.record_id for h in fused],
+                "scores": {"lexical": lexical_scores, "vector": vector_scores or {}},
+                "weights": {"lexical": lexical_info["weight"], "vector": vector_info["weight"]},
                 "ran": {"lexical": lexical_info["ran"], "vector": vector_info["ran"]}}
 
     def _fuse(self, query: str, lexical_ids: list[str], vector_ids: list[str],

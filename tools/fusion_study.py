@@ -1,0 +1,179 @@
+"""How to fuse the lexical and vector channels: every candidate method on the same channel runs.
+
+    .venv/bin/python tools/fusion_study.py collect --sets fairytaleqa,drcd --split dev
+    .venv/bin/python tools/fusion_study.py report --sets fairytaleqa,drcd --split dev [--json]
+
+`collect` runs each query of a split once through the product's channels (depth 100,
+cached query vectors) and stores the ranked ids and scores under .eval/runs/. `report`
+then scores fusion methods offline on those runs (nDCG@10): plain RRF for several k, with
+and without the language gate, the current trust-weighted RRF, and convex combinations of
+per-query normalised scores (min-max, z-score, theoretical min-max) over a grid of weights.
+Choose on dev splits; confirm on test splits (contracts/fusion.md has the tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from eval_sets import WORK_DIR, load_set, query_vectors, registered_book
+
+from book_agent.domain.metrics import ndcg_at_k
+
+DEPTH = 100
+Run = dict[str, Any]
+Method = Callable[[Run], list[str]]
+
+
+def collect(names: list[str], split: str) -> None:
+    from book_agent import BookAgent
+    from book_agent.domain.fusion import vector_trust
+    from book_agent.domain.lexical_text import cjk_share
+
+    agent = BookAgent(WORK_DIR / "data")
+    for name in names:
+        eval_set = load_set(name)
+        book_id = registered_book(agent, eval_set)
+        vectors = query_vectors(eval_set, split)
+        searcher = agent._book(book_id).searcher()  # a dev tool: the channels themselves
+        runs = []
+        for (qid, text, relevant), vector in zip(eval_set.questions(split), vectors, strict=True):
+            got = searcher.channel_rankings(text, depth=DEPTH, query_vector=[float(x) for x in vector])
+            gate, _ = vector_trust(cjk_share(text), searcher.channels.model_languages)
+            runs.append({"qid": qid, "query": text, "relevant": relevant,
+                         "lexical": [[i, got["scores"]["lexical"][i]] for i in got["lexical"]],
+                         "vector": [[i, got["scores"]["vector"][i]] for i in got["vector"]],
+                         "current_weights": got["weights"], "gate": gate})
+        path = WORK_DIR / "runs" / f"{name}-{split}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(runs), encoding="utf-8")
+        print(f"{name} {split}: {len(runs)} runs -> {path}", file=sys.stderr)
+    agent.close()
+
+
+# --- fusion methods ---------------------------------------------------------------------
+
+def _order(scores: dict[str, float], run: Run) -> list[str]:
+    """Best first; ties by best single-channel rank (stable, like the product)."""
+    best: dict[str, int] = {}
+    for channel in ("lexical", "vector"):
+        for rank, (rid, _) in enumerate(run[channel]):
+            best[rid] = min(best.get(rid, 10**6), rank)
+    return sorted(scores, key=lambda r: (-scores[r], best.get(r, 10**6), r))
+
+
+def rrf(k: float, lexical_weight: float = 1.0, gate: bool = True) -> Method:
+    def method(run: Run) -> list[str]:
+        wv = (run["gate"] if gate else 1.0)
+        scores: dict[str, float] = {}
+        for channel, weight in (("lexical", lexical_weight), ("vector", wv)):
+            for rank, (rid, _) in enumerate(run[channel], start=1):
+                scores[rid] = scores.get(rid, 0.0) + weight / (k + rank)
+        return _order(scores, run)
+    return method
+
+
+def current(run: Run) -> list[str]:
+    scores: dict[str, float] = {}
+    for channel in ("lexical", "vector"):
+        weight = run["current_weights"][channel]
+        for rank, (rid, _) in enumerate(run[channel], start=1):
+            scores[rid] = scores.get(rid, 0.0) + weight / (10 + rank)
+    return _order(scores, run)
+
+
+def _normalise(pairs: list[list[Any]], how: str, floor: float) -> tuple[dict[str, float], float]:
+    """Normalised scores of one channel's list, and the value a missing candidate gets."""
+    values = [float(s) for _, s in pairs]
+    if not values:
+        return {}, 0.0
+    top, low = max(values), min(values)
+    if how == "minmax":
+        span = (top - low) or 1.0
+        return {r: (float(s) - low) / span for r, s in pairs}, 0.0
+    if how == "tmm":  # theoretical minimum: 0 for BM25 and for cosine here
+        span = (top - floor) or 1.0
+        return {r: (float(s) - floor) / span for r, s in pairs}, 0.0
+    if how == "zscore":
+        mean = statistics.fmean(values)
+        sd = statistics.pstdev(values) or 1.0
+        z = {r: (float(s) - mean) / sd for r, s in pairs}
+        return z, min(z.values())
+    if how == "dbsf":  # distribution-based: mean +- 3 sd mapped to [0, 1]
+        mean = statistics.fmean(values)
+        sd = statistics.pstdev(values) or 1.0
+        lo, hi = mean - 3 * sd, mean + 3 * sd
+        return {r: (float(s) - lo) / (hi - lo) for r, s in pairs}, 0.0
+    raise ValueError(how)
+
+
+def convex(alpha: float, how: str, gate: bool = True) -> Method:
+    """alpha * vector + (1 - alpha) * lexical, on per-query normalised scores."""
+    def method(run: Run) -> list[str]:
+        lexical, lexical_missing = _normalise(run["lexical"], how, 0.0)
+        vector, vector_missing = _normalise(run["vector"], how, 0.0)
+        a = alpha * (run["gate"] if gate else 1.0)
+        scores = {rid: (1 - a) * lexical.get(rid, lexical_missing) + a * vector.get(rid, vector_missing)
+                  for rid in set(lexical) | set(vector)}
+        if a == 0:  # gate closed: lexical order, then the vector channel's own, as the product does
+            tail = {rid: -1.0 - rank / 1000 for rank, (rid, _) in enumerate(run["vector"]) if rid not in lexical}
+            scores = {**{rid: lexical[rid] for rid in lexical}, **tail}
+        return _order(scores, run)
+    return method
+
+
+def single(channel: str) -> Method:
+    return lambda run: [rid for rid, _ in run[channel]]
+
+
+def methods() -> dict[str, Method]:
+    out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
+                              "plain-rrf k=60": rrf(60, gate=False), "current (cov^2, K=10)": current}
+    for k in (1, 2, 5, 10, 20, 30, 60):
+        out[f"rrf+gate k={k}"] = rrf(k)
+    for k in (5, 10, 20, 60):
+        for w in (0.7, 1.5, 2.0):
+            out[f"rrf+gate k={k} wlex={w}"] = rrf(k, lexical_weight=w)
+    for how in ("minmax", "zscore", "tmm", "dbsf"):
+        for alpha in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+            out[f"cc-{how} a={alpha}"] = convex(alpha, how)
+    return out
+
+
+def report(names: list[str], split: str, as_json: bool) -> None:
+    table: dict[str, dict[str, float]] = {}
+    for name in names:
+        runs = json.loads((WORK_DIR / "runs" / f"{name}-{split}.json").read_text(encoding="utf-8"))
+        for label, method in methods().items():
+            scores = [ndcg_at_k(method(run), run["relevant"], 10) for run in runs]
+            table.setdefault(label, {})[name] = round(statistics.fmean(scores), 4)
+    if as_json:
+        print(json.dumps(table, indent=1))
+        return
+    print(f"{'method':28s} " + " ".join(f"{n:>12s}" for n in names) + f" {'mean':>8s}")
+    for label, row in table.items():
+        mean = statistics.fmean(row.values())
+        print(f"{label:28s} " + " ".join(f"{row[n]:12.4f}" for n in names) + f" {mean:8.4f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("collect", "report"))
+    parser.add_argument("--sets", default="fairytaleqa,drcd")
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    names = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if args.action == "collect":
+        collect(names, args.split)
+    else:
+        report(names, args.split, args.json)
+
+
+if __name__ == "__main__":
+    main()

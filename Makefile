@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # 2 workers fit the 2-core machines the suite is sized for.
 XDIST := -n 2
 
-.PHONY: install test test-fast test-slow lint demo bench clean example-package
+.PHONY: install test test-fast test-slow lint demo bench eval clean example-package
 
 install: $(STAMP)
 
@@ -43,8 +43,13 @@ demo: install
 bench: install
 	$(PY) tools/bench.py
 
+# Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev
+EVAL_ARGS ?=
+eval: install
+	$(PY) tools/eval_suite.py $(EVAL_ARGS)
+
 example-package: install
 	$(PY) tools/build_example_package.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .bench .demo-data
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .bench .demo-data .eval

@@ -169,6 +169,18 @@ class QueryRuntime:
         return {"available": False, "routes": [], "reason": error.message, "code": error.code,
                 "remediation": error.remediation}
 
+    def tokenizer_vocabulary(self) -> list[str] | None:
+        """The local model's word pieces, or None when its files are not on this machine
+        (a remote model's tokenizer cannot be seen). Reads files; makes no request."""
+        if not self.spec.vector_channel_available:
+            return None
+        try:
+            encoder = self._encoder("local")
+            vocabulary = getattr(encoder, "vocabulary", None)
+            return list(vocabulary()) if callable(vocabulary) else None
+        except QueryRuntimeError:
+            return None
+
     def _encoder(self, kind: str) -> QueryEncoder:
         if kind not in self._encoders:
             self._encoders[kind] = self._remote() if kind == "remote" else self._local()

@@ -227,12 +227,17 @@ class BookAgent:
         if not (healthy and manifest):
             return {"available": False, "needs": needs, "model": (manifest or {}).get("model"),
                     "reason": "the package has no vectors" if healthy else "the package is not healthy"}
-        store, runtime, languages, problem = self._book(book_ref).vector_parts
+        book = self._book(book_ref)
+        store, runtime, evidence, problem = book.vector_parts
         if problem is not None:
             return {"available": False, "needs": needs, "model": manifest.get("model"), "reason": problem.message}
         encoding = runtime.availability()
+        check = book.vector_check(manifest.get("model"), runtime)
         return {"available": bool(encoding["available"]), "needs": needs, "model": manifest.get("model"),
-                "languages": languages, "query_encoding": encoding}
+                "languages": evidence.languages, "languages_source": evidence.source,
+                "self_check": {k: v for k, v in check.items() if k != "stamp"} if check else
+                {"status": "not-run", "reason": "made by `book-agent prepare BOOK` when queries can be encoded"},
+                "query_encoding": encoding}
 
     def prepare(self, book_ref: str, progress: Progress | None = None) -> dict[str, Any]:
         """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent."""
@@ -251,7 +256,19 @@ class BookAgent:
         if not state["fresh"]:
             result["lexical"] = {**sidecars.build_lexical(info.database_path, runtime_dir, expected, progress),
                                  "was": state}
+        result["vector_self_check"] = self._vector_self_check(str(entry["book_id"]))
         return result
+
+    def _vector_self_check(self, book_id: str) -> dict[str, Any] | None:
+        """Does the model read the book's scripts? Measured once per model and route (cached)."""
+        book = self._book(book_id)
+        store, runtime, _, problem = book.vector_parts
+        if problem is not None:
+            return None
+        check = book.vector_check((book.package.vector_manifest or {}).get("model"), runtime, store)
+        with self._lock:
+            self._forget(book_id)  # the next search reads the new evidence
+        return {k: v for k, v in check.items() if k != "stamp"} if check else None
 
     def configure(self, book_ref: str, **settings: Any) -> dict[str, Any]:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""

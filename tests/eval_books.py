@@ -68,7 +68,9 @@ def minilm_encoder() -> Callable[[list[str]], np.ndarray]:
     return encode
 
 
-def build_eval_book(name: str, dest: Path, encode: Callable[[list[str]], np.ndarray] | None = None) -> Path:
+def build_eval_book(name: str, dest: Path, encode: Callable[[list[str]], np.ndarray] | None = None,
+                    languages: tuple[str, ...] | None = ("en",)) -> Path:
+    """languages=None: the package declares none (the model's reach is then measured)."""
     book = load_book(name)
     return Path(build_package(
         dest,
@@ -80,7 +82,7 @@ def build_eval_book(name: str, dest: Path, encode: Callable[[list[str]], np.ndar
         vectors=encode or minilm_encoder(),
         model=MODEL,
         provider="local",
-        languages=["en"],
+        languages=list(languages) if languages is not None else None,
         language=str(book["language"]),
     ))
 

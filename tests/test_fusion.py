@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from book_agent.domain.fusion import (
     UNTRUSTED_VECTOR_WEIGHT,
     ChannelRanking,
+    LanguageEvidence,
     fuse,
     vector_trust,
 )
@@ -67,11 +69,26 @@ def test_duplicate_in_one_channel_counts_once():
 
 
 def test_english_only_model_is_not_trusted_for_chinese_queries():
-    weight, reason = vector_trust(1.0, ["en"])
+    weight, reason = vector_trust(1.0, LanguageEvidence(["en"], "known-model"))
     assert weight == UNTRUSTED_VECTOR_WEIGHT and "CJK" in reason
-    assert vector_trust(1.0, ["zh", "en"])[0] == 1.0
-    assert vector_trust(0.0, ["en"])[0] == 1.0
-    assert 0 < vector_trust(1.0, None)[0] < 1.0
+    assert vector_trust(1.0, LanguageEvidence(["zh", "en"], "declared"))[0] == 1.0
+    assert vector_trust(0.0, LanguageEvidence(["en"], "known-model"))[0] == 1.0
+    assert vector_trust(1.0, LanguageEvidence())[0] == 1.0  # no evidence either way: trusted
+
+
+@pytest.mark.parametrize(("source", "reads", "expected"), [
+    ("unknown", False, 0.0),  # measured: the model cannot read CJK: gate shut
+    ("unknown", True, 1.0),
+    ("known-model", True, 1.0),  # measured on this machine beats the table
+    ("known-model", False, 0.0),
+    ("declared", False, 1.0),  # the package's own declaration wins
+])
+def test_what_was_measured_decides_when_nothing_is_declared(source: str, reads: bool, expected: float):
+    evidence = LanguageEvidence(["zh"] if source != "unknown" else None, source, {"cjk": reads}, "tokenizer")
+    weight, reason = vector_trust(1.0, evidence)
+    assert weight == expected
+    assert ("tokenizer" in reason) == (source != "declared")
+    assert vector_trust(0.0, evidence)[0] == 1.0  # nothing measured for Latin queries: not gated
 
 
 @given(ids, ids)

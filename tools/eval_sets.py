@@ -23,10 +23,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SETS_DIR = ROOT / "eval" / "sets"
-VECTORS_DIR = ROOT / "eval" / "vectors"
 WORK_DIR = ROOT / ".eval"
 BUILDER_VERSION = "1"
 SET_NAMES = ("fairytaleqa", "covid-qa", "xquad-en", "drcd", "xquad-zh")
+# FairytaleQA's questions are each about one story. A book per split holds that split's
+# stories (23 tales, about 370 sections: an anthology), so its questions are asked of the
+# book they were written for, with the other tales as distractors. Other sets: one book.
+PER_SPLIT_BOOKS = ("fairytaleqa",)
 LANGUAGES = {"fairytaleqa": "en", "covid-qa": "en", "xquad-en": "en", "drcd": "zh-Hant", "xquad-zh": "zh-Hans"}
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -36,17 +39,21 @@ sys.path.insert(0, str(ROOT / "tools"))
 @dataclass
 class EvalSet:
     name: str
+    folder: Path  # sets_dir/<name>; document vectors are cached in sets_dir/../vectors/
     docs: list[dict[str, str]]  # {"_id", "title", "text"} in corpus order
     queries: dict[str, str]  # query id -> text
     qrels: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # split -> qid -> {doc: grade}
 
-    @property
-    def book_id(self) -> str:
-        return f"eval-{self.name}"
+    def book_id(self, split: str) -> str:
+        return f"eval-{self.name}-{split}" if self.name in PER_SPLIT_BOOKS else f"eval-{self.name}"
 
-    def doc_texts(self) -> list[str]:
-        """What the document encoder sees: title and text, as BEIR's dense baselines embed them."""
-        return [(d["title"] + " " + d["text"]).strip() for d in self.docs]
+    def book_docs(self, split: str) -> list[dict[str, str]]:
+        """The documents of the book that a split's questions are asked of."""
+        if self.name not in PER_SPLIT_BOOKS:
+            return self.docs
+        by_id = {d["_id"]: d for d in self.docs}
+        titles = {by_id[doc]["title"] for judged in self.qrels[split].values() for doc in judged}
+        return [d for d in self.docs if d["title"] in titles]
 
     def questions(self, split: str) -> list[tuple[str, str, dict[str, float]]]:
         """(query id, text, relevant docs) for a split, in query-id order."""
@@ -54,6 +61,11 @@ class EvalSet:
         if judged is None:
             raise SystemExit(f"{self.name} has no {split} split (it has {', '.join(sorted(self.qrels))})")
         return [(qid, self.queries[qid], judged[qid]) for qid in sorted(judged)]
+
+
+def doc_texts(docs: list[dict[str, str]]) -> list[str]:
+    """What the document encoder sees: title and text, as BEIR's dense baselines embed them."""
+    return [(d["title"] + " " + d["text"]).strip() for d in docs]
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -66,7 +78,7 @@ def load_set(name: str, sets_dir: Path = SETS_DIR) -> EvalSet:
     docs = [{"_id": str(d["_id"]), "title": str(d.get("title") or ""), "text": str(d["text"])}
             for d in _jsonl(folder / "corpus.jsonl.gz")]
     queries = {str(q["_id"]): str(q["text"]) for q in _jsonl(folder / "queries.jsonl.gz")}
-    out = EvalSet(name, docs, queries)
+    out = EvalSet(name, folder, docs, queries)
     for tsv in sorted((folder / "qrels").glob("*.tsv")):
         judged: dict[str, dict[str, float]] = {}
         with open(tsv, encoding="utf-8", newline="") as handle:
@@ -76,32 +88,33 @@ def load_set(name: str, sets_dir: Path = SETS_DIR) -> EvalSet:
     return out
 
 
-def document_vectors(eval_set: EvalSet, progress: bool = True) -> np.ndarray:
+def document_vectors(eval_set: EvalSet, docs: list[dict[str, str]], progress: bool = True) -> np.ndarray:
     from eval_vectors import cached_vectors, stderr_progress
 
-    return cached_vectors(VECTORS_DIR / f"{eval_set.name}.npy", eval_set.doc_texts(),
+    vectors_dir = eval_set.folder.parent.parent / "vectors"
+    return cached_vectors(vectors_dir / f"{eval_set.name}.npz", doc_texts(docs),
                           stderr_progress(f"{eval_set.name} documents") if progress else None)
 
 
-def query_vectors(eval_set: EvalSet, split: str, progress: bool = True) -> np.ndarray:
+def query_vectors(eval_set: EvalSet, split: str, work_dir: Path = WORK_DIR, progress: bool = True) -> np.ndarray:
     from eval_vectors import cached_vectors, stderr_progress
 
     texts = [text for _, text, _ in eval_set.questions(split)]
-    return cached_vectors(WORK_DIR / "cache" / f"{eval_set.name}-{split}-queries.npy", texts,
+    return cached_vectors(work_dir / "cache" / f"{eval_set.name}-{split}-queries.npz", texts,
                           stderr_progress(f"{eval_set.name} {split} queries") if progress else None,
                           queries=True)
 
 
-def _stamp(eval_set: EvalSet, vectors: np.ndarray) -> dict[str, str]:
+def _stamp(docs: list[dict[str, str]], vectors: np.ndarray) -> dict[str, str]:
     from eval_vectors import MODEL, texts_digest
 
-    texts = [f"{d['_id']}\t{d['title']}\t{d['text']}" for d in eval_set.docs]
+    texts = [f"{d['_id']}\t{d['title']}\t{d['text']}" for d in docs]
     return {"builder": BUILDER_VERSION, "model": MODEL, "texts_sha256": texts_digest(texts),
             "vectors_sha256": hashlib.sha256(np.ascontiguousarray(vectors).tobytes()).hexdigest()}
 
 
-def build_package(eval_set: EvalSet, vectors: np.ndarray, dest: Path) -> Path:
-    """Write the set's package at dest (replaced whole)."""
+def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path) -> Path:
+    """Write the package of the book a split's questions are asked of at dest (replaced whole)."""
     from eval_vectors import DIMS, MODEL
     from package_builder import RecordSpec
     from package_builder import build_package as write_package
@@ -109,31 +122,34 @@ def build_package(eval_set: EvalSet, vectors: np.ndarray, dest: Path) -> Path:
     chapters: dict[str, int] = {}
     records = [RecordSpec(d["_id"], d["text"], [d["title"]] if d["title"] else [],
                           chapters.setdefault(d["title"], len(chapters)))
-               for d in eval_set.docs]
+               for d in eval_set.book_docs(split)]
     if dest.exists():
         shutil.rmtree(dest)
     return Path(write_package(
-        dest, book_id=eval_set.book_id, title=f"Eval set {eval_set.name}", kind="epub",
+        dest, book_id=eval_set.book_id(split), title=f"Eval set {eval_set.name} ({split})", kind="epub",
         records=records, dims=DIMS, vectors=vectors, model=MODEL, provider="local",
         language=LANGUAGES.get(eval_set.name, "en"),
     ))
 
 
-def registered_book(agent: Any, eval_set: EvalSet, progress: bool = True) -> str:
-    """Build (when stale) and register the set's package; returns its book id."""
-    vectors = document_vectors(eval_set, progress)
-    stamp = _stamp(eval_set, vectors)
-    package = WORK_DIR / "packages" / eval_set.name
-    stamp_path = WORK_DIR / "packages" / f"{eval_set.name}.stamp.json"
+def registered_book(agent: Any, eval_set: EvalSet, split: str, work_dir: Path = WORK_DIR,
+                    progress: bool = True) -> str:
+    """Build (when stale) and register the package a split's questions are asked of; its book id."""
+    docs = eval_set.book_docs(split)
+    vectors = document_vectors(eval_set, docs, progress)
+    stamp = _stamp(docs, vectors)
+    book_id = eval_set.book_id(split)
+    package = work_dir / "packages" / book_id
+    stamp_path = work_dir / "packages" / f"{book_id}.stamp.json"
     fresh = stamp_path.is_file() and json.loads(stamp_path.read_text(encoding="utf-8")) == stamp
     if not fresh or not package.is_dir():
         stamp_path.unlink(missing_ok=True)
-        build_package(eval_set, vectors, package)
+        build_package(eval_set, split, vectors, package)
         stamp_path.write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
         fresh = False
     known = {b["book_id"] for b in agent.list_books()}
-    if not fresh or eval_set.book_id not in known:
+    if not fresh or book_id not in known:
         if progress:
-            print(f"registering {eval_set.book_id} ({len(eval_set.docs)} records) ...", file=sys.stderr)
+            print(f"registering {book_id} ({len(docs)} records) ...", file=sys.stderr)
         agent.init(package, replace=True)
-    return eval_set.book_id
+    return book_id

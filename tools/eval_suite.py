@@ -24,14 +24,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval_sets import SET_NAMES, WORK_DIR, EvalSet, load_set, query_vectors, registered_book
+from eval_sets import (
+    SET_NAMES,
+    SETS_DIR,
+    WORK_DIR,
+    EvalSet,
+    load_set,
+    query_vectors,
+    registered_book,
+)
 
 TOLERANCE = 0.005  # "hybrid >= best single channel" allows this much (the bound)
 P50_QUERIES = 50
 
 
-def write_questions(eval_set: EvalSet, split: str, path: Path) -> int:
-    vectors = query_vectors(eval_set, split)
+def write_questions(eval_set: EvalSet, split: str, path: Path, work_dir: Path) -> int:
+    vectors = query_vectors(eval_set, split, work_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
         for (_, text, relevant), vector in zip(eval_set.questions(split), vectors, strict=True):
@@ -56,11 +64,12 @@ def warm_p50(agent: Any, book_id: str, eval_set: EvalSet, split: str, count: int
     return round(statistics.median(times), 2)
 
 
-def evaluate_set(agent: Any, name: str, split: str, p50_queries: int) -> dict[str, Any]:
-    eval_set = load_set(name)
-    book_id = registered_book(agent, eval_set)
-    questions_path = WORK_DIR / "questions" / f"{name}-{split}.jsonl"
-    count = write_questions(eval_set, split, questions_path)
+def evaluate_set(agent: Any, name: str, split: str, p50_queries: int, sets_dir: Path = SETS_DIR,
+                 work_dir: Path = WORK_DIR) -> dict[str, Any]:
+    eval_set = load_set(name, sets_dir)
+    book_id = registered_book(agent, eval_set, split, work_dir)
+    questions_path = work_dir / "questions" / f"{name}-{split}.jsonl"
+    count = write_questions(eval_set, split, questions_path, work_dir)
     started = time.perf_counter()
     report = agent.evaluate(book_id, questions_path, k=100)
     seconds = time.perf_counter() - started
@@ -96,14 +105,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="test", help="qrels split to report on (tune on dev)")
     parser.add_argument("--p50-queries", type=int, default=P50_QUERIES, help="text searches timed per set")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument("--sets-dir", type=Path, default=SETS_DIR, help="BEIR-layout sets (vectors cached in ../vectors)")
+    parser.add_argument("--work-dir", type=Path, default=WORK_DIR, help="packages, data dir and query caches")
     args = parser.parse_args(argv)
     from book_agent import BookAgent
 
-    agent = BookAgent(WORK_DIR / "data")
+    agent = BookAgent(args.work_dir / "data")
     started = time.perf_counter()
     results = []
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
-        results.append(evaluate_set(agent, name, args.split, args.p50_queries))
+        results.append(evaluate_set(agent, name, args.split, args.p50_queries, args.sets_dir, args.work_dir))
         if not args.json:
             print(render(results[-1:]), file=sys.stderr)
     agent.close()

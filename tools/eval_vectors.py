@@ -55,34 +55,57 @@ def encode_sorted(texts: Sequence[str], progress: Progress | None = None, *, que
     return out
 
 
-def cached_vectors(path: Path, texts: Sequence[str], progress: Progress | None = None,
-                   *, queries: bool = False) -> np.ndarray:
-    """Vectors for texts from path (an .npy with a .json stamp beside it), encoding on a miss."""
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _load_cache(path: Path, stamp: dict[str, object]) -> dict[str, np.ndarray]:
     stamp_path = path.with_suffix(".json")
-    stamp = {"model": MODEL, "model_sha256": model_digest(), "texts_sha256": texts_digest(texts),
-             "count": len(texts), "dimensions": DIMS}
-    if path.is_file() and stamp_path.is_file():
-        try:
-            if json.loads(stamp_path.read_text(encoding="utf-8")) == stamp:
-                matrix = np.load(path)
-                if matrix.shape == (len(texts), DIMS):
-                    return np.asarray(matrix, dtype=np.float32)
-        except ValueError:
-            pass  # unreadable: encode again
-    matrix = encode_sorted(texts, progress, queries=queries)
+    if not (path.is_file() and stamp_path.is_file()):
+        return {}
+    try:
+        if json.loads(stamp_path.read_text(encoding="utf-8")) != stamp:
+            return {}  # another model or encoder setting: start again
+        with np.load(path) as data:
+            return dict(zip(data["keys"].tolist(), np.asarray(data["vectors"], dtype=np.float32), strict=True))
+    except (ValueError, KeyError, OSError):
+        return {}
+
+
+def _save_cache(path: Path, stamp: dict[str, object], known: dict[str, np.ndarray]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npy")
-    np.save(tmp, matrix)
+    keys = sorted(known)
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    np.savez(tmp, keys=np.array(keys), vectors=np.stack([known[k] for k in keys]) if keys
+             else np.zeros((0, DIMS), np.float32))
     tmp.replace(path)
-    stamp_path.write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
-    return matrix
+    path.with_suffix(".json").write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
+
+
+def cached_vectors(path: Path, texts: Sequence[str], progress: Progress | None = None,
+                   *, queries: bool = False, save_every: int = 256) -> np.ndarray:
+    """Vectors for texts, from an .npz keyed by each text's sha256 (with a .json stamp naming
+    the model), encoding only the texts it lacks. Saved as it goes: an interrupted run
+    resumes where it stopped."""
+    stamp: dict[str, object] = {"model": MODEL, "model_sha256": model_digest(), "dimensions": DIMS,
+                                "kind": "queries" if queries else "documents"}
+    known = _load_cache(path, stamp)
+    todo = sorted({_text_key(t): t for t in texts if _text_key(t) not in known}.items(), key=lambda kv: len(kv[1]))
+    for start in range(0, len(todo), save_every):
+        chunk = todo[start : start + save_every]
+        vectors = encode_sorted([t for _, t in chunk], queries=queries)
+        known.update(zip([k for k, _ in chunk], vectors, strict=True))
+        _save_cache(path, stamp, known)
+        if progress:
+            progress(start + len(chunk), len(todo))
+    return np.stack([known[_text_key(t)] for t in texts]) if texts else np.zeros((0, DIMS), np.float32)
 
 
 def stderr_progress(label: str) -> Progress:
     started = time.perf_counter()
 
     def report(done: int, total: int) -> None:
-        if done == total or done % (BATCH * 8) == 0:
+        if done:
             elapsed = time.perf_counter() - started
             eta = elapsed / done * (total - done) if done else 0.0
             print(f"\r{label}: {done}/{total} encoded, {elapsed:.0f} s, about {eta:.0f} s left",

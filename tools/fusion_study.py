@@ -18,7 +18,6 @@ import json
 import statistics
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from eval_sets import WORK_DIR, load_set, query_vectors, registered_book
@@ -38,8 +37,8 @@ def collect(names: list[str], split: str) -> None:
     agent = BookAgent(WORK_DIR / "data")
     for name in names:
         eval_set = load_set(name)
-        book_id = registered_book(agent, eval_set)
-        vectors = query_vectors(eval_set, split)
+        book_id = registered_book(agent, eval_set, split)
+        vectors = query_vectors(eval_set, split, WORK_DIR)
         searcher = agent._book(book_id).searcher()  # a dev tool: the channels themselves
         runs = []
         for (qid, text, relevant), vector in zip(eval_set.questions(split), vectors, strict=True):

@@ -154,6 +154,15 @@ class LocalQueryEncoder:
                                errors.REMEDIATION_CORRUPT, model_dir=model.folder)
         return vectors
 
+    def vocabulary(self) -> list[str]:
+        """The model tokenizer's word pieces (loads the tokenizer only, not the weights):
+        evidence of which scripts the model was trained to read."""
+        from .text_tokenizer import TextTokenizer
+
+        location = self.locate()
+        tokenizer = TextTokenizer(location.path, load_spec(location.path))
+        return list(tokenizer.vocabulary())
+
     # -- reporting --------------------------------------------------------------------
     def model_info(self, load: bool = True) -> dict[str, Any]:
         """Files used, hash verification, dims, pooling, truncation. Loads unless load=False."""

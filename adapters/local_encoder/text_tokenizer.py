@@ -46,6 +46,9 @@ class TextTokenizer:
                 )
         return out
 
+    def vocabulary(self) -> list[str]:
+        return list(self._tok.get_vocab())
+
     def pad(self, rows: list[list[int]]) -> tuple[I64, I64]:
         """Right-padded ids and the attention mask, like the tokenizer's padding=True."""
         length = max(len(r) for r in rows)

@@ -15,9 +15,11 @@ from typing import Any
 from book_agent.app import sidecars
 from book_agent.app.config_store import load_config
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.services.search import HybridSearch, SearchChannels
+from book_agent.services.vector_check import measured_reads
 
 
 class OpenBook:
@@ -63,11 +65,11 @@ class OpenBook:
         return (files.get("database") or {}).get("sha256")
 
     @cached_property
-    def vector_parts(self) -> tuple[Any, Any, list[str] | None, BookAgentError | None]:
-        """(vector store, query runtime, model languages, problem) — loaded on first use."""
+    def vector_parts(self) -> tuple[Any, Any, LanguageEvidence, BookAgentError | None]:
+        """(vector store, query runtime, language evidence, problem) — loaded on first use."""
         manifest = self.package.vector_manifest
         if not manifest or self.package.database_path is None:
-            return None, None, None, BookAgentError("search.no_vectors", "this package has no vectors")
+            return None, None, LanguageEvidence(), BookAgentError("search.no_vectors", "this package has no vectors")
         from book_agent.adapters.query_runtime import QueryRuntime
         from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
         from book_agent.domain.query_runtime import resolve_query_runtime
@@ -79,7 +81,24 @@ class OpenBook:
         runtime = QueryRuntime(spec, self.config.to_dict(),
                                cache_dir=self.runtime_dir.parent.parent / "cache")
         languages = spec.get("languages")
-        return store, runtime, list(languages) if languages else None, None
+        reads, basis = measured_reads(self.vector_check(spec.get("model"), runtime))
+        evidence = LanguageEvidence(list(languages) if languages else None,
+                                    str(spec.get("language_coverage") or "unknown"), reads, basis)
+        return store, runtime, evidence, None
+
+    def vector_check(self, model: str | None, runtime: Any, store: Any = None) -> dict[str, Any] | None:
+        """The cached language evidence for this model and route; made when missing if the
+        vector store is given (at prepare time)."""
+        routes = runtime.availability().get("routes") or []  # no request is made to find out
+        stamp = sidecars.vector_check_stamp(self._database_sha(), model, ",".join(routes))
+        cached = sidecars.read_vector_check(self.runtime_dir, stamp)
+        if cached is not None or store is None:
+            return cached
+        from book_agent.services.vector_check import language_evidence
+
+        result = language_evidence(store.iter_records(), runtime, store, seed=self.book_id)
+        sidecars.write_vector_check(self.runtime_dir, stamp, result)
+        return {**result, "stamp": stamp}
 
     @cached_property
     def reranker(self) -> Any:
@@ -100,7 +119,7 @@ class OpenBook:
                 vector_store=store,
                 query_runtime=runtime,
                 records=self.records,
-                model_languages=languages,
+                language_evidence=languages,
                 lexical_problem=lexical_problem,
                 vector_problem=vector_problem,
                 reranker=self.reranker,

@@ -44,3 +44,35 @@ def build_lexical(database_path: Path, runtime_dir: Path, expected: dict[str, st
                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     count = fts.build_sidecar(database_path, lexical_path(runtime_dir), expected, progress)
     return {"built": True, "record_count": count}
+
+
+VECTOR_CHECK_NAME = "vector-check.json"
+VECTOR_CHECK_VERSION = "1"
+
+
+def vector_check_stamp(database_sha: str | None, model: str | None, route: str | None) -> dict[str, str]:
+    """What a self-check result depends on: the records, the model, and how queries are encoded."""
+    return {"database_sha256": database_sha or "", "model": model or "", "route": route or "",
+            "version": VECTOR_CHECK_VERSION}
+
+
+def read_vector_check(runtime_dir: Path, expected: dict[str, str]) -> dict[str, Any] | None:
+    """The cached self-check when it was made for exactly this stamp, else None."""
+    import json
+
+    try:
+        data = json.loads((runtime_dir / VECTOR_CHECK_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("stamp") == expected else None
+
+
+def write_vector_check(runtime_dir: Path, stamp: dict[str, str], result: dict[str, Any]) -> None:
+    import json
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".vector-check-", suffix=".json", dir=runtime_dir)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({**result, "stamp": stamp}, handle, indent=1, ensure_ascii=False)
+    os.replace(tmp, runtime_dir / VECTOR_CHECK_NAME)

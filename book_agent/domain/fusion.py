@@ -31,7 +31,6 @@ LEXICAL_COVERAGE_POWER = 2.0
 # order (recall when the lexical channel comes up short). Any positive weight, however
 # small, lets noise swap adjacent lexical hits: 1/(K+r) - 1/(K+r+1) is only ~0.0003.
 UNTRUSTED_VECTOR_WEIGHT = 0.0
-UNKNOWN_COVERAGE_VECTOR_WEIGHT = 0.7  # nothing known about the model's languages
 CJK_QUERY_SHARE = 0.3  # a query with at least this share of CJK letters is a CJK query
 
 
@@ -79,17 +78,52 @@ def lexical_trust(top_hit_coverage: float | None) -> tuple[float, str]:
     return coverage**LEXICAL_COVERAGE_POWER, f"its top hit holds {coverage:.0%} of the query's terms"
 
 
+CJK_LANGUAGES = ("zh", "ja", "ko", "yue", "lzh", "multilingual", "mul")
+
+
+@dataclass(frozen=True)
+class LanguageEvidence:
+    """What is known of the embedding model's reach, strongest source first.
+
+    `languages`: declared by the package (vectors.json) or known for the model; `source`
+    says which ("declared" | "known-model" | "unknown"). `reads`: script ("latin" | "cjk")
+    -> whether the model reads it, measured on this machine (services/vector_check.py: the
+    local tokenizer's vocabulary, else a self-check on the book's own sentences); `basis`
+    names the measurement.
+    """
+
+    languages: list[str] | None = None
+    source: str = "unknown"
+    reads: dict[str, bool] = field(default_factory=dict)
+    basis: str | None = None
+
+
+def query_script(query_cjk_share: float) -> str:
+    return "cjk" if query_cjk_share >= CJK_QUERY_SHARE else "latin"
+
+
 def _covers(languages: list[str], prefixes: tuple[str, ...]) -> bool:
     return any(lang.lower().split("-")[0] in prefixes for lang in languages)
 
 
-def vector_trust(query_cjk_share: float, model_languages: list[str] | None) -> tuple[float, str]:
-    """How far the vector channel can be trusted for this query, with the reason."""
-    if model_languages is None:
-        return UNKNOWN_COVERAGE_VECTOR_WEIGHT, "the embedding model's language coverage is unknown"
-    cjk_query = query_cjk_share >= CJK_QUERY_SHARE
-    if cjk_query and not _covers(model_languages, ("zh", "ja", "ko", "yue", "lzh", "multilingual", "mul")):
+def vector_trust(query_cjk_share: float, evidence: LanguageEvidence) -> tuple[float, str]:
+    """How far the vector channel can be trusted for this query (1 or 0: a gate), with the reason.
+
+    A package's declaration wins; then what was measured for the query's script; then what
+    is known of the model. With no evidence either way the channel is trusted: a gate shut
+    on a guess would throw away a good model's answers.
+    """
+    script = query_script(query_cjk_share)
+    declared = evidence.source == "declared" and evidence.languages
+    if not declared and script in evidence.reads:
+        reads = evidence.reads[script]
+        return (1.0 if reads else UNTRUSTED_VECTOR_WEIGHT), (
+            f"measured by its {evidence.basis or 'self-check'}: the embedding model "
+            + ("reads" if reads else "does not read") + f" {script} text")
+    if evidence.languages is None:
+        return 1.0, "no evidence about the embedding model's languages (trusted)"
+    if script == "cjk" and not _covers(evidence.languages, CJK_LANGUAGES):
         return UNTRUSTED_VECTOR_WEIGHT, (
-            f"the embedding model covers {', '.join(model_languages)}, not the query's CJK script"
+            f"the embedding model covers {', '.join(evidence.languages)}, not the query's CJK script"
         )
     return 1.0, "the embedding model covers the query's language"

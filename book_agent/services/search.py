@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
@@ -18,6 +18,7 @@ from book_agent.domain.fusion import (
     RRF_K,
     ChannelRanking,
     FusedHit,
+    LanguageEvidence,
     fuse,
     lexical_trust,
     vector_trust,
@@ -52,7 +53,7 @@ class SearchChannels:
     vector_store: VectorStore | None
     query_runtime: QueryVectorizer | None
     records: RecordSource
-    model_languages: list[str] | None = None
+    language_evidence: LanguageEvidence = field(default_factory=LanguageEvidence)
     lexical_problem: BookAgentError | None = None  # why the lexical channel cannot run
     vector_problem: BookAgentError | None = None  # why the vector channel cannot run
     reranker: Reranker | None = None
@@ -176,7 +177,7 @@ class HybridSearch:
         if lexical_ids and self.channels.lexical is not None:
             coverage = self.channels.lexical.term_coverage(query, lexical_ids[0])
         lexical_weight, lexical_reason = lexical_trust(coverage)
-        vector_weight, vector_reason = vector_trust(cjk_share(query), self.channels.model_languages)
+        vector_weight, vector_reason = vector_trust(cjk_share(query), self.channels.language_evidence)
         lexical_info.update(weight=lexical_weight if lexical_info["ran"] else 0.0, trust=lexical_reason,
                             top_hit_term_coverage=coverage)
         vector_info.update(weight=vector_weight if vector_info["ran"] else 0.0, trust=vector_reason)

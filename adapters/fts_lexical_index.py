@@ -124,7 +124,7 @@ def _fill(
 def _headings_text(raw: str | None) -> str:
     try:
         value = json.loads(raw or "[]")
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     return " ".join(str(h) for h in value) if isinstance(value, list) else ""
 

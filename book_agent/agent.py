@@ -17,22 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.json_registry import JsonRegistry
-from book_agent.app import books, sidecars
+from book_agent.app import books, registration, sidecars
 from book_agent.app.config_store import apply_settings, config_notes, load_config, save_config
-from book_agent.app.fingerprint import changes, fingerprint, manifest_sha256
+from book_agent.app.fingerprint import changes
 from book_agent.app.open_book import OpenBook
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.ports import Registry
 from book_agent.settings import resolve_data_dir
 
 Progress = Callable[[int, int], None]
 
 
 class BookAgent:
-    def __init__(self, data_dir: str | Path | None = None) -> None:
+    def __init__(self, data_dir: str | Path | None = None, registry: Registry | None = None) -> None:
+        """`registry`: another Registry (tests hand in fakes); else registry.json in data_dir."""
         self.data_dir = resolve_data_dir(data_dir)
-        self.registry = JsonRegistry(self.data_dir)
+        self.registry: Registry = registry if registry is not None else JsonRegistry(self.data_dir)
         self._open: dict[str, OpenBook] = {}
         self._lock = threading.RLock()
 
@@ -53,38 +55,30 @@ class BookAgent:
         """Verify a package in full and register it; returns the same dict as `resolve`.
 
         A folder is registered in place (read-only); an archive is imported safely into
-        the data dir first. The book_id is the package's own.
+        the data dir first. The book_id is the package's own. All or nothing: a failure
+        leaves the registry, the runtime dir and the data dir as they were
+        (book_agent/app/registration.py).
         """
         source = Path(path).expanduser().resolve()
-        imported = books.is_archive(source)
-        root = books.import_into(source, self.data_dir / "packages", progress) if imported else source
-        info = books.inspect_dir(root, verify_hashes=True)
-        books.validate(info)
-        entry = books.registry_entry(info, source, imported, fingerprint(info.root), manifest_sha256(info.root))
-        previous = self._registered(str(info.book_id))
-        try:
-            self.registry.put(entry, replace=replace)
-        except BookAgentError:
-            if imported:
-                self._drop_unused_import(Path(entry["package_root"]))
-            raise
+        entry, previous = registration.register(self.data_dir, self.registry, source, reranker, replace, progress)
+        book_id = str(entry["book_id"])
+        with self._lock:
+            self._forget(book_id)
         if previous and previous.get("imported") and previous.get("package_root") != entry["package_root"]:
             self._drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
-        runtime_dir = self.runtime_dir(str(info.book_id))
-        runtime_dir.mkdir(parents=True, exist_ok=True)
-        config = load_config(runtime_dir)
-        if reranker != "none" or not (runtime_dir / "config.json").exists():
-            save_config(runtime_dir, apply_settings(config, {"reranker": reranker}))
-        with self._lock:
-            self._forget(str(info.book_id))
-        self._prepare_entry(entry, info, runtime_dir, progress)
-        return self.resolve(str(info.book_id))
+        return self.resolve(book_id)
 
     def remove(self, book_ref: str) -> dict[str, Any]:
         """Unregister a book: its runtime dir goes, and its imported copy if it was imported.
 
-        A package folder registered in place is never touched."""
-        entry = self.registry.get(book_ref)
+        A package folder registered in place is never touched; a malformed registry entry
+        is removed too (that is how it is repaired)."""
+        try:
+            entry = self.registry.get(book_ref)
+        except BookAgentError as exc:
+            if exc.code != "registry.corrupt":
+                raise
+            entry = {}
         with self._lock:
             self._forget(book_ref)
         self.registry.remove(book_ref)
@@ -93,26 +87,10 @@ class BookAgent:
             books.remove_tree(runtime)
         removed_copy = bool(entry.get("imported")) and self._drop_unused_import(Path(entry["package_root"]))
         return {"book_id": book_ref, "removed": True, "runtime_dir_removed": str(runtime),
-                "imported_copy_removed": removed_copy, "package_root": entry["package_root"]}
-
-    def _registered(self, book_id: str) -> dict[str, Any] | None:
-        try:
-            return self.registry.get(book_id)
-        except BookAgentError:
-            return None
+                "imported_copy_removed": removed_copy, "package_root": entry.get("package_root")}
 
     def _drop_unused_import(self, package_root: Path) -> bool:
-        """Remove an imported copy (data_dir/packages/<sha>/...) that no registration uses."""
-        managed = (self.data_dir / "packages").resolve()
-        try:
-            folder = package_root.resolve().relative_to(managed).parts[0]
-        except (ValueError, IndexError):
-            return False  # not ours: a package folder registered in place
-        in_use = any(Path(e["package_root"]).resolve().is_relative_to(managed / folder) for e in self.registry.list())
-        if in_use:
-            return False
-        books.remove_tree(managed / folder)
-        return True
+        return registration.drop_unused_import(self.data_dir, self.registry, package_root)
 
     def list_books(self) -> list[dict[str, Any]]:
         return [
@@ -175,10 +153,7 @@ class BookAgent:
                 return cached
             if cached is not None:
                 self._forget(book_ref)
-            if entry.get("package"):
-                info = PackageInfo.from_dict(entry["package"])
-            else:  # registered by an older version: inspect now
-                info = books.inspect_dir(root, verify_hashes=False)
+            info = _registered_info(entry) or books.inspect_dir(root, verify_hashes=False)
             book = OpenBook(entry, info, self.runtime_dir(book_ref))
             self._open[book_ref] = book
             return book
@@ -195,7 +170,7 @@ class BookAgent:
         diagnostics = [d.to_dict() for d in info.diagnostics] if info else []
         healthy = info is not None and not info.has_errors and not changed
         lexical = sidecars.lexical_state(runtime_dir, sidecars.lexical_stamp(
-            entry["manifest_sha256"], _database_sha(info))) if info else {"present": False, "fresh": False}
+            str(entry.get("manifest_sha256") or ""), _database_sha(info))) if info else {"present": False, "fresh": False}
         config = load_config(runtime_dir)
         network = asdict(config.network)
         return {
@@ -240,18 +215,7 @@ class BookAgent:
         info = books.inspect_dir(Path(entry["package_root"]), verify_hashes=False)
         with self._lock:
             self._forget(book_ref)
-        return self._prepare_entry(entry, info, self.runtime_dir(book_ref), progress)
-
-    def _prepare_entry(self, entry: dict[str, Any], info: PackageInfo, runtime_dir: Path,
-                       progress: Progress | None) -> dict[str, Any]:
-        assert info.database_path is not None
-        expected = sidecars.lexical_stamp(entry["manifest_sha256"], _database_sha(info))
-        state = sidecars.lexical_state(runtime_dir, expected)
-        result: dict[str, Any] = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
-        if not state["fresh"]:
-            result["lexical"] = {**sidecars.build_lexical(info.database_path, runtime_dir, expected, progress),
-                                 "was": state}
-        return result
+        return registration.prepare(entry, info, self.runtime_dir(book_ref), progress)
 
     def configure(self, book_ref: str, **settings: Any) -> dict[str, Any]:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""
@@ -277,13 +241,18 @@ class BookAgent:
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
+        from book_agent.adapters.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
         from book_agent.services.evaluation import evaluate, parse_questions
 
         try:
-            lines = Path(questions_path).read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
+            lines = read_limited(questions_path, MAX_QUESTIONS_BYTES).decode("utf-8").splitlines()
+        except InputTooLarge as exc:
+            raise BookAgentError("eval.questions_too_large", f"{questions_path} is larger than {exc.limit} bytes",
+                                 details={"limit_bytes": exc.limit},
+                                 remediation="split the questions into several files") from exc
+        except (OSError, ValueError) as exc:
             raise BookAgentError("eval.bad_questions", f"cannot read {questions_path}: {exc}",
-                                 remediation="pass a JSON Lines file of questions") from exc
+                                 remediation="pass a UTF-8 JSON Lines file of questions") from exc
         result = evaluate(self._book(book_ref).searcher(), parse_questions(lines), k=k)
         result["book_id"] = book_ref
         return result
@@ -347,9 +316,15 @@ def _check_reranker(config: RuntimeConfig, runtime_dir: Path) -> None:
         close()
 
 
-def _database_sha(info: PackageInfo | None) -> str | None:
-    files = ((info.archive_manifest if info else None) or {}).get("files") or {}
-    return (files.get("database") or {}).get("sha256")
+_database_sha = registration.database_sha
+
+
+def _registered_info(entry: dict[str, Any]) -> PackageInfo | None:
+    """The inspection stored at init (None when absent, as from an older version, or unusable)."""
+    try:
+        return PackageInfo.from_dict(entry["package"]) if isinstance(entry.get("package"), dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _env_has(name: str) -> bool:

@@ -33,8 +33,9 @@ def http_client(config: RerankConfig, endpoint: str, client: httpx.Client | None
         timeout=float(config.option("timeout", (int, float), 10.0)),
         max_retries=int(config.option("max_retries", int, 2)),
         retry_backoff=float(config.option("retry_backoff", (int, float), 0.5)),
-        max_retry_wait=float(config.option("max_retry_wait", (int, float), 5.0)),
+        max_retry_wait=float(config.option("max_retry_wait", (int, float), 10.0)),
         client=client,
+        provider=config.provider,
     )
 
 

@@ -109,9 +109,11 @@ class JsonRegistry:
 
     def _check_data_dir(self) -> None:
         folder = self.path.parent
-        if folder.exists() and not folder.is_dir():
+        existing = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+        if not existing.is_dir():  # the data dir, or what would hold it, is a file
             raise BookAgentError(
-                "registry.data_dir_invalid", f"the data dir {folder} is not a folder",
+                "registry.data_dir_invalid", f"the data dir {folder} is not a folder"
+                + ("" if existing == folder else f" ({existing} is a file)"),
                 details={"data_dir": str(folder)},
                 remediation="pass a folder with --data-dir (or $BOOK_AGENT_HOME); it is created when missing",
             )

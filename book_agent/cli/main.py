@@ -63,9 +63,17 @@ def _print_version() -> None:
     raise typer.Exit(0)
 
 
+_registered = False
+
+
 def _register_commands() -> None:
     # Command modules import only typer and the standard library at module level, so
     # registering them all costs little; heavy work is imported inside each command.
+    # Once per process: an embedder (or a test) may call run() many times.
+    global _registered
+    if _registered:
+        return
+    _registered = True
     from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, sources
 
     books.register(app)

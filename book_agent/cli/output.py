@@ -21,19 +21,26 @@ _SURROGATES = re.compile("[\ud800-\udfff]+")
 DEBUG_ENV = "BOOK_AGENT_DEBUG"
 
 
-def _escape_surrogates(match: re.Match[str]) -> str:
-    out = []
-    for char in match.group():
-        code = ord(char)
-        # in JSON text a backslash is written `\\`: the decoded string reads \xff
-        out.append(f"\\\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd")
-    return "".join(out)
+def _escaped(text: str, backslash: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        out = []
+        for char in match.group():
+            code = ord(char)
+            out.append(f"{backslash}x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd")
+        return "".join(out)
+
+    return _SURROGATES.sub(one, text)
+
+
+def plain_text(text: str) -> str:
+    r"""Text for a terminal: undecodable bytes shown as \xff, other lone surrogates as U+FFFD."""
+    return _escaped(text, "\\")
 
 
 def json_text(data: Any) -> str:
     """The JSON document for `data`, always encodable as UTF-8."""
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
-    return _SURROGATES.sub(_escape_surrogates, text)
+    # inside a JSON string a backslash is written as two: the decoded string reads \xff
+    return _escaped(json.dumps(data, ensure_ascii=False, indent=2, default=str), "\\\\")
 
 
 def print_json(data: Any) -> None:
@@ -78,7 +85,7 @@ def fail(json_mode: bool, error: BookAgentError, exit_code: int = 1) -> NoReturn
         message = f"error [{error.code}]: {error.message}"
         if error.remediation:
             message += f"\n  fix: {error.remediation}"
-        sys.stderr.write(_SURROGATES.sub(_escape_surrogates, message) + "\n")
+        sys.stderr.write(plain_text(message) + "\n")
     sys.exit(exit_code)
 
 
@@ -93,7 +100,7 @@ def internal_error(exc: BaseException, json_mode: bool, debug: bool = False) -> 
     for whoever fixes the bug, and may show paths a user would not paste in a report.
     """
     if debug_enabled(debug):
-        traceback.print_exception(exc, file=sys.stderr)
+        sys.stderr.write(plain_text("".join(traceback.format_exception(exc))))
     text = str(exc)
     error = BookAgentError(
         "cli.internal_error",

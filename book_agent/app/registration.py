@@ -41,8 +41,10 @@ class Undo:
         self._steps.append(step)
 
     def run(self) -> None:
+        # Ctrl-C while undoing must not leave the rest undone: the original error is what
+        # propagates once every step has run.
         for step in reversed(self._steps):
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception, KeyboardInterrupt):
                 step()
         self._steps.clear()
 
@@ -75,8 +77,9 @@ def _register(data_dir: Path, registry: Registry, source: Path, reranker: str, r
         sweep_stale_temps(runtime_dir)
         _write_config(runtime_dir, reranker, undo)
         staged = _stage_lexical(entry, info, runtime_dir, progress, undo)
+        # pushed first: a put that fails after writing (a crash, Ctrl-C) is undone too
+        undo.push(lambda: _restore(registry, entry, previous))
         registry.put(entry, replace=replace)
-        undo.push(lambda: _restore(registry, entry["book_id"], previous))
         if staged is not None:
             os.replace(staged, sidecars.lexical_path(runtime_dir))
     return entry, previous
@@ -91,9 +94,14 @@ def _registered(registry: Registry, book_id: str) -> dict[str, Any] | None:
         raise
 
 
-def _restore(registry: Registry, book_id: str, previous: dict[str, Any] | None) -> None:
+def _restore(registry: Registry, entry: dict[str, Any], previous: dict[str, Any] | None) -> None:
+    """Put back what `entry` replaced, if the registry still holds `entry` (a concurrent init
+    that won the book_id keeps it)."""
+    current = _registered(registry, entry["book_id"]) or {}
+    if any(current.get(k) != entry.get(k) for k in ("package_root", "registered_at", "manifest_sha256")):
+        return
     if previous is None:
-        registry.remove(book_id)
+        registry.remove(entry["book_id"])
     else:
         registry.put(previous, replace=True)
 

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from loopback import LoopbackServer, Reply
 
-from book_agent.adapters.http_query_encoder import HttpQueryEncoder
 from book_agent.adapters.http_query_encoder import RETRY_STATUSES as ENCODER_STATUSES
+from book_agent.adapters.http_query_encoder import HttpQueryEncoder
 from book_agent.adapters.rerankers import create_reranker
 from book_agent.adapters.rerankers.http import RETRY_STATUSES as RERANK_STATUSES
 from book_agent.adapters.retry_policy import RETRY_STATUSES
@@ -61,7 +61,7 @@ def rerank(server: LoopbackServer, tmp_path: Path, provider: str = "siliconflow"
 
 def test_both_adapters_share_one_retry_set() -> None:
     assert ENCODER_STATUSES is RERANK_STATUSES is RETRY_STATUSES
-    assert RETRY_STATUSES == {429, 500, 502, 503, 504}
+    assert {429, 500, 502, 503, 504} == RETRY_STATUSES
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504, 400, 401, 403, 404, 422])

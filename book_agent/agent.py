@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.json_registry import JsonRegistry
-from book_agent.app import books, registration, sidecars
+from book_agent.app import books, registration
 from book_agent.app.config_store import apply_settings, config_notes, load_config, save_config
 from book_agent.app.fingerprint import changes
 from book_agent.app.open_book import OpenBook
@@ -162,52 +161,9 @@ class BookAgent:
 
     def status(self, book_ref: str, verify: bool = False) -> dict[str, Any]:
         """Package health, sidecars present and fresh, and what each capability needs."""
-        entry = self.registry.get(book_ref)
-        root = Path(entry["package_root"])
-        runtime_dir = self.runtime_dir(book_ref)
-        changed = changes(root, entry.get("fingerprint") or {}) if root.exists() else ["(package folder missing)"]
-        info = books.inspect_dir(root, verify_hashes=verify) if root.exists() else None
-        diagnostics = [d.to_dict() for d in info.diagnostics] if info else []
-        healthy = info is not None and not info.has_errors and not changed
-        lexical = sidecars.lexical_state(runtime_dir, sidecars.lexical_stamp(
-            str(entry.get("manifest_sha256") or ""), _database_sha(info))) if info else {"present": False, "fresh": False}
-        config = load_config(runtime_dir)
-        network = asdict(config.network)
-        return {
-            "book_id": book_ref,
-            "title": entry.get("title"),
-            "package_root": str(root),
-            "runtime_dir": str(runtime_dir),
-            "package": {"healthy": healthy, "hashes_verified": verify, "changed_files": changed,
-                        "diagnostics": diagnostics},
-            "sidecars": {"lexical": lexical},
-            "capabilities": {
-                "lexical_search": {"available": healthy and lexical.get("fresh", False),
-                                   "needs": "a fresh lexical sidecar (`book-agent prepare BOOK`)"},
-                "vector_search": self._vector_capability(book_ref, healthy, info),
-                "sources": {"available": healthy, "kind": info.original_kind if info else None},
-                "render_page": {"available": healthy and bool(info and info.original_kind == "pdf"),
-                                "needs": "a PDF original (EPUB has no fixed pages)"},
-            },
-            "config": {"network": network, "query": asdict(config.query),
-                       "reranker": asdict(config.reranker),
-                       "auth_env_set": bool(config.network.auth_env and _env_has(config.network.auth_env))},
-        }
+        from book_agent.app.status import book_status
 
-    def _vector_capability(self, book_ref: str, healthy: bool, info: PackageInfo | None) -> dict[str, Any]:
-        needs = ("the package's vectors and a query encoder for its model: the model's files on this machine, "
-                 "or remote requests allowed to an exact endpoint with auth_env set; or a caller-supplied "
-                 "query vector")
-        manifest = info.vector_manifest if info else None
-        if not (healthy and manifest):
-            return {"available": False, "needs": needs, "model": (manifest or {}).get("model"),
-                    "reason": "the package has no vectors" if healthy else "the package is not healthy"}
-        store, runtime, languages, problem = self._book(book_ref).vector_parts
-        if problem is not None:
-            return {"available": False, "needs": needs, "model": manifest.get("model"), "reason": problem.message}
-        encoding = runtime.availability()
-        return {"available": bool(encoding["available"]), "needs": needs, "model": manifest.get("model"),
-                "languages": languages, "query_encoding": encoding}
+        return book_status(self, book_ref, verify)
 
     def prepare(self, book_ref: str, progress: Progress | None = None) -> dict[str, Any]:
         """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent."""
@@ -325,12 +281,6 @@ def _registered_info(entry: dict[str, Any]) -> PackageInfo | None:
         return PackageInfo.from_dict(entry["package"]) if isinstance(entry.get("package"), dict) else None
     except (KeyError, TypeError, ValueError):
         return None
-
-
-def _env_has(name: str) -> bool:
-    import os
-
-    return bool(os.environ.get(name))
 
 
 def _visual_fallback(query: str, hits: list[dict[str, Any]], hints: dict[str, Any] | None) -> dict[str, Any]:

@@ -206,3 +206,24 @@ def test_an_untranslated_exception_is_one_coded_error(capsysbinary: pytest.Captu
         assert "--debug" in error["remediation"]
     else:
         assert out == b"" and b"cli.internal_error" in err
+
+
+@pytest.mark.parametrize(("blocked", "argv", "code"), [
+    ("renders", ["render", "test-book", "0"], "render.write_failed"),
+    ("config.json/", ["configure", "test-book", "--reranker", "none"], "config.invalid"),
+    ("", ["prepare", "test-book"], "book.runtime_dir_failed"),
+])
+def test_file_system_failures_are_coded_where_they_arise(tmp_path: Path, pdf_package_template: Path, blocked: str,
+                                                        argv: list, code: str) -> None:
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init", str(pdf_package_template), "--json").code == 0
+    runtime = data / "books" / "test-book"
+    if blocked == "":  # the whole runtime dir replaced by a file
+        __import__("shutil").rmtree(runtime)
+        runtime.write_text("in the way", encoding="utf-8")
+    elif blocked.endswith("/"):  # a folder where a file goes
+        (runtime / blocked.rstrip("/")).unlink()
+        (runtime / blocked.rstrip("/")).mkdir()
+    else:  # a file where a folder goes
+        (runtime / blocked).write_text("in the way", encoding="utf-8")
+    one_error(run_cli("--data-dir", str(data), *argv, "--json"), code)

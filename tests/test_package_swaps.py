@@ -3,7 +3,8 @@ read path, even when the swap keeps each file's size and mtime.
 
 Swaps tried: any listed file replaced by a symlink to an outside copy (symlink mtime forged),
 a folder on the way replaced by a symlink to a copy, the package root itself replaced by a
-symlink to a copy, and a file replaced by a regular copy with the same size and mtime.
+symlink to a copy or by a real copy, a file replaced by a regular copy with the same size and
+mtime, and a file rewritten in place with the same size and its mtime put back.
 """
 
 from __future__ import annotations
@@ -112,6 +113,25 @@ def test_a_file_swapped_for_a_symlink_with_forged_size_and_mtime(registered: tup
     assert_every_read_refuses(root, data, tmp_path)
 
 
+def rewritten_in_place(root: Path, rel: str, outside: Path) -> None:
+    """Other bytes of the same length, written into the same file, mtime put back."""
+    target = root / rel
+    st = target.stat()
+    data = bytearray(target.read_bytes())
+    data[-1] ^= 0x01
+    os.chmod(target, 0o644)
+    target.write_bytes(bytes(data))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("rel", ["book.md", "SKILL.md"])
+def test_a_file_rewritten_in_place_with_its_mtime_forged(registered: tuple[Path, Path], tmp_path: Path,
+                                                         rel: str) -> None:
+    root, data = registered
+    rewritten_in_place(root, rel, tmp_path)
+    assert_every_read_refuses(root, data, tmp_path)
+
+
 @pytest.mark.parametrize("rel", ["book.md", "index.sqlite", "original/book.pdf"])
 def test_a_file_replaced_by_a_copy_with_the_same_size_and_mtime(registered: tuple[Path, Path], tmp_path: Path,
                                                               rel: str) -> None:
@@ -163,7 +183,7 @@ def test_an_older_fingerprint_still_catches_a_symlink(registered: tuple[Path, Pa
     root, data = registered
     registry = json.loads((data / "registry.json").read_text(encoding="utf-8"))
     entry = registry["books"]["test-book"]
-    entry["fingerprint"] = {rel: values[:2] for rel, values in entry["fingerprint"].items() if rel != "."}
+    entry["fingerprint"] = {rel: values[:2] for rel, values in entry["fingerprint"].items()}
     (data / "registry.json").write_text(json.dumps(registry), encoding="utf-8")  # as an older version wrote it
     assert run_cli("--data-dir", str(data), "read", "test-book", "r0001", "--json").code == 0
     outside = tmp_path / "outside"

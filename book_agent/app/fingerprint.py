@@ -3,8 +3,10 @@
 Hashes are verified in full at init and by `status --verify`; every later call compares
 this fingerprint (a few lstat calls) and says when the package changed. It must see a swap
 that keeps size and mtime: so every path component is lstat-ed (a file, a folder on the
-way, or the package root replaced by a symlink is a change), and the inode is recorded (a
-file replaced by another regular file with copied size and mtime is a change too).
+way, or the package root replaced by a symlink is a change), and the status-change time
+(ctime) is recorded besides the mtime. Anyone can set an mtime (utime), but setting it, or
+writing the file, or putting another file in its place, moves the ctime to now. The inode
+is not used: FAT-formatted drives renumber inodes at each mount.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from book_agent.domain.package import MANIFEST_NAME
 
-ROOT_KEY = "."  # the package root's own entry: a real folder, same inode
+ROOT_KEY = "."  # how a change of the package root itself is named
 
 
 def manifest_sha256(root: Path) -> str:
@@ -50,52 +52,41 @@ def _lstat_regular(root: Path, rel: str) -> os.stat_result | None:
     return st
 
 
-def _root_state(root: Path) -> list[int] | None:
-    """The root's inode, when the root and every folder above it are real (no symlink)."""
+def _root_is_real(root: Path) -> bool:
+    """The root is a folder, and neither it nor any folder above it is a symlink now."""
     try:
         st = os.lstat(root)
     except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or os.path.realpath(root) != str(root):
-        return None
-    return [st.st_dev, st.st_ino]
+        return False
+    return stat.S_ISDIR(st.st_mode) and os.path.realpath(root) == str(root)
 
 
 def fingerprint(root: Path) -> dict[str, list[int]]:
-    """{relative path: [size, mtime_ns, inode]} plus the root's [device, inode] under ".".
+    """{relative path: [size, mtime_ns, ctime_ns]} of every listed file.
 
     Called at init on a package that was just inspected (so every listed file is regular).
     """
     out: dict[str, list[int]] = {}
-    state = _root_state(root)
-    if state is not None:
-        out[ROOT_KEY] = state
     for rel in listed_files(root):
         st = _lstat_regular(root, rel)
         if st is not None:
-            out[rel] = [st.st_size, st.st_mtime_ns, st.st_ino]
+            out[rel] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     return out
 
 
 def changes(root: Path, recorded: dict[str, Any]) -> list[str]:
     """Relative paths that are no longer what was registered ("." for the root itself).
 
-    A fingerprint written by an older version holds [size, mtime_ns] only: the inode is then
+    A fingerprint written by an older version holds [size, mtime_ns] only: the ctime is then
     not compared, but every component is still checked to be a real folder or file.
     """
-    changed = []
+    changed = [] if _root_is_real(root) else [ROOT_KEY]
     for rel, values in recorded.items():
         if not isinstance(values, list):  # a hand-edited registry: no promise left to check
             changed.append(str(rel))
             continue
-        if rel == ROOT_KEY:
-            if _root_state(root) != list(values):
-                changed.append(rel)
-            continue
         st = _lstat_regular(root, rel)
-        now = [st.st_size, st.st_mtime_ns, st.st_ino] if st is not None else None
-        if now is None or now[: len(values)] != list(values):
+        now = [st.st_size, st.st_mtime_ns, st.st_ctime_ns] if st is not None else None
+        if now is None or now[: len(values)] != values:
             changed.append(rel)
-    if ROOT_KEY not in recorded and _root_state(root) is None:
-        changed.append(ROOT_KEY)
     return changed

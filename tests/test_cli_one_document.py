@@ -227,3 +227,12 @@ def test_file_system_failures_are_coded_where_they_arise(tmp_path: Path, pdf_pac
     else:  # a file where a folder goes
         (runtime / blocked).write_text("in the way", encoding="utf-8")
     one_error(run_cli("--data-dir", str(data), *argv, "--json"), code)
+
+
+def test_a_huge_listed_file_is_not_hashed_when_its_size_is_wrong(tmp_path: Path, pdf_package: Path) -> None:
+    with open(pdf_package / "book.md", "r+b") as handle:
+        handle.truncate(8 << 30)  # 8 GiB, sparse: hashing it would take minutes
+    started = time.monotonic()
+    result = run_cli("--data-dir", str(tmp_path / "data"), "inspect", str(pdf_package), "--json")
+    assert result.code == 1 and "package.size_mismatch" in {d["code"] for d in result.json["diagnostics"]}
+    assert time.monotonic() - started < 20

@@ -236,3 +236,11 @@ def test_a_huge_listed_file_is_not_hashed_when_its_size_is_wrong(tmp_path: Path,
     result = run_cli("--data-dir", str(tmp_path / "data"), "inspect", str(pdf_package), "--json")
     assert result.code == 1 and "package.size_mismatch" in {d["code"] for d in result.json["diagnostics"]}
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("argv", [["search", "test-book", BAD + b" rivers"], ["read", "test-book", BAD],
+                                  ["markdown", "test-book", "--heading", BAD]])
+def test_human_output_with_undecodable_bytes_does_not_crash(data: Path, argv: list) -> None:
+    result = run_cli("--data-dir", str(data), *argv)
+    assert "Traceback" not in result.stderr and "internal_error" not in result.stderr
+    result.stdout.decode("utf-8")  # still valid UTF-8 on a terminal

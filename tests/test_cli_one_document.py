@@ -169,7 +169,7 @@ def test_undecodable_archive_member_names_are_valid_utf8_json(tmp_path: Path, co
     assert human.code != 0 and "Traceback" not in human.stderr and "archive.bad_name" in human.stderr
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.recursive(st.text(st.characters(codec=None)) | st.integers() | st.none(),
                     lambda inner: st.lists(inner, max_size=4)
                     | st.dictionaries(st.text(st.characters(codec=None), max_size=5), inner, max_size=4),

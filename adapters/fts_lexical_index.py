@@ -51,8 +51,11 @@ def build_sidecar(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """(Re)build the sidecar atomically from the package database. Returns the record count."""
-    sidecar_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".lexical-", suffix=".sqlite", dir=sidecar_path.parent)
+    try:
+        sidecar_path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=".lexical-", suffix=".sqlite", dir=sidecar_path.parent)
+    except OSError as exc:
+        raise _build_failed(database_path, exc) from exc
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -65,14 +68,19 @@ def build_sidecar(
             out.close()
         os.replace(tmp, sidecar_path)
         return count
-    except sqlite3.Error as exc:
-        raise BookAgentError(
-            "lexical.build_failed",
-            f"the lexical index could not be built from {database_path}: {exc}",
-            remediation="check the package with `book-agent status BOOK --verify`",
-        ) from exc
+    except (sqlite3.Error, OSError) as exc:  # OSError: a full disk, permissions in the runtime dir
+        raise _build_failed(database_path, exc) from exc
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _build_failed(database_path: Path, exc: Exception) -> BookAgentError:
+    return BookAgentError(
+        "lexical.build_failed",
+        f"the lexical index could not be built from {database_path}: {exc}",
+        remediation="check the package with `book-agent status BOOK --verify`, and that the data dir is "
+        "writable with free space",
+    )
 
 
 def _fill(
@@ -117,7 +125,7 @@ def _fill(
 def _headings_text(raw: str | None) -> str:
     try:
         value = json.loads(raw or "[]")
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     return " ".join(str(h) for h in value) if isinstance(value, list) else ""
 

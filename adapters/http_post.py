@@ -1,10 +1,9 @@
 """One retrying JSON POST over httpx, shared by the HTTP adapters (query encoder, rerankers).
 
 A JsonPoster posts to exactly one URL and never follows a redirect: a 3xx comes back as an
-answer for the caller to refuse. Statuses in `retry_statuses` are retried at most
-`max_retries` times, waiting `Retry-After` (seconds or an HTTP date) capped at `max_wait`,
-else `backoff * 2**attempt` (also capped). Any other status is returned, not judged: each
-caller maps statuses to its own error codes. A request that gets no answer at all raises
+answer for the caller to refuse. Retries follow the one RetryPolicy
+(adapters/retry_policy.py: which statuses, how often, how long, Retry-After honoured). The
+last answer is returned, not judged: each caller maps statuses to its own error codes. A request that gets no answer at all raises
 PostTimeout or PostUnreachable (both PostTransportError), carrying the httpx exception.
 
 The API key is passed per call, sent only as an `Authorization: Bearer` header, never stored
@@ -14,17 +13,19 @@ caller's duty: check it before calling post(). This module defines no error code
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import json
-import math
 import ssl
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from book_agent.adapters.retry_policy import RetryPolicy, retry_after_seconds
 from book_agent.domain.network import redact
+
+__all__ = ["JsonPoster", "Posted", "PostTimeout", "PostTransportError", "PostUnreachable", "RetryPolicy",
+           "retry_after_seconds", "ssl_context"]
 
 if TYPE_CHECKING:
     import httpx
@@ -66,27 +67,27 @@ class Posted:
     def retries(self) -> int:
         return self.attempts - 1
 
+    @property
+    def retry_after(self) -> float | None:
+        """The wait the server asked for in its last answer (None when it named none)."""
+        seconds = retry_after_seconds(self.response.headers.get("Retry-After"))
+        return None if seconds is None else max(0.0, seconds)
+
 
 class JsonPoster:
     def __init__(
         self,
         url: str,
         *,
-        retry_statuses: Collection[int],
+        policy: RetryPolicy | None = None,
         timeout: float = 10.0,
-        max_retries: int = 2,
-        backoff: float = 0.5,
-        max_wait: float = 5.0,
         client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
         trust_env: bool = False,
     ) -> None:
         self.url = url
-        self.retry_statuses = frozenset(retry_statuses)
+        self.policy = policy if policy is not None else RetryPolicy()
         self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.max_wait = max_wait
         self.trust_env = trust_env  # only for a client built here (proxy variables, .netrc)
         self._client = client
         self._owns_client = client is None
@@ -119,7 +120,8 @@ class JsonPoster:
         # ASCII escapes encode ~40% faster than UTF-8 output for CJK-heavy documents.
         body = json.dumps(payload).encode("ascii")
         client = self.client()
-        for attempt in range(self.max_retries + 1):
+        attempt = 0
+        while True:
             try:
                 # follow_redirects per request: an injected client's own setting cannot override it
                 response = client.post(self.url, content=body, headers=headers,
@@ -130,29 +132,8 @@ class JsonPoster:
             except httpx.HTTPError as exc:
                 raise PostUnreachable(redact(f"request to {self.url} failed: "
                                              f"{type(exc).__name__}: {exc}", api_key), exc) from exc
-            if response.status_code not in self.retry_statuses or attempt == self.max_retries:
+            wait = self.policy.wait_before_retry(response.status_code, response.headers.get("Retry-After"), attempt)
+            if wait is None:
                 return Posted(response, attempt + 1)
-            self._sleep(self.delay(response, attempt))
-        raise AssertionError("unreachable")  # the loop always returns or raises
-
-    def delay(self, response: httpx.Response, attempt: int) -> float:
-        """Seconds to wait before retry number `attempt + 1`."""
-        wanted = retry_after_seconds(response.headers.get("Retry-After"))
-        if wanted is None:
-            wanted = self.backoff * (2**attempt)
-        return max(0.0, min(wanted, self.max_wait))
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: a number, or an HTTP date (RFC 9110); None if unusable."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            parsed = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        seconds = parsed.timestamp() - time.time()
-    return seconds if math.isfinite(seconds) else None
+            self._sleep(wait)
+            attempt += 1

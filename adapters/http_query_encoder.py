@@ -2,8 +2,8 @@
 
 POST {model, input, encoding_format: "float"} -> {"data": [{"embedding": [...]}]}.
 Every request first passes the NetworkPolicy (remote switched on, URL listed exactly);
-redirects are never followed; 429 and 5xx are retried a bounded number of times with
-backoff (Retry-After honoured, capped) by the shared JsonPoster (adapters/http_post.py).
+redirects are never followed; retries follow the one RetryPolicy of every HTTP adapter
+(adapters/retry_policy.py), through the shared JsonPoster (adapters/http_post.py).
 The API key is read from the environment at request time, sent only in the Authorization
 header, and redacted from every error.
 """
@@ -16,12 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from book_agent.adapters.http_post import (
-    JsonPoster,
-    PostTimeout,
-    PostTransportError,
-    retry_after_seconds,
-)
+from book_agent.adapters.http_post import JsonPoster, PostTimeout, PostTransportError
+from book_agent.adapters.retry_policy import RETRY_STATUSES, RetryPolicy, retry_after_seconds
+from book_agent.adapters.siliconflow import forbidden_remediation
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy, redact
 from book_agent.domain.records import Vector
@@ -29,7 +26,7 @@ from book_agent.domain.records import Vector
 if TYPE_CHECKING:
     import httpx
 
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+__all__ = ["RETRY_STATUSES", "HttpQueryEncoder"]
 _retry_after_seconds = retry_after_seconds  # the old private name; tests import it from here
 
 
@@ -66,9 +63,9 @@ class HttpQueryEncoder:
         self.max_retry_after = max_retry_after
         self._environ = environ
         # trust_env=True as before this module was shared: proxy variables still apply here.
-        self._poster = JsonPoster(endpoint, retry_statuses=RETRY_STATUSES, timeout=timeout,
-                                  max_retries=max_retries, backoff=backoff, max_wait=max_retry_after,
-                                  client=client, sleep=sleep, trust_env=True)
+        retries = RetryPolicy(max_retries=max_retries, backoff=backoff, max_wait=max_retry_after)
+        self._poster = JsonPoster(endpoint, policy=retries, timeout=timeout, client=client, sleep=sleep,
+                                  trust_env=True)
 
     def __repr__(self) -> str:
         return f"HttpQueryEncoder(route={self.route!r}, model={self.model!r})"
@@ -102,19 +99,25 @@ class HttpQueryEncoder:
             raise self._error("query.provider_error",
                               f"cannot reach the provider: {type(cause).__name__}: {cause}", key,
                               remediation="Check the endpoint and the network.") from cause
-        return self._check_status(posted.response, key, posted.attempts)
+        return self._check_status(posted.response, key, posted.attempts, posted.retry_after)
 
-    def _check_status(self, response: httpx.Response, key: str | None, attempts: int) -> httpx.Response:
+    def _check_status(self, response: httpx.Response, key: str | None, attempts: int,
+                      retry_after: float | None) -> httpx.Response:
         status = response.status_code
         if 200 <= status < 300:
             return response
         excerpt = redact(response.text[:300], key) if key else response.text[:300]
-        details = {"status": status, "attempts": attempts, "body_excerpt": excerpt}
+        details: dict[str, Any] = {"status": status, "attempts": attempts, "body_excerpt": excerpt}
+        if retry_after is not None:
+            details["retry_after_seconds"] = retry_after
         if 300 <= status < 400:
             details["location"] = response.headers.get("Location")
             raise self._error("query.redirect_refused",
                               f"the provider answered {status} (a redirect); redirects are not followed",
                               key, details, "Configure the final embeddings URL exactly.")
+        if status == 403 and (hint := forbidden_remediation(self.provider, self.endpoint)):
+            raise self._error("query.auth_failed", "the provider refused access to the model (403)",
+                              key, details, hint)
         if status in (401, 403):
             raise self._error("query.auth_failed", f"the provider refused the API key ({status})",
                               key, details, "Check the key in the environment variable named by auth_env.")

@@ -19,22 +19,61 @@ from book_agent.domain.errors import BookAgentError
 
 REGISTRY_VERSION = 1
 LOCK_TIMEOUT_S = 30.0
+MAX_REGISTRY_BYTES = 64 << 20  # thousands of books; anything bigger is not our file
+REQUIRED_TEXT = ("package_root",)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON so that readers see either the old file or the new one, never a mix."""
+    """Write JSON so that readers see either the old file or the new one, never a mix.
+
+    Non-ASCII is written as UTF-8; a string that UTF-8 cannot hold (a path with undecodable
+    bytes, kept by Python as lone surrogates) makes the whole file ASCII-escaped instead,
+    which round-trips to the same string. Raises OSError as the file system does.
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    try:
+        payload = text.encode("utf-8")
+    except UnicodeEncodeError:
+        payload = (json.dumps(data, indent=2, ensure_ascii=True, sort_keys=True) + "\n").encode("ascii")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=True)
-            handle.write("\n")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def conflict(current: dict[str, Any] | None, entry: dict[str, Any], replace: bool) -> BookAgentError | None:
+    """Why `entry` may not take its book_id from `current` (None when it may)."""
+    if current is None or replace or current.get("package_root") == entry.get("package_root"):
+        return None
+    book_id = entry["book_id"]
+    return BookAgentError(
+        "book.already_registered",
+        f"book {book_id!r} is already registered from another package: {current.get('package_root')}",
+        details={"book_id": book_id, "registered_root": current.get("package_root")},
+        remediation="pass --replace (Python: replace=True) to take the new package under this id",
+    )
+
+
+def entry_problem(book_id: str, entry: Any) -> str | None:
+    """What makes a registry entry unusable (None when it is well-formed)."""
+    if not isinstance(entry, dict):
+        return "the entry is not an object"
+    if entry.get("book_id") != book_id:
+        return "its book_id differs from its key"
+    missing = [k for k in REQUIRED_TEXT if not isinstance(entry.get(k), str) or not entry.get(k)]
+    if missing:
+        return "it lacks " + ", ".join(missing)
+    for key in ("fingerprint", "package"):
+        if not isinstance(entry.get(key) or {}, dict):
+            return f"its {key} is not an object"
+    return None
 
 
 class JsonRegistry:
@@ -46,23 +85,50 @@ class JsonRegistry:
     def _locked(self) -> Iterator[None]:
         import portalocker  # only writers lock: reads and searches need not import it
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_data_dir()
+        lock = portalocker.Lock(str(self.lock_path), mode="a", timeout=LOCK_TIMEOUT_S)
         try:
-            with portalocker.Lock(str(self.lock_path), mode="a", timeout=LOCK_TIMEOUT_S):
-                yield
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
         except portalocker.exceptions.LockException as exc:
             raise BookAgentError(
                 "registry.locked",
                 f"the registry at {self.path} stayed locked for {LOCK_TIMEOUT_S:.0f} s",
                 remediation="another book-agent process is busy; retry when it finishes",
             ) from exc
+        except OSError as exc:
+            raise BookAgentError(
+                "registry.write_failed", f"cannot use the data dir {self.path.parent}: {exc.strerror or exc}",
+                details={"data_dir": str(self.path.parent)},
+                remediation="pass a writable folder with --data-dir (or $BOOK_AGENT_HOME)",
+            ) from exc
+        try:
+            yield
+        finally:
+            lock.release()
 
-    def _read(self) -> dict[str, Any]:
+    def _check_data_dir(self) -> None:
+        folder = self.path.parent
+        existing = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+        if not existing.is_dir():  # the data dir, or what would hold it, is a file
+            raise BookAgentError(
+                "registry.data_dir_invalid", f"the data dir {folder} is not a folder"
+                + ("" if existing == folder else f" ({existing} is a file)"),
+                details={"data_dir": str(folder)},
+                remediation="pass a folder with --data-dir (or $BOOK_AGENT_HOME); it is created when missing",
+            )
+
+    def _read(self, strict: bool = True) -> dict[str, Any]:
+        self._check_data_dir()
         if not self.path.exists():
             return {"version": REGISTRY_VERSION, "books": {}}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            with open(self.path, "rb") as handle:
+                raw = handle.read(MAX_REGISTRY_BYTES + 1)
+            if len(raw) > MAX_REGISTRY_BYTES:
+                raise ValueError(f"it is larger than {MAX_REGISTRY_BYTES} bytes")
+            data = json.loads(raw.decode("utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
             raise BookAgentError(
                 "registry.corrupt",
                 f"the registry {self.path} cannot be read: {exc}",
@@ -74,14 +140,38 @@ class JsonRegistry:
                 f"the registry {self.path} is not a book-agent registry",
                 remediation=f"restore or delete {self.path} and run `book-agent init` again",
             )
+        bad = {k: p for k, v in data["books"].items() if (p := entry_problem(str(k), v))}
+        if bad and strict:
+            name, problem = next(iter(bad.items()))
+            raise BookAgentError(
+                "registry.corrupt", f"the registry {self.path} has {len(bad)} malformed entr"
+                f"{'y' if len(bad) == 1 else 'ies'}: {name!r}: {problem}",
+                details={"path": str(self.path), "malformed": bad},
+                remediation=f"`book-agent remove {name}` drops it (then `init` the package again), "
+                f"or fix {self.path}",
+            )
         return data
 
-    def _update(self, change: Callable[[dict[str, Any]], Any]) -> Any:
+    def _update(self, change: Callable[[dict[str, Any]], Any], strict: bool = True) -> Any:
         with self._locked():
-            data = self._read()
+            self._sweep_temps()
+            data = self._read(strict)
             result = change(data["books"])
-            write_json_atomic(self.path, data)
+            try:
+                write_json_atomic(self.path, data)
+            except OSError as exc:
+                raise BookAgentError(
+                    "registry.write_failed", f"cannot write the registry {self.path}: {exc.strerror or exc}",
+                    details={"path": str(self.path)},
+                    remediation="check that the data dir is writable and the disk not full",
+                ) from exc
             return result
+
+    def _sweep_temps(self) -> None:
+        # Registry writes happen only under the lock: a temp file seen while holding it was
+        # left by a process killed mid-write.
+        for leftover in self.path.parent.glob("." + self.path.name + ".*.tmp"):
+            leftover.unlink(missing_ok=True)
 
     def get(self, book_id: str) -> dict[str, Any]:
         books = self._read()["books"]
@@ -100,15 +190,9 @@ class JsonRegistry:
         book_id = entry["book_id"]
 
         def change(books: dict[str, Any]) -> dict[str, Any]:
-            current = books.get(book_id)
-            same_package = current is not None and current.get("package_root") == entry.get("package_root")
-            if current is not None and not same_package and not replace:
-                raise BookAgentError(
-                    "book.already_registered",
-                    f"book {book_id!r} is already registered from another package: {current.get('package_root')}",
-                    details={"book_id": book_id, "registered_root": current.get("package_root")},
-                    remediation="pass --replace (Python: replace=True) to take the new package under this id",
-                )
+            refused = conflict(books.get(book_id), entry, replace)
+            if refused is not None:
+                raise refused
             books[book_id] = entry
             return entry
 
@@ -119,5 +203,7 @@ class JsonRegistry:
         return [dict(books[k]) for k in sorted(books)]
 
     def remove(self, book_id: str) -> None:
-        self.get(book_id)
-        self._update(lambda books: books.pop(book_id, None))
+        """Unregister; a malformed entry can be removed too (that is how it is repaired)."""
+        if book_id not in self._read(strict=False)["books"]:
+            self.get(book_id)  # raises book.not_registered
+        self._update(lambda books: books.pop(book_id, None), strict=False)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.package_manifest import version_supported
+from book_agent.adapters.package_records import check_records, duplicates
 from book_agent.adapters.package_vectors import check_vectors
 from book_agent.adapters.sqlite_readonly import connect_readonly
 from book_agent.domain.diagnostics import Diagnostic
@@ -28,12 +29,14 @@ REQUIRED_META = ("schema_version", "book_id", "record_count")
 
 
 def check_database(
-    database_path: Path, vector_manifest: dict[str, Any] | None, book_id: str | None
+    database_path: Path, vector_manifest: dict[str, Any] | None, book_id: str | None,
+    original_kind: str | None = None,
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The meta table (key -> text value) and every diagnostic about the database.
 
     `vector_manifest` is the parsed vectors.json (None when absent or unusable); `book_id`
-    the manifest's (None to skip that comparison). Never raises for a bad database: an
+    the manifest's (None to skip that comparison); `original_kind` pdf/epub, which every
+    record's source.kind must match (None: not compared). Never raises for a bad database: an
     unreadable file is a `package.database_unreadable` diagnostic.
     """
     try:
@@ -42,7 +45,7 @@ def check_database(
         return {}, [_unreadable(exc)]
     try:
         con.execute("PRAGMA trusted_schema = OFF")  # no side-effect functions from the schema
-        return _check(con, vector_manifest, book_id)
+        return _check(con, vector_manifest, book_id, original_kind)
     except sqlite3.Error as exc:  # "file is not a database", "database disk image is malformed"
         return {}, [_unreadable(exc)]
     finally:
@@ -50,7 +53,7 @@ def check_database(
 
 
 def _check(
-    con: sqlite3.Connection, vm: dict[str, Any] | None, book_id: str | None
+    con: sqlite3.Connection, vm: dict[str, Any] | None, book_id: str | None, kind: str | None
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     out = _check_schema(con)
     bad_tables = {d.details["table"] for d in out}
@@ -62,6 +65,7 @@ def _check(
     if "records" not in bad_tables:
         n_records = int(con.execute("SELECT count(*) FROM records").fetchone()[0])
         out += _check_counts(meta, vm, n_records)
+        out += check_records(con, kind)
     if "vectors" in bad_tables:
         return meta, out
     dims = _int(vm.get("dimensions")) if vm is not None else None
@@ -69,6 +73,7 @@ def _check(
     if dims is None or dims <= 0:
         dims = _int(meta.get("embedding_dimensions"))
     out += check_vectors(con, dims, records_ok=n_records is not None, has_manifest=vm is not None)
+    out += duplicates(con, "vectors", "record_id", "package.record_id_duplicate")
     return meta, out
 
 

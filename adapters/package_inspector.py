@@ -25,6 +25,7 @@ from book_agent.adapters.package_manifest import (
     valid_book_id,
 )
 from book_agent.adapters.package_media import check_media_type
+from book_agent.adapters.package_records import original_kind
 from book_agent.adapters.package_root import find_package_root
 from book_agent.domain.diagnostics import Diagnostic, errors_in
 from book_agent.domain.errors import BookAgentError
@@ -82,7 +83,8 @@ class PackageInspector:
             if info.vector_manifest is not None:
                 diagnostics += check_vector_manifest(info.vector_manifest, rel)
         if info.database_path is not None:
-            _, found = check_database(info.database_path, info.vector_manifest, info.book_id)
+            kind = original_kind(original.get("media_type")) if original is not None else None
+            _, found = check_database(info.database_path, info.vector_manifest, info.book_id, kind)
             diagnostics += found
         return info
 

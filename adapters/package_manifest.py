@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from book_agent.domain.diagnostics import Diagnostic
+from book_agent.domain.network import endpoint_problem
 from book_agent.domain.package import PACKAGE_SCHEMA, SUPPORTED_SCHEMA_VERSIONS, VECTORS_SCHEMA
 
 BOOK_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -112,6 +113,11 @@ def file_entries(manifest: dict[str, Any]) -> list[tuple[str, Any]]:
     return entries
 
 
+def _has_credentials(url: str) -> bool:
+    problem = endpoint_problem(url)
+    return problem is not None and problem[0] == "config.endpoint_credentials"
+
+
 def check_vector_manifest(vectors: dict[str, Any], rel: str) -> list[Diagnostic]:
     """Fields of vectors.json: the model and its vector shape that queries must match."""
     out = check_schema(vectors, VECTORS_SCHEMA, rel)
@@ -131,15 +137,18 @@ def check_vector_manifest(vectors: dict[str, Any], rel: str) -> list[Diagnostic]
     need("record_count", _count(v("record_count")), "a non-negative integer")
     need("normalized", "normalized" not in vectors or isinstance(v("normalized"), bool), "true or false")
     need("query_instruction", isinstance(v("query_instruction", ""), str), "a string")
-    need("endpoint", v("endpoint") is None or isinstance(v("endpoint"), str), "a string")
+    endpoint = v("endpoint")
+    need("endpoint", endpoint is None or (isinstance(endpoint, str) and not _has_credentials(endpoint)),
+         "a string URL without credentials (no user:password@, no key parameter)")
     languages = v("languages")
     need("languages", languages is None or (isinstance(languages, list) and all(isinstance(x, str) for x in languages)),
          "a list of BCP-47 strings")
     for key, rule in problems:
+        value = "(withheld)" if key == "endpoint" else vectors.get(key)  # it may hold a secret
         out.append(Diagnostic(
             "package.vectors_manifest_invalid",
-            f"{rel}: {key} is {vectors.get(key)!r}; it must be {rule}",
-            "error", {"path": rel, "key": key, "value": vectors.get(key), "rule": rule},
+            f"{rel}: {key} is {value!r}; it must be {rule}",
+            "error", {"path": rel, "key": key, "value": value, "rule": rule},
         ))
     out.extend(unknown_keys(vectors, VECTOR_KEYS, rel))
     return out

@@ -147,7 +147,12 @@ def render_page(pdf: PdfSource, renders_dir: Path, cache_tag: str, page_index: A
     cached = size is not None
     if size is None:
         data, width, height = pdf.render_png(page_index, used, crop_for(box, region) if clip is not None else (0, 0, 0, 0))
-        _write_atomic(path, data)
+        try:
+            _write_atomic(path, data)
+        except OSError as exc:  # the runtime dir: a full disk, a file in the way, permissions
+            raise BookAgentError("render.write_failed", f"cannot write the page image {path}: {exc.strerror or exc}",
+                                 details={"path": str(path)},
+                                 remediation="check that the data dir is writable and the disk not full") from exc
         size = (width, height)
     result: dict[str, Any] = {
         "page_index": page_index,

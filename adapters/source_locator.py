@@ -107,6 +107,8 @@ class RecordLookup:
                     "SELECT record_id, text, md_start, md_end, source FROM records WHERE record_id = ?",
                     (record_id,),
                 ).fetchone()
+        except UnicodeEncodeError:  # undecodable bytes (a lone surrogate): no UTF-8 id matches
+            row = None
         except sqlite3.Error as exc:
             raise BookAgentError("source.database_unreadable", f"index.sqlite cannot be read: {exc}",
                                  details={"path": str(self.path)},

@@ -19,7 +19,7 @@ _CHUNK = 500  # stay far below SQLite's bound-parameter limit
 def _json(raw: Any, default: Any) -> Any:
     try:
         value = json.loads(raw) if raw else default
-    except ValueError:
+    except (ValueError, RecursionError):
         return default
     return value if isinstance(value, type(default)) else default
 
@@ -37,6 +37,16 @@ def record_from_row(row: Sequence[Any]) -> Record:
     )
 
 
+def _storable(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def fetch_records(execute: Callable[[str, Sequence[Any]], Iterable[Sequence[Any]]],
                   record_ids: Sequence[str]) -> dict[str, Record]:
     """The records that exist among record_ids, keyed by id, read through `execute(sql, params)`.
@@ -45,7 +55,9 @@ def fetch_records(execute: Callable[[str, Sequence[Any]], Iterable[Sequence[Any]
     translation), so rows are parsed one way everywhere.
     """
     found: dict[str, Record] = {}
-    ids = list(dict.fromkeys(record_ids))
+    # An id that UTF-8 cannot encode (undecodable argv bytes, a lone surrogate) cannot be in
+    # a database of UTF-8 text, and SQLite could not even bind it: it is simply not found.
+    ids = [i for i in dict.fromkeys(record_ids) if _storable(i)]
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))

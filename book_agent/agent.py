@@ -12,27 +12,28 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.json_registry import JsonRegistry
-from book_agent.app import books, sidecars
+from book_agent.app import books, registration
 from book_agent.app.config_store import apply_settings, config_notes, load_config, save_config
-from book_agent.app.fingerprint import changes, fingerprint, manifest_sha256
+from book_agent.app.fingerprint import changes
 from book_agent.app.open_book import OpenBook
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.ports import Registry
 from book_agent.settings import resolve_data_dir
 
 Progress = Callable[[int, int], None]
 
 
 class BookAgent:
-    def __init__(self, data_dir: str | Path | None = None) -> None:
+    def __init__(self, data_dir: str | Path | None = None, registry: Registry | None = None) -> None:
+        """`registry`: another Registry (tests hand in fakes); else registry.json in data_dir."""
         self.data_dir = resolve_data_dir(data_dir)
-        self.registry = JsonRegistry(self.data_dir)
+        self.registry: Registry = registry if registry is not None else JsonRegistry(self.data_dir)
         self._open: dict[str, OpenBook] = {}
         self._lock = threading.RLock()
 
@@ -53,38 +54,31 @@ class BookAgent:
         """Verify a package in full and register it; returns the same dict as `resolve`.
 
         A folder is registered in place (read-only); an archive is imported safely into
-        the data dir first. The book_id is the package's own.
+        the data dir first. The book_id is the package's own. All or nothing: a failure
+        leaves the registry, the runtime dir and the data dir as they were
+        (book_agent/app/registration.py).
         """
         source = Path(path).expanduser().resolve()
-        imported = books.is_archive(source)
-        root = books.import_into(source, self.data_dir / "packages", progress) if imported else source
-        info = books.inspect_dir(root, verify_hashes=True)
-        books.validate(info)
-        entry = books.registry_entry(info, source, imported, fingerprint(info.root), manifest_sha256(info.root))
-        previous = self._registered(str(info.book_id))
-        try:
-            self.registry.put(entry, replace=replace)
-        except BookAgentError:
-            if imported:
-                self._drop_unused_import(Path(entry["package_root"]))
-            raise
+        entry, previous = registration.register(self.data_dir, self.registry, source, reranker, replace, progress)
+        book_id = str(entry["book_id"])
+        with self._lock:
+            self._forget(book_id)
+        self._measure_language_evidence(book_id)
         if previous and previous.get("imported") and previous.get("package_root") != entry["package_root"]:
             self._drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
-        runtime_dir = self.runtime_dir(str(info.book_id))
-        runtime_dir.mkdir(parents=True, exist_ok=True)
-        config = load_config(runtime_dir)
-        if reranker != "none" or not (runtime_dir / "config.json").exists():
-            save_config(runtime_dir, apply_settings(config, {"reranker": reranker}))
-        with self._lock:
-            self._forget(str(info.book_id))
-        self._prepare_entry(entry, info, runtime_dir, progress)
-        return self.resolve(str(info.book_id))
+        return self.resolve(book_id)
 
     def remove(self, book_ref: str) -> dict[str, Any]:
         """Unregister a book: its runtime dir goes, and its imported copy if it was imported.
 
-        A package folder registered in place is never touched."""
-        entry = self.registry.get(book_ref)
+        A package folder registered in place is never touched; a malformed registry entry
+        is removed too (that is how it is repaired)."""
+        try:
+            entry = self.registry.get(book_ref)
+        except BookAgentError as exc:
+            if exc.code != "registry.corrupt":
+                raise
+            entry = {}
         with self._lock:
             self._forget(book_ref)
         self.registry.remove(book_ref)
@@ -93,26 +87,10 @@ class BookAgent:
             books.remove_tree(runtime)
         removed_copy = bool(entry.get("imported")) and self._drop_unused_import(Path(entry["package_root"]))
         return {"book_id": book_ref, "removed": True, "runtime_dir_removed": str(runtime),
-                "imported_copy_removed": removed_copy, "package_root": entry["package_root"]}
-
-    def _registered(self, book_id: str) -> dict[str, Any] | None:
-        try:
-            return self.registry.get(book_id)
-        except BookAgentError:
-            return None
+                "imported_copy_removed": removed_copy, "package_root": entry.get("package_root")}
 
     def _drop_unused_import(self, package_root: Path) -> bool:
-        """Remove an imported copy (data_dir/packages/<sha>/...) that no registration uses."""
-        managed = (self.data_dir / "packages").resolve()
-        try:
-            folder = package_root.resolve().relative_to(managed).parts[0]
-        except (ValueError, IndexError):
-            return False  # not ours: a package folder registered in place
-        in_use = any(Path(e["package_root"]).resolve().is_relative_to(managed / folder) for e in self.registry.list())
-        if in_use:
-            return False
-        books.remove_tree(managed / folder)
-        return True
+        return registration.drop_unused_import(self.data_dir, self.registry, package_root)
 
     def list_books(self) -> list[dict[str, Any]]:
         return [
@@ -175,10 +153,7 @@ class BookAgent:
                 return cached
             if cached is not None:
                 self._forget(book_ref)
-            if entry.get("package"):
-                info = PackageInfo.from_dict(entry["package"])
-            else:  # registered by an older version: inspect now
-                info = books.inspect_dir(root, verify_hashes=False)
+            info = _registered_info(entry) or books.inspect_dir(root, verify_hashes=False)
             book = OpenBook(entry, info, self.runtime_dir(book_ref))
             self._open[book_ref] = book
             return book
@@ -187,57 +162,9 @@ class BookAgent:
 
     def status(self, book_ref: str, verify: bool = False) -> dict[str, Any]:
         """Package health, sidecars present and fresh, and what each capability needs."""
-        entry = self.registry.get(book_ref)
-        root = Path(entry["package_root"])
-        runtime_dir = self.runtime_dir(book_ref)
-        changed = changes(root, entry.get("fingerprint") or {}) if root.exists() else ["(package folder missing)"]
-        info = books.inspect_dir(root, verify_hashes=verify) if root.exists() else None
-        diagnostics = [d.to_dict() for d in info.diagnostics] if info else []
-        healthy = info is not None and not info.has_errors and not changed
-        lexical = sidecars.lexical_state(runtime_dir, sidecars.lexical_stamp(
-            entry["manifest_sha256"], _database_sha(info))) if info else {"present": False, "fresh": False}
-        config = load_config(runtime_dir)
-        network = asdict(config.network)
-        return {
-            "book_id": book_ref,
-            "title": entry.get("title"),
-            "package_root": str(root),
-            "runtime_dir": str(runtime_dir),
-            "package": {"healthy": healthy, "hashes_verified": verify, "changed_files": changed,
-                        "diagnostics": diagnostics},
-            "sidecars": {"lexical": lexical},
-            "capabilities": {
-                "lexical_search": {"available": healthy and lexical.get("fresh", False),
-                                   "needs": "a fresh lexical sidecar (`book-agent prepare BOOK`)"},
-                "vector_search": self._vector_capability(book_ref, healthy, info),
-                "sources": {"available": healthy, "kind": info.original_kind if info else None},
-                "render_page": {"available": healthy and bool(info and info.original_kind == "pdf"),
-                                "needs": "a PDF original (EPUB has no fixed pages)"},
-            },
-            "config": {"network": network, "query": asdict(config.query),
-                       "reranker": asdict(config.reranker),
-                       "auth_env_set": bool(config.network.auth_env and _env_has(config.network.auth_env))},
-        }
+        from book_agent.app.status import book_status
 
-    def _vector_capability(self, book_ref: str, healthy: bool, info: PackageInfo | None) -> dict[str, Any]:
-        needs = ("the package's vectors and a query encoder for its model: the model's files on this machine, "
-                 "or remote requests allowed to an exact endpoint with auth_env set; or a caller-supplied "
-                 "query vector")
-        manifest = info.vector_manifest if info else None
-        if not (healthy and manifest):
-            return {"available": False, "needs": needs, "model": (manifest or {}).get("model"),
-                    "reason": "the package has no vectors" if healthy else "the package is not healthy"}
-        book = self._book(book_ref)
-        store, runtime, evidence, problem = book.vector_parts
-        if problem is not None:
-            return {"available": False, "needs": needs, "model": manifest.get("model"), "reason": problem.message}
-        encoding = runtime.availability()
-        check = book.vector_check(manifest.get("model"), runtime)
-        return {"available": bool(encoding["available"]), "needs": needs, "model": manifest.get("model"),
-                "languages": evidence.languages, "languages_source": evidence.source,
-                "self_check": {k: v for k, v in check.items() if k != "stamp"} if check else
-                {"status": "not-run", "reason": "made by `book-agent prepare BOOK` when queries can be encoded"},
-                "query_encoding": encoding}
+        return book_status(self, book_ref, verify)
 
     def prepare(self, book_ref: str, progress: Progress | None = None) -> dict[str, Any]:
         """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent."""
@@ -245,27 +172,20 @@ class BookAgent:
         info = books.inspect_dir(Path(entry["package_root"]), verify_hashes=False)
         with self._lock:
             self._forget(book_ref)
-        return self._prepare_entry(entry, info, self.runtime_dir(book_ref), progress)
-
-    def _prepare_entry(self, entry: dict[str, Any], info: PackageInfo, runtime_dir: Path,
-                       progress: Progress | None) -> dict[str, Any]:
-        assert info.database_path is not None
-        expected = sidecars.lexical_stamp(entry["manifest_sha256"], _database_sha(info))
-        state = sidecars.lexical_state(runtime_dir, expected)
-        result: dict[str, Any] = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
-        if not state["fresh"]:
-            result["lexical"] = {**sidecars.build_lexical(info.database_path, runtime_dir, expected, progress),
-                                 "was": state}
-        result["vector_self_check"] = self._vector_self_check(str(entry["book_id"]))
+        result = registration.prepare(entry, info, self.runtime_dir(book_ref), progress)
+        result["language_evidence"] = self._measure_language_evidence(book_ref)
         return result
 
-    def _vector_self_check(self, book_id: str) -> dict[str, Any] | None:
+    def _measure_language_evidence(self, book_id: str) -> dict[str, Any] | None:
         """Does the model read the book's scripts? Measured once per model and route (cached)."""
         book = self._book(book_id)
         store, runtime, _, problem = book.vector_parts
         if problem is not None:
             return None
-        check = book.vector_check((book.package.vector_manifest or {}).get("model"), runtime, store)
+        try:
+            check = book.vector_check((book.package.vector_manifest or {}).get("model"), runtime, store)
+        except BookAgentError as exc:  # evidence is optional: search falls back to what is known
+            return {"status": "failed", "code": exc.code, "reason": exc.message}
         with self._lock:
             self._forget(book_id)  # the next search reads the new evidence
         return {k: v for k, v in check.items() if k != "stamp"} if check else None
@@ -294,13 +214,18 @@ class BookAgent:
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
+        from book_agent.adapters.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
         from book_agent.services.evaluation import evaluate, parse_questions
 
         try:
-            lines = Path(questions_path).read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
+            lines = read_limited(questions_path, MAX_QUESTIONS_BYTES).decode("utf-8").splitlines()
+        except InputTooLarge as exc:
+            raise BookAgentError("eval.questions_too_large", f"{questions_path} is larger than {exc.limit} bytes",
+                                 details={"limit_bytes": exc.limit},
+                                 remediation="split the questions into several files") from exc
+        except (OSError, ValueError) as exc:
             raise BookAgentError("eval.bad_questions", f"cannot read {questions_path}: {exc}",
-                                 remediation="pass a JSON Lines file of questions") from exc
+                                 remediation="pass a UTF-8 JSON Lines file of questions") from exc
         result = evaluate(self._book(book_ref).searcher(), parse_questions(lines), k=k)
         result["book_id"] = book_ref
         return result
@@ -364,15 +289,15 @@ def _check_reranker(config: RuntimeConfig, runtime_dir: Path) -> None:
         close()
 
 
-def _database_sha(info: PackageInfo | None) -> str | None:
-    files = ((info.archive_manifest if info else None) or {}).get("files") or {}
-    return (files.get("database") or {}).get("sha256")
+_database_sha = registration.database_sha
 
 
-def _env_has(name: str) -> bool:
-    import os
-
-    return bool(os.environ.get(name))
+def _registered_info(entry: dict[str, Any]) -> PackageInfo | None:
+    """The inspection stored at init (None when absent, as from an older version, or unusable)."""
+    try:
+        return PackageInfo.from_dict(entry["package"]) if isinstance(entry.get("package"), dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _visual_fallback(query: str, hits: list[dict[str, Any]], hints: dict[str, Any] | None) -> dict[str, Any]:

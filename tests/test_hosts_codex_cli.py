@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -66,3 +67,39 @@ def test_codex_no_longer_lists_the_server_after_uninstall(codex_cli: Path, tmp_p
     listed = codex(home / ".codex", "mcp", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout) == []
+
+
+def skill_roots_and_files(codex_home: Path, home: Path, cwd: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """What `codex debug prompt-input` shows the model: {root id: folder}, {skill: root-relative file}."""
+    env = {k: v for k, v in os.environ.items() if k != "CODEX_HOME"}
+    env.update(CODEX_HOME=str(codex_home), HOME=str(home))
+    out = subprocess.run([str(CODEX), "debug", "prompt-input"], env=env, cwd=cwd, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    text = json.dumps(json.loads(out.stdout))
+    block = text[text.index("<skills_instructions>"):text.index("</skills_instructions>")].replace("\\n", "\n")
+    roots = dict(re.findall(r"^- `(r\d+)` = `([^`]+)`$", block, re.MULTILINE))
+    files = dict(re.findall(r"^- ([^:\n]+): .*\(file: (r\d+/[^)]+)\)$", block, re.MULTILINE))
+    return roots, files
+
+
+def test_codex_lists_the_installed_skill_under_its_user_skill_root(codex_cli: Path, tmp_path: Path) -> None:
+    package = make_package(tmp_path / "pkg", "sun_tzu.art-of-war")
+    home = tmp_path / "home"
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True)
+    workdir = tmp_path / "work"  # not a repository: only user and system skill roots apply
+    workdir.mkdir()
+    HostAdapter("codex", home=home, data_dir=tmp_path / "data").install(package, apply=True)
+    installed = sorted(p.name for p in (home / ".agents" / "skills").iterdir() if p.is_dir())
+    assert installed  # the book's skill and book-agent's own
+    roots, files = skill_roots_and_files(codex_home, home, workdir)
+    user_root = str(home / ".agents" / "skills")
+    assert user_root in roots.values(), roots  # ~/.agents/skills is one of Codex's skill roots
+    root_id = next(k for k, v in roots.items() if v == user_root)
+    listed = sorted(f.split("/")[1] for f in files.values() if f.startswith(root_id + "/"))
+    assert listed == installed, files  # and Codex loads every skill we put there
+    HostAdapter("codex", home=home, data_dir=tmp_path / "data").uninstall(package, apply=True)
+    roots, files = skill_roots_and_files(codex_home, home, workdir)  # root ids may shift: look up again
+    gone = {k for k, v in roots.items() if v == user_root}
+    assert not [f for f in files.values() if f.split("/")[0] in gone]

@@ -19,15 +19,16 @@ from book_agent.adapters.http_post import (
     retry_after_seconds,
     ssl_context,
 )
+from book_agent.adapters.retry_policy import MAX_RETRIES_CAP, RetryPolicy
 
 KEY = "sk-post-SECRET-7777-do-not-leak"
 PATH = "/v1/thing"
 
 
 def make_poster(url: str, sleeps: list[float] | None = None, **kw: Any) -> JsonPoster:
-    options: dict[str, Any] = {"retry_statuses": {429, 503}, "timeout": 2.0, "max_retries": 2,
-                               "backoff": 0.001, "max_wait": 0.05}
-    options.update(kw)
+    retry: dict[str, Any] = {"max_retries": 2, "backoff": 0.001, "max_wait": 0.05}
+    retry.update({k: kw.pop(k) for k in list(kw) if k in retry})
+    options: dict[str, Any] = {"timeout": 2.0, "policy": RetryPolicy(**retry), **kw}
     return JsonPoster(url, sleep=sleeps.append if sleeps is not None else (lambda s: None), **options)
 
 
@@ -64,31 +65,54 @@ def test_retries_are_bounded_with_exponential_backoff(loopback_server: LoopbackS
     assert sleeps == [0.001, 0.002, 0.004]
 
 
-def test_status_outside_the_retry_set_is_returned_at_once(loopback_server: LoopbackServer) -> None:
-    loopback_server.handler = lambda request: Reply(500, {"error": "boom"})
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 422, 501, 307])
+def test_status_outside_the_retry_set_is_returned_at_once(loopback_server: LoopbackServer, status: int) -> None:
+    loopback_server.handler = lambda request: Reply(status, {"error": "boom"})
     sleeps: list[float] = []
     posted = make_poster(loopback_server.url(PATH), sleeps).post({})
-    assert posted.response.status_code == 500 and posted.attempts == 1
+    assert posted.response.status_code == status and posted.attempts == 1
     assert len(loopback_server.requests) == 1 and sleeps == []
 
 
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
+def test_the_one_retry_set(loopback_server: LoopbackServer, status: int) -> None:
+    loopback_server.queue(Reply(status, {"error": "again"}), Reply(200, {"ok": 1}))
+    posted = make_poster(loopback_server.url(PATH)).post({})
+    assert posted.response.status_code == 200 and posted.attempts == 2
+
+
 @pytest.mark.parametrize(("retry_after", "expected"), [
-    ("30", 0.05),  # asked 30 s, capped at max_wait
+    ("0.05", 0.05),  # exactly the cap: honoured
     ("0.02", 0.02),
     ("-5", 0.0),
     ("soon", 0.001),  # unusable: backoff
     ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),  # a date in the past
-    ("an hour from now", 0.05),  # an HTTP date, capped (built in the test: stable test ids)
 ])
-def test_retry_after_is_honoured_and_capped(loopback_server: LoopbackServer, retry_after: str,
-                                           expected: float) -> None:
-    if retry_after == "an hour from now":
-        retry_after = email.utils.formatdate(time.time() + 3600, usegmt=True)
+def test_retry_after_is_honoured(loopback_server: LoopbackServer, retry_after: str, expected: float) -> None:
     loopback_server.queue(Reply(429, {}, headers={"Retry-After": retry_after}), Reply(200, {"ok": 1}))
     sleeps: list[float] = []
     posted = make_poster(loopback_server.url(PATH), sleeps).post({})
     assert posted.response.status_code == 200 and posted.attempts == 2
     assert sleeps == [pytest.approx(expected)]
+
+
+@pytest.mark.parametrize("retry_after", ["30", "an hour from now"])
+def test_a_longer_retry_after_than_the_cap_is_not_shortened(loopback_server: LoopbackServer,
+                                                            retry_after: str) -> None:
+    if retry_after == "an hour from now":  # an HTTP date (built here: stable test ids)
+        retry_after = email.utils.formatdate(time.time() + 3600, usegmt=True)
+    loopback_server.handler = lambda request: Reply(503, {}, headers={"Retry-After": retry_after})
+    sleeps: list[float] = []
+    posted = make_poster(loopback_server.url(PATH), sleeps).post({})
+    # asking again sooner than told would not honour it: the answer goes back with the wait
+    assert posted.attempts == 1 and sleeps == [] and len(loopback_server.requests) == 1
+    assert posted.retry_after is not None and posted.retry_after > 0.05
+
+
+def test_retries_are_capped_whatever_the_config(loopback_server: LoopbackServer) -> None:
+    loopback_server.handler = lambda request: Reply(503, {})
+    posted = make_poster(loopback_server.url(PATH), max_retries=1000, backoff=0.0).post({})
+    assert posted.attempts == MAX_RETRIES_CAP + 1
 
 
 @pytest.mark.parametrize("injected", [False, True])
@@ -152,7 +176,7 @@ def test_built_client_uses_the_cached_ssl_context_and_close_respects_ownership()
     assert KEY not in repr(poster) and "127.0.0.1:1/x" in repr(poster)
 
 
-@pytest.mark.parametrize(("value", "expected"), [("2", 2.0), ("0.5", 0.5), ("nan", None), ("inf", None),
+@pytest.mark.parametrize(("value", "expected"), [("2", 2.0), ("0.5", 0.5), ("-3", -3.0), ("nan", None), ("inf", None),
                                                  ("soon", None), ("", None), (None, None)])
 def test_retry_after_seconds(value: str | None, expected: float | None) -> None:
     assert retry_after_seconds(value) == expected

@@ -74,13 +74,22 @@ def test_missing_key_makes_no_request(loopback_server: LoopbackServer) -> None:
     assert loopback_server.requests == []
 
 
-def test_429_then_success_honours_capped_retry_after(loopback_server: LoopbackServer) -> None:
-    loopback_server.queue(Reply(429, {"error": "slow down"}, headers={"Retry-After": "30"}), embedding_reply())
+def test_429_then_success_honours_retry_after(loopback_server: LoopbackServer) -> None:
+    loopback_server.queue(Reply(429, {"error": "slow down"}, headers={"Retry-After": "0.005"}), embedding_reply())
     sleeps: list[float] = []
     vector = make_encoder(loopback_server, sleeps).encode("q")
     assert vector.shape == (DIMS,)
     assert len(loopback_server.requests) == 2
-    assert sleeps == [0.01]  # 30 s asked, capped at max_retry_after
+    assert sleeps == [0.005]  # what the server asked, within max_retry_after
+
+
+def test_a_retry_after_beyond_the_cap_is_reported_not_shortened(loopback_server: LoopbackServer) -> None:
+    loopback_server.handler = lambda request: Reply(429, {"error": "slow down"}, headers={"Retry-After": "30"})
+    sleeps: list[float] = []
+    with pytest.raises(QueryRuntimeError) as info:
+        make_encoder(loopback_server, sleeps).encode("q")
+    assert info.value.code == "query.rate_limited" and info.value.details["retry_after_seconds"] == 30.0
+    assert sleeps == [] and len(loopback_server.requests) == 1
 
 
 def test_429_every_time_is_rate_limited(loopback_server: LoopbackServer) -> None:

@@ -146,7 +146,7 @@ def test_minilm_is_trusted_for_english_queries_and_not_chinese_ones(tmp_path: Pa
     package = build_eval_book(book, tmp_path / "pkg", languages=None)
     with BookAgent(tmp_path / "data") as agent:
         book_id = agent.init(package)["book_id"]
-        check = agent.status(book_id)["capabilities"]["vector_search"]["self_check"]
+        check = agent.status(book_id)["capabilities"]["vector_search"]["language_evidence"]
         assert check["status"] == "ok" and check["basis"] == "tokenizer", check
         assert check["reads"].get(script, True) is trusted
         query = "用间之法" if script == "cjk" else "what the general plans before the battle"

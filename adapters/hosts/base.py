@@ -84,13 +84,23 @@ class HostPort(Protocol):
         ...
 
 
+MAX_CONFIG_BYTES = 16 << 20
+
+
 def read_config(path: Path, host: str) -> str | None:
     """A config file's text (through a symlink), None when absent; not UTF-8 -> refused."""
     target = safe_write.real_target(path)
     if not target.is_file():
         return None
     try:
-        return target.read_bytes().decode("utf-8")
+        with open(target, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # a config is kilobytes: bounded like any input
+    except OSError as exc:
+        raise config_malformed(path, f"cannot be read ({exc.strerror or exc})", host) from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise config_malformed(path, f"larger than {MAX_CONFIG_BYTES} bytes", host)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise config_malformed(path, "not UTF-8 text", host) from exc
 

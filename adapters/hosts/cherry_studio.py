@@ -16,7 +16,13 @@ from urllib.parse import quote
 
 from book_agent.adapters.hosts.base import HostContext
 
-# Commit eb560cf of the deep-link handler allowed only these commands.
+# Commit eb560cf of the v1 deep-link handler (src/main/services/urlschema/mcp-install.ts,
+# October 2025, from the fix attempt for GHSA-hh6w-rmjc-26f6, PR #10672, which the tracker
+# shows closed unmerged) refused any other command. The handler of current v1 builds
+# (safeValidateMcpServerConfig; protocol installs start inactive and untrusted, PR #11070)
+# and the v2 protocol handler (a strict schema: name, description, type, command, args)
+# accept any command, an absolute path included. So no install is warned: the manual
+# steps say what to do on a build that shows the allowlist's "Security Warning".
 DEEPLINK_COMMANDS = ("npx", "uvx", "uv", "bun", "node", "python", "python3")
 
 
@@ -39,7 +45,7 @@ class CherryStudioHost:
     host = "cherry-studio"
     edition: str | None = None
     unconfirmed: tuple[str, ...] = (
-        "whether current releases still allow only npx/uvx/uv/bun/node/python/python3 as a deep-link command",
+        "which published builds, if any, carried the deep-link command allowlist of commit eb560cf",
         "the exact Settings labels for adding or importing an MCP server",
         "skills copied into Cherry's Data/Skills without its database row are not listed: import them in the UI",
     )
@@ -82,13 +88,6 @@ class CherryStudioHost:
             "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "
             "open the deep link or add the server by hand, then enable and trust it in Settings > MCP",
         }]
-        if argv[0] not in DEEPLINK_COMMANDS:  # the handler compared the command string itself
-            found.append({
-                "code": "host.command_may_be_refused",
-                "message": f"some Cherry Studio versions refuse deep-link commands other than "
-                f"{', '.join(DEEPLINK_COMMANDS)} (here {argv[0]!r}): if it shows a security warning, "
-                "add the server by hand in Settings > MCP with the same command and args",
-            })
         if auth_env:
             found.append({
                 "code": "host.env_from_login_shell",
@@ -97,6 +96,13 @@ class CherryStudioHost:
             })
         return found
 
+    @staticmethod
+    def _allowlist_step(argv: list[str]) -> list[str]:
+        if argv[0] in DEEPLINK_COMMANDS:
+            return []
+        return [f"a Cherry Studio build with the deep-link command allowlist ({', '.join(DEEPLINK_COMMANDS)}) "
+                f"shows a \"Security Warning\" for {argv[0]!r}: add the server by hand in Settings > MCP then"]
+
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
         entry = {"name": name, **self.server_entry(argv, auth_env)}
         link = deeplink({name: entry})
@@ -104,6 +110,7 @@ class CherryStudioHost:
             f"open the deep link (macOS `open`, Windows `start \"\"`, Linux `xdg-open`): {link}",
             "or in Settings > MCP add a stdio server with the command and args below",
             "enable the server and trust it (protocol installs start inactive and untrusted)",
+            *self._allowlist_step(argv),
             f"skills (Agents only): import the folders staged in {self.skills_dir()} in the Agent's skills settings",
         ]
         snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)

@@ -4,8 +4,9 @@ Config: `$CODEX_HOME/config.toml` (default `~/.codex/config.toml`), table
 `[mcp_servers.<name>]` with `command`, `args`, `env_vars` (names forwarded from Codex's
 own environment: never a value) and `startup_timeout_sec`. tomlkit keeps comments,
 ordering and every other server; keys a user added to our table (`enabled`,
-`tool_timeout_sec`, ...) survive a reinstall. Skills: `~/.agents/skills/<name>/`
-(`$CODEX_HOME/skills` is still read but deprecated).
+`tool_timeout_sec`, ...) survive a reinstall. Skills: `~/.agents/skills/<name>/`, a skill
+root of Codex's (`codex debug prompt-input` lists it); `$CODEX_HOME/skills` is still read
+but deprecated.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ MANAGED_KEYS = ["command", "args", "env_vars", "startup_timeout_sec"]
 class CodexHost:
     host = "codex"
     edition: str | None = None
-    unconfirmed: tuple[str, ...] = (
-        "skills in ~/.agents/skills (Codex >= 0.94) are not read back by a Codex command: only the MCP entry is",
-    )
+    # Nothing left unconfirmed: `codex mcp get --json` reads back the MCP entry and
+    # `codex debug prompt-input` lists ~/.agents/skills as a skill root with our skill in it
+    # (both checked against the pinned real CLI in tests/test_hosts_codex_cli.py).
+    unconfirmed: tuple[str, ...] = ()
 
     def __init__(self, ctx: HostContext) -> None:
         self.ctx = ctx

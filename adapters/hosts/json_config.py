@@ -68,6 +68,8 @@ def parse(text: str | None, path: Path, host: str) -> JsonDoc:
     style = detect_style(text)
     try:
         data = json.loads(text.lstrip(BOM), object_pairs_hook=_reject_duplicates)
+    except RecursionError as exc:
+        raise config_malformed(path, "not valid JSON (nested too deeply)", host) from exc
     except ValueError as exc:
         raise config_malformed(path, f"not valid JSON ({exc})", host) from exc
     if not isinstance(data, dict):

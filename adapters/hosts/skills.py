@@ -144,7 +144,7 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise BookAgentError(
             "host.skill_manifest_malformed",
             f"{path} cannot be read",

@@ -1,7 +1,8 @@
 """The HTTP rerank client shared by the SiliconFlow and local providers.
 
 It posts JSON to exactly one endpoint through the shared JsonPoster (adapters/http_post.py),
-which never follows redirects and retries only 429/503 a bounded number of times; this
+which never follows redirects and retries by the one RetryPolicy of every HTTP adapter
+(adapters/retry_policy.py, the same as query encoding); this
 module turns every transport failure and bad status into a BookAgentError with a `rerank.*`
 code. The API key is read by the caller at request time,
 sent only as a header, and redacted from every message and detail that could reach a user.
@@ -17,13 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from book_agent.adapters.http_post import JsonPoster, PostTimeout, PostTransportError, ssl_context
 from book_agent.adapters.rerankers import errors
+from book_agent.adapters.retry_policy import RETRY_STATUSES, RetryPolicy
+from book_agent.adapters.siliconflow import forbidden_remediation
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import redact
 
 if TYPE_CHECKING:
     import httpx
 
-RETRY_STATUSES = frozenset({429, 503})
+__all__ = ["RETRY_STATUSES", "RerankHttpClient", "parse_scores"]
 _ssl_context = ssl_context  # the old private name; tools/bench_rerank.py imports it from here
 
 
@@ -35,19 +38,20 @@ class RerankHttpClient:
         timeout: float = 10.0,
         max_retries: int = 2,
         retry_backoff: float = 0.5,
-        max_retry_wait: float = 5.0,
+        max_retry_wait: float = 10.0,
         client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        provider: str | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self.provider = provider  # whose answers these are (a SiliconFlow 403 has its own meaning)
         self.timeout = timeout
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self.max_retry_wait = max_retry_wait
         self._injected = client
-        self._poster = JsonPoster(endpoint, retry_statuses=RETRY_STATUSES, timeout=timeout,
-                                  max_retries=max_retries, backoff=retry_backoff,
-                                  max_wait=max_retry_wait, client=client, sleep=sleep)
+        policy = RetryPolicy(max_retries=max_retries, backoff=retry_backoff, max_wait=max_retry_wait)
+        self._poster = JsonPoster(endpoint, policy=policy, timeout=timeout, client=client, sleep=sleep)
 
     def client(self) -> httpx.Client:
         return self._poster.client()
@@ -64,16 +68,21 @@ class RerankHttpClient:
             raise self._error(errors.TIMEOUT, f"no answer within {self.timeout} s", api_key) from exc.cause
         except PostTransportError as exc:
             raise self._error(errors.UNREACHABLE, f"request failed: {exc.cause}", api_key) from exc.cause
-        return self._decode(posted.response, api_key, posted.retries)
+        return self._decode(posted.response, api_key, posted.retries, posted.retry_after)
 
-    def _decode(self, response: httpx.Response, api_key: str | None, retries: int) -> Any:
+    def _decode(self, response: httpx.Response, api_key: str | None, retries: int,
+                retry_after: float | None) -> Any:
         status = response.status_code
+        hint = forbidden_remediation(self.provider, self.endpoint) if status == 403 else None
+        if hint:
+            raise self._error(errors.AUTH_FAILED, "the provider refused access to the model (HTTP 403)",
+                              api_key, remediation=hint, status=status, body=response.text[:300])
         if status in (401, 403):
             raise self._error(errors.AUTH_FAILED, f"the provider refused the API key (HTTP {status})",
                               api_key, status=status, body=response.text[:300])
         if status == 429:
             raise self._error(errors.RATE_LIMITED, f"still rate-limited after {retries} retries (HTTP 429)",
-                              api_key, status=status, retries=retries)
+                              api_key, status=status, retries=retries, retry_after_seconds=retry_after)
         if status != 200:
             raise self._error(errors.PROVIDER_ERROR, f"the provider answered HTTP {status}",
                               api_key, status=status, body=response.text[:300])
@@ -83,12 +92,13 @@ class RerankHttpClient:
             raise self._error(errors.BAD_RESPONSE, "the response is not valid JSON",
                               api_key, body=response.text[:300]) from exc
 
-    def _error(self, code: str, message: str, api_key: str | None, **details: Any) -> BookAgentError:
+    def _error(self, code: str, message: str, api_key: str | None, remediation: str | None = None,
+               **details: Any) -> BookAgentError:
         details = {k: redact(v, api_key) if isinstance(v, str) else v for k, v in details.items()}
         return errors.rerank_error(
             code,
             redact(f"rerank request to {self.endpoint} failed: {message}", api_key),
-            REMEDIATIONS.get(code),
+            remediation or REMEDIATIONS.get(code),
             endpoint=self.endpoint,
             **details,
         )

@@ -10,7 +10,6 @@ address; loopback needs no `allow_remote_requests`, and only that exact URL is r
 
 from __future__ import annotations
 
-import ipaddress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -19,7 +18,7 @@ from book_agent.adapters.rerankers.base import ScoringReranker
 from book_agent.adapters.rerankers.config import RerankConfig
 from book_agent.adapters.rerankers.http import RerankHttpClient, parse_scores
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.network import NetworkPolicy
+from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host
 
 if TYPE_CHECKING:
     import httpx
@@ -34,8 +33,9 @@ def http_client(config: RerankConfig, endpoint: str, client: httpx.Client | None
         timeout=float(config.option("timeout", (int, float), 10.0)),
         max_retries=int(config.option("max_retries", int, 2)),
         retry_backoff=float(config.option("retry_backoff", (int, float), 0.5)),
-        max_retry_wait=float(config.option("max_retry_wait", (int, float), 5.0)),
+        max_retry_wait=float(config.option("max_retry_wait", (int, float), 10.0)),
         client=client,
+        provider=config.provider,
     )
 
 
@@ -148,21 +148,23 @@ class LocalHttpReranker(HttpReranker):
         return {**super().provider_info(), "api": self.api}
 
 
-def _require_http_url(url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+def _require_http_url(url: str, plain_http_checked_later: bool = False) -> None:
+    """A usable endpoint by the one rule of domain/network.py (no credentials in it, plain
+    http only to loopback), reported with that rule's code."""
+    problem = endpoint_problem(url)
+    if problem is None or (plain_http_checked_later and problem[0] == "config.insecure_endpoint"):
+        return
+    code, message, remediation = problem
+    if code == "config.bad_endpoint":  # as before: a malformed URL is a reranker config error
         raise errors.rerank_error(errors.CONFIG_INVALID, f"not an http(s) URL: {url!r}",
                                   errors.REMEDIATION_CONFIG, endpoint=url)
+    shown = "(withheld: it holds credentials)" if code == "config.endpoint_credentials" else url
+    raise errors.rerank_error(code, message, remediation, endpoint=shown)
 
 
 def require_loopback(url: str) -> None:
-    _require_http_url(url)
-    host = urlsplit(url).hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
+    _require_http_url(url, plain_http_checked_later=True)  # not loopback is the sharper error
+    if not is_loopback_host(urlsplit(url).hostname or ""):
         raise errors.rerank_error(
             errors.ENDPOINT_NOT_LOOPBACK,
             f"the local reranker's endpoint {url} is not on this machine",

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.json_registry import write_json_atomic
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.network import check_endpoint
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
 
 CONFIG_NAME = "config.json"
+MAX_CONFIG_BYTES = 1 << 20
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 # flat keyword -> (section, field): what `configure(book, **settings)` accepts
@@ -30,27 +31,39 @@ FLAT_SETTINGS = {
 
 
 def load_config(runtime_dir: Path) -> RuntimeConfig:
+    from book_agent.adapters.input_files import load_json_file
+
     path = runtime_dir / CONFIG_NAME
     if not path.exists():
         return RuntimeConfig()
     try:
-        return RuntimeConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:  # ConfigError is a ValueError
+        config = RuntimeConfig.from_dict(load_json_file(path, MAX_CONFIG_BYTES))
+    except (OSError, ValueError) as exc:  # ConfigError, InputTooLarge are ValueErrors
         raise BookAgentError(
             "config.invalid", f"the runtime config {path} is invalid: {exc}",
             remediation=f"fix or delete {path} (then `book-agent configure BOOK ...`)",
         ) from exc
+    check_endpoints(config)  # a hand-edited file is held to the same rule as `configure`
+    return config
 
 
 def save_config(runtime_dir: Path, config: RuntimeConfig) -> None:
-    write_json_atomic(runtime_dir / CONFIG_NAME, config.to_dict())
+    try:
+        write_json_atomic(runtime_dir / CONFIG_NAME, config.to_dict())
+    except OSError as exc:
+        raise BookAgentError(
+            "config.write_failed", f"cannot write {runtime_dir / CONFIG_NAME}: {exc.strerror or exc}",
+            details={"path": str(runtime_dir / CONFIG_NAME)},
+            remediation="check that the data dir is writable and the disk not full",
+        ) from exc
 
 
-def _is_loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(url).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
+def check_endpoints(config: RuntimeConfig) -> None:
+    """Every URL the config may request passes the one endpoint rule (domain/network.py)."""
+    urls = [*config.network.allowed_endpoints, config.query.endpoint, config.reranker.endpoint]
+    for url in urls:
+        if url is not None:
+            check_endpoint(url)
 
 
 def config_notes(config: RuntimeConfig, package: PackageInfo) -> list[str]:
@@ -100,20 +113,10 @@ def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeCo
             "config.bad_auth_env", "auth_env must be the NAME of an environment variable (e.g. SILICONFLOW_API_KEY)",
             remediation="export the key in a variable and pass its name: --auth-env SILICONFLOW_API_KEY",
         )
-    for url in data["network"].get("allowed_endpoints") or []:
-        if not re.match(r"^https?://[^\s/]+", str(url)):
-            raise BookAgentError(
-                "config.bad_endpoint", f"{url!r} is not a full http(s) URL",
-                remediation="pass the exact URL, e.g. https://api.siliconflow.cn/v1/embeddings",
-            )
-        if str(url).startswith("http://") and not _is_loopback(str(url)):
-            # the key travels in a header: over plain HTTP anyone on the path could read it
-            raise BookAgentError(
-                "config.insecure_endpoint", f"{url} is plain HTTP to another machine",
-                remediation="use the provider's https:// URL (plain http is allowed for loopback servers only)",
-            )
     try:
-        return RuntimeConfig.from_dict(data)
+        config = RuntimeConfig.from_dict(data)
     except ConfigError as exc:
         raise BookAgentError("config.invalid", f"invalid settings: {exc}",
                              remediation="see `book-agent configure --help`") from exc
+    check_endpoints(config)
+    return config

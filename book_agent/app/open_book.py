@@ -49,7 +49,7 @@ class OpenBook:
             return self._lexical, None
         from book_agent.adapters.fts_lexical_index import FtsLexicalIndex
 
-        expected = sidecars.lexical_stamp(self.entry["manifest_sha256"], self._database_sha())
+        expected = sidecars.lexical_stamp(str(self.entry.get("manifest_sha256") or ""), self._database_sha())
         state = sidecars.lexical_state(self.runtime_dir, expected)
         if not state["fresh"]:
             return None, BookAgentError(

@@ -1,8 +1,8 @@
 """Global options anywhere on the line.
 
 click only accepts a group's options before the subcommand. Users (and agents) write
-`book-agent search BOOK q --json` or `book-agent --json search ...` alike, so `--data-dir`
-and `--json` are lifted out of argv, wherever they stand, before typer sees it. A `--`
+`book-agent search BOOK q --json` or `book-agent --json search ...` alike, so `--data-dir`,
+`--json` and `--debug` are lifted out of argv, wherever they stand, before typer sees it. A `--`
 ends option processing: whatever follows is left alone (a query may be `--json` itself).
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 class GlobalOptions:
     data_dir: str | None = None
     json: bool = False
+    debug: bool = False  # an unexpected error also prints its traceback on stderr
 
 
 class ArgvError(ValueError):
@@ -32,6 +33,8 @@ def split_global_options(argv: list[str]) -> tuple[GlobalOptions, list[str]]:
             break
         if arg == "--json":
             options.json = True
+        elif arg == "--debug":
+            options.debug = True
         elif arg == "--data-dir":
             if i + 1 >= len(argv):
                 raise ArgvError("--data-dir needs a folder path")

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from book_agent.cli.argv import GlobalOptions
 
 # Query encoding multiplies small matrices: one BLAS thread is faster than two fighting over
 # two cores, and far faster on a busy machine. Must be set before numpy is first imported.
@@ -25,18 +30,32 @@ def run(argv: list[str] | None = None) -> None:
         options, rest = None, []
     if options is not None and not options.json and len(rest) == 2 and rest[0] == "mcp" \
             and not rest[1].startswith("-"):
-        _serve_mcp(rest[1], options.data_dir)
+        _guarded(lambda: _serve_mcp(rest[1], options.data_dir), options)
         return
     if options is not None and options.json and rest[:1] == ["search"]:
         from book_agent.cli.search_args import parse_search_argv
 
         parsed = parse_search_argv(rest[1:])
         if parsed is not None:
-            _search_json(parsed, options.data_dir)
+            _guarded(lambda: _search_json(parsed, options.data_dir), options)
             return
     from book_agent.cli.main import run as run_cli
 
     run_cli(args)
+
+
+def _guarded(body: Callable[[], None], options: GlobalOptions) -> None:
+    """The fast paths end like the typer CLI: a result or one coded error (cli/main.py)."""
+    try:
+        body()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        from book_agent.cli.output import internal_error
+
+        internal_error(exc, options.json, options.debug)
 
 
 def _search_json(parsed: dict[str, object], data_dir: str | None) -> None:

@@ -2,20 +2,25 @@
 
 Errors become output here, in one place: with `--json`, `{"error": {code, message, details,
 remediation}}` on stdout; otherwise a readable message on stderr. Either way the exit code
-is non-zero (2 for usage errors, 1 for everything else).
+is non-zero (2 for usage errors, 1 for everything else). An exception that no code
+translated is still one coded error (`cli.internal_error`); its traceback goes to stderr
+only with --debug or BOOK_AGENT_DEBUG=1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # why: see book_agent/cli/entry.py
 
 import typer
 
 from book_agent.cli.argv import ArgvError, GlobalOptions, split_global_options
-from book_agent.cli.output import fail
+from book_agent.cli.output import fail, internal_error
 from book_agent.domain.errors import BookAgentError
 
 HELP = """Grounded, citable answers from prebuilt book packages.
@@ -26,9 +31,9 @@ Register a package once (`book-agent init PACKAGE_DIR_OR_ARCHIVE`), then search 
 (exactly one JSON document on stdout, errors included).
 """
 
-# typer may vendor its own click (typer._click) or use click itself: take the classes from
+# typer may vendor its own click (typer._click) or use click itself: take the class from
 # typer's public exceptions so both kinds are caught.
-UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+ClickException: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 app = typer.Typer(
     help=HELP,
@@ -58,9 +63,17 @@ def _print_version() -> None:
     raise typer.Exit(0)
 
 
+_registered = False
+
+
 def _register_commands() -> None:
     # Command modules import only typer and the standard library at module level, so
     # registering them all costs little; heavy work is imported inside each command.
+    # Once per process: an embedder (or a test) may call run() many times.
+    global _registered
+    if _registered:
+        return
+    _registered = True
     from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, sources
 
     books.register(app)
@@ -78,11 +91,47 @@ def _fail(options: GlobalOptions, error: BookAgentError, exit_code: int = 1) -> 
 
 def run(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    _tolerant_stdout()
     try:
         options, rest = split_global_options(args)
     except ArgvError as exc:
         _fail(GlobalOptions(json="--json" in args), BookAgentError("cli.usage", str(exc)), 2)
         return
+    guarded(lambda: _run_app(options, rest), options)
+
+
+def guarded(body: Callable[[], None], options: GlobalOptions) -> None:
+    """Run a command so that it ends in exactly one output: its result or one coded error.
+
+    Commands raise BookAgentError for what they expect; anything else is a bug, reported as
+    `cli.internal_error` (with --json: one JSON document), never as a traceback on stdout.
+    """
+    try:
+        body()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        # the reader went away (`| head`): nothing more can be said on stdout
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    except Exception as exc:
+        internal_error(exc, options.json, options.debug)
+
+
+def _tolerant_stdout() -> None:
+    # Human output may print a name holding undecodable bytes (a lone surrogate): print it
+    # escaped rather than crash. JSON output escapes them itself (cli/output.py).
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        with contextlib.suppress(Exception):
+            reconfigure(errors="backslashreplace")
+
+
+def _run_app(options: GlobalOptions, rest: list[str]) -> None:
     _register_commands()
     try:
         # standalone_mode=False makes click return an exit code instead of raising it
@@ -91,14 +140,14 @@ def run(argv: list[str] | None = None) -> None:
             sys.exit(code)
     except BookAgentError as exc:
         _fail(options, exc)
-    except UsageError as exc:
+    except ClickException as exc:  # UsageError and the other errors click reports itself
+        if not options.json:
+            exc.show()
+            sys.exit(exc.exit_code)
         context = getattr(exc, "ctx", None)
         path = context.command_path.split(" ") if context else []
         hint = "run `" + " ".join(["book-agent", *path[1:], "--help"]) + "`"
-        if not options.json:
-            exc.show()  # type: ignore[attr-defined]
-            sys.exit(2)
-        _fail(options, BookAgentError("cli.usage", exc.format_message(), remediation=hint), 2)  # type: ignore[attr-defined]
+        _fail(options, BookAgentError("cli.usage", exc.format_message(), remediation=hint), 2)
     except typer.Abort:
         sys.stderr.write("aborted\n")
         sys.exit(130)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from book_agent.cli.output import load_json_argument
+from book_agent.cli.output import argument_error, load_json_argument
 from book_agent.domain.errors import BookAgentError
 
 # option -> (destination, takes a value); must match the typer command in cli/search.py
@@ -66,8 +66,8 @@ def read_vector(source: str) -> list[float]:
     try:
         value = load_json_argument(source)
     except (OSError, ValueError) as exc:
-        raise BookAgentError("query.vector_invalid", f"cannot read a JSON array from {source}: {exc}",
-                             remediation="pass a file holding a JSON array of numbers, or - for stdin") from exc
+        raise argument_error(exc, source, "query.vector_invalid", f"cannot read a JSON array from {source}",
+                             "pass a file holding a JSON array of numbers, or - for stdin") from exc
     if not isinstance(value, list):
         raise BookAgentError("query.vector_invalid", "the query vector must be a JSON array of numbers",
                              remediation="write it as [0.1, -0.2, ...]")

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from book_agent.cli.common import agent, emit
-from book_agent.cli.output import load_json_argument
+from book_agent.cli.output import argument_error, load_json_argument
 from book_agent.domain.errors import BookAgentError
 
 
@@ -105,8 +105,8 @@ def _read_json(name: str, what: str) -> Any:
     try:
         value = load_json_argument(name)
     except (OSError, ValueError) as exc:
-        raise BookAgentError("cli.bad_json", f"cannot read a JSON {what} from {name}: {exc}",
-                             remediation=f"pass a file holding a JSON object ({what}), or - for stdin") from exc
+        raise argument_error(exc, name, "cli.bad_json", f"cannot read a JSON {what} from {name}",
+                             f"pass a file holding a JSON object ({what}), or - for stdin") from exc
     if not isinstance(value, dict):
         raise BookAgentError("cli.bad_json", f"the {what} must be a JSON object",
                              remediation=f"pass the {what} object as printed by --json")

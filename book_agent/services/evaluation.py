@@ -26,7 +26,7 @@ def parse_questions(lines: Iterable[str]) -> list[dict[str, Any]]:
             continue
         try:
             item = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise BookAgentError("eval.bad_questions", f"line {number} is not JSON: {exc}",
                                  remediation="one JSON object a line: {\"query\": ..., \"relevant\": [...]}") from exc
         if not isinstance(item, dict) or not isinstance(item.get("query"), str) or not item.get("relevant"):

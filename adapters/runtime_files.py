@@ -1,0 +1,77 @@
+"""Housekeeping of a book's runtime dir: one builder at a time, and no temp file left over.
+
+Every derived file is written as a hidden temp file and renamed into place. A process killed
+mid-write (kill -9, power loss) leaves its temp file behind, and nothing else ever removes
+it. `init` and `prepare` therefore sweep the runtime dir while holding its build lock:
+
+- `.lexical-*.sqlite` is only ever written under that lock, so any such file found while
+  holding it belongs to a dead process and goes at once;
+- the other temp files (config, vector sidecar, page renders) are written by any process
+  without the lock (a search, the MCP server): they go only once untouched for
+  STALE_SECONDS, far longer than any live write takes (a live writer keeps its mtime fresh).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from book_agent.domain.errors import BookAgentError
+
+LOCK_NAME = ".build.lock"
+LOCK_TIMEOUT_S = 600.0  # a large book's index may take minutes to build
+STALE_SECONDS = 15 * 60
+LOCKED_PREFIXES = (".lexical-",)
+UNLOCKED_PREFIXES = (".config.json.", ".vectors.", ".render-")
+
+
+@contextmanager
+def build_lock(runtime_dir: Path) -> Iterator[None]:
+    """Hold the runtime dir's build lock (cross-process) for the duration of the block."""
+    import portalocker
+
+    try:
+        with portalocker.Lock(str(runtime_dir / LOCK_NAME), mode="a", timeout=LOCK_TIMEOUT_S):
+            yield
+    except portalocker.exceptions.LockException as exc:
+        raise BookAgentError(
+            "book.runtime_locked", f"another process is building {runtime_dir} (waited {LOCK_TIMEOUT_S:.0f} s)",
+            details={"runtime_dir": str(runtime_dir)},
+            remediation="retry when the other `book-agent init`/`prepare` finishes",
+        ) from exc
+
+
+def sweep_stale_temps(runtime_dir: Path, now: float | None = None) -> list[str]:
+    """Remove leftover temp files (call while holding build_lock); returns their paths."""
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    for folder in (runtime_dir, runtime_dir / "vectors", runtime_dir / "renders"):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if _stale(entry, now):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    continue
+                removed.append(entry.path)
+    return removed
+
+
+def _stale(entry: os.DirEntry[str], now: float) -> bool:
+    name = entry.name
+    if entry.name == LOCK_NAME or not entry.is_file(follow_symlinks=False):
+        return False
+    if name.startswith(LOCKED_PREFIXES):
+        return True
+    if not name.startswith(UNLOCKED_PREFIXES):
+        return False
+    try:
+        return now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS
+    except OSError:
+        return False

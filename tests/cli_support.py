@@ -1,0 +1,54 @@
+"""Running the CLI in-process, through its console-script entry (book_agent.cli.entry.run),
+with stdin, stdout and stderr as bytes: what a user's terminal or an agent's pipe gets."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def json(self) -> Any:
+        """The one JSON document on stdout (strict UTF-8: invalid bytes fail the test)."""
+        return json.loads(self.stdout.decode("utf-8"))
+
+    @property
+    def error_code(self) -> str | None:
+        return self.json.get("error", {}).get("code")
+
+
+def arg(raw: bytes | str) -> str:
+    """An argv item as Python receives it (undecodable bytes become lone surrogates)."""
+    return os.fsdecode(raw) if isinstance(raw, bytes) else raw
+
+
+def run_cli(*args: bytes | str, stdin: bytes = b"") -> CliResult:
+    from book_agent.cli.entry import run
+
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
+               io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True))
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = streams
+    code = 0
+    try:
+        run([arg(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+        for stream in streams:
+            stream.flush()
+            stream.detach()  # keep the byte buffers readable after the wrappers go
+    return CliResult(code, out.getvalue(), err.getvalue().decode("utf-8"))

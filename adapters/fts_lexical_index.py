@@ -25,7 +25,6 @@ from book_agent.ports import LexicalHit
 SIDECAR_NAME = "lexical.sqlite"
 HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text
 BATCH = 2000
-COVERAGE_TERMS = 32  # enough to judge a long question, bounded so it stays a few ms
 
 
 def read_stamp(path: Path) -> dict[str, str] | None:
@@ -171,27 +170,6 @@ class FtsLexicalIndex:
             ) from exc
         # bm25() is lower-is-better and negative; flip it so every channel's score rises with relevance
         return [LexicalHit(record_id=str(rid), score=-float(score)) for rid, score in rows]
-
-    def term_coverage(self, query: str, record_id: str) -> float:
-        """Share of the query's terms found in one record (each term matched with the stemmer)."""
-        terms = query_terms(query, fold_chinese)[:COVERAGE_TERMS]
-        if not terms:
-            return 0.0
-        try:
-            con = self._connection()
-            row = con.execute("SELECT rowid FROM ids WHERE record_id = ?", (record_id,)).fetchone()
-            if row is None:
-                return 0.0
-            found = sum(
-                1 for term in terms
-                if con.execute("SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (term, row[0])).fetchone()
-            )
-        except sqlite3.Error as exc:
-            raise BookAgentError(
-                "lexical.query_failed", f"the lexical index could not answer: {exc}",
-                remediation="run `book-agent prepare BOOK` to rebuild the lexical index",
-            ) from exc
-        return found / len(terms)
 
     def close(self) -> None:
         if self._con is not None:

@@ -44,10 +44,6 @@ class LexicalIndex(Protocol):
         """Best first. Query text is never parsed as query syntax: any string is safe."""
         ...
 
-    def term_coverage(self, query: str, record_id: str) -> float:
-        """The share (0..1) of the query's search terms that this record contains."""
-        ...
-
 
 @runtime_checkable
 class QueryEncoder(Protocol):

@@ -10,7 +10,10 @@ from book_agent.domain.fusion import (
     UNTRUSTED_VECTOR_WEIGHT,
     ChannelRanking,
     LanguageEvidence,
+    ScoredChannel,
     fuse,
+    fuse_scores,
+    normalised,
     vector_trust,
 )
 
@@ -97,24 +100,64 @@ def test_an_untrusted_channel_keeps_the_trusted_order_and_only_appends(lexical, 
     assert [h.record_id for h in fused] == lexical + [v for v in vector if v not in lexical]
 
 
-def test_lexical_trust_follows_the_top_hits_coverage():
-    from book_agent.domain.fusion import lexical_trust
-
-    assert lexical_trust(1.0)[0] == 1.0
-    assert lexical_trust(0.5)[0] == 0.25
-    assert lexical_trust(None)[0] == 1.0  # nothing to judge: the channel keeps its weight
-    weights = [lexical_trust(c / 10)[0] for c in range(11)]
-    assert weights == sorted(weights)
+scored = st.lists(st.tuples(st.sampled_from([f"r{i}" for i in range(30)]),
+                           st.floats(min_value=0.0, max_value=50.0)), max_size=20,
+                 unique_by=lambda pair: pair[0]).map(lambda hits: sorted(hits, key=lambda h: -h[1]))
+shares = st.floats(min_value=0.05, max_value=0.95)
 
 
-def test_lexical_coverage_decides_who_leads_when_the_channels_disagree():
-    from book_agent.domain.fusion import lexical_trust
+@given(scored, scored, shares)
+def test_score_fusion_is_a_permutation_of_the_union_and_deterministic(lexical, vector, share):
+    channels = [ScoredChannel("lexical", lexical, 1 - share), ScoredChannel("vector", vector, share)]
+    first, second = fuse_scores(channels), fuse_scores(channels)
+    out = [h.record_id for h in first]
+    assert sorted(out) == sorted({r for r, _ in lexical} | {r for r, _ in vector})
+    assert out == [h.record_id for h in second]
+    assert [h.fused for h in first] == sorted((h.fused for h in first), reverse=True)
 
-    lexical = ["lexical-top", "a", "b"]
-    vector = ["vector-top", "c", "d"]
-    weak, _ = lexical_trust(2 / 7)  # the BM25 winner holds 2 of the query's 7 terms: a near-miss
-    fused = fuse([ChannelRanking("lexical", lexical, weak), ChannelRanking("vector", vector, 1.0)])
-    assert fused[0].record_id == "vector-top"
-    strong, _ = lexical_trust(1.0)  # it holds every term: it keeps the lead (ties go to lexical order)
-    fused = fuse([ChannelRanking("lexical", lexical, strong), ChannelRanking("vector", vector, 1.0)])
-    assert fused[0].record_id == "lexical-top"
+
+@given(scored)
+def test_one_channel_alone_keeps_its_order(lexical):
+    fused = fuse_scores([ScoredChannel("lexical", lexical, 0.5), ScoredChannel("vector", [], 0.5)])
+    assert [h.record_id for h in fused] == [r for r, _ in lexical]
+
+
+@given(scored, scored)
+def test_a_weight_zero_channel_orders_nothing_and_only_appends(lexical, vector):
+    fused = fuse_scores([ScoredChannel("lexical", lexical, 0.5), ScoredChannel("vector", vector, 0.0)])
+    lexical_ids = [r for r, _ in lexical]
+    assert [h.record_id for h in fused] == lexical_ids + [r for r, _ in vector if r not in lexical_ids]
+
+
+@given(scored, scored, shares, st.floats(min_value=0.1, max_value=10.0))
+def test_raising_a_candidates_score_never_lowers_it(lexical, vector, share, boost):
+    if len(lexical) < 2:
+        return
+    target = lexical[-1][0]
+    raised = sorted([(r, s + boost if r == target else s) for r, s in lexical], key=lambda h: -h[1])
+    before = [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 1 - share),
+                                                ScoredChannel("vector", vector, share)])]
+    after = [h.record_id for h in fuse_scores([ScoredChannel("lexical", raised, 1 - share),
+                                               ScoredChannel("vector", vector, share)])]
+    assert after.index(target) <= before.index(target)
+
+
+def test_a_winner_far_ahead_keeps_the_lead_and_agreement_beats_one_channel():
+    # BM25's winner is far above its runner-up; the vector channel's ranking is flat
+    lexical = [("clear-winner", 30.0), ("a", 8.0), ("b", 7.5)]
+    vector = [("flat-1", 0.52), ("flat-2", 0.51), ("clear-winner", 0.50), ("a", 0.49)]
+    fused = [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 0.5),
+                                               ScoredChannel("vector", vector, 0.5)])]
+    assert fused[0] == "clear-winner"
+    # both channels rank "both" second; it beats each channel's lone first hit when close
+    lexical = [("lex-only", 10.0), ("both", 9.5), ("t1", 2.0), ("t2", 1.0)]
+    vector = [("vec-only", 0.60), ("both", 0.59), ("u1", 0.2), ("u2", 0.1)]
+    fused = [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 0.5),
+                                               ScoredChannel("vector", vector, 0.5)])]
+    assert fused[0] == "both"
+
+
+def test_scores_are_normalised_by_the_best_one_from_zero():
+    assert normalised([("a", 10.0), ("b", 5.0)]) == {"a": 1.0, "b": 0.5}
+    assert normalised([("a", -0.1), ("b", -0.3)]) == {"a": 1.0, "b": 0.0}  # all below "no relevance"
+    assert normalised([]) == {}

@@ -105,14 +105,6 @@ def test_stamp_is_written_and_a_corrupt_sidecar_reads_as_none(index, tmp_path: P
     assert read_stamp(bad) is None
 
 
-def test_term_coverage_counts_stemmed_and_cjk_terms(index):
-    assert index.term_coverage("generals running valleys", "en1") == 1.0
-    assert index.term_coverage("generals running gardens", "en1") == pytest.approx(2 / 3)
-    assert index.term_coverage("兵法", "zh1") == 1.0
-    assert index.term_coverage("兵法", "zh2") == 0.0
-    assert index.term_coverage("anything", "no-such-record") == 0.0
-
-
 @pytest.fixture(scope="module")
 def big_index(tmp_path_factory: pytest.TempPathFactory) -> FtsLexicalIndex:
     from package_builder import synthetic_records

@@ -18,6 +18,7 @@ import json
 import statistics
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from eval_sets import WORK_DIR, load_set, query_vectors, registered_book
@@ -29,10 +30,39 @@ Run = dict[str, Any]
 Method = Callable[[Run], list[str]]
 
 
-def collect(names: list[str], split: str) -> None:
-    from book_agent import BookAgent
+def _run(searcher: Any, qid: str, text: str, relevant: dict[str, float], vector: Any) -> Run:
     from book_agent.domain.fusion import vector_trust
     from book_agent.domain.lexical_text import cjk_share
+
+    got = searcher.channel_rankings(text, depth=DEPTH, query_vector=vector)
+    gate, _ = vector_trust(cjk_share(text), searcher.channels.language_evidence)
+    return {"qid": qid, "query": text, "relevant": relevant,
+            "lexical": [[i, got["scores"]["lexical"][i]] for i in got["lexical"]],
+            "vector": [[i, got["scores"]["vector"][i]] for i in got["vector"]],
+            "current_weights": got["weights"], "gate": gate}
+
+
+def collect_questions(package: Path, questions: Path, label: str) -> None:
+    """Runs for a regression book: a package and its question file (encoded locally)."""
+    import tempfile
+
+    from book_agent import BookAgent
+    from book_agent.domain.metrics import grades
+
+    with tempfile.TemporaryDirectory() as data, BookAgent(Path(data)) as agent:
+        book_id = agent.init(package)["book_id"]
+        searcher = agent._book(book_id).searcher()
+        items = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+        runs = [_run(searcher, str(i), q["query"], grades(q["relevant"]), q.get("query_vector"))
+                for i, q in enumerate(items)]
+    path = WORK_DIR / "runs" / f"{label}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(runs), encoding="utf-8")
+    print(f"{label}: {len(runs)} runs -> {path}", file=sys.stderr)
+
+
+def collect(names: list[str], split: str) -> None:
+    from book_agent import BookAgent
 
     agent = BookAgent(WORK_DIR / "data")
     for name in names:
@@ -40,14 +70,8 @@ def collect(names: list[str], split: str) -> None:
         book_id = registered_book(agent, eval_set, split)
         vectors = query_vectors(eval_set, split, WORK_DIR)
         searcher = agent._book(book_id).searcher()  # a dev tool: the channels themselves
-        runs = []
-        for (qid, text, relevant), vector in zip(eval_set.questions(split), vectors, strict=True):
-            got = searcher.channel_rankings(text, depth=DEPTH, query_vector=[float(x) for x in vector])
-            gate, _ = vector_trust(cjk_share(text), searcher.channels.model_languages)
-            runs.append({"qid": qid, "query": text, "relevant": relevant,
-                         "lexical": [[i, got["scores"]["lexical"][i]] for i in got["lexical"]],
-                         "vector": [[i, got["scores"]["vector"][i]] for i in got["vector"]],
-                         "current_weights": got["weights"], "gate": gate})
+        runs = [_run(searcher, qid, text, relevant, [float(x) for x in vector])
+                for (qid, text, relevant), vector in zip(eval_set.questions(split), vectors, strict=True)]
         path = WORK_DIR / "runs" / f"{name}-{split}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(runs), encoding="utf-8")
@@ -87,6 +111,9 @@ def current(run: Run) -> list[str]:
 
 
 def _normalise(pairs: list[list[Any]], how: str, floor: float) -> tuple[dict[str, float], float]:
+    if how.endswith("+fill"):  # a candidate the channel did not return scores as its last one
+        scores, _ = _normalise(pairs, how[: -len("+fill")], floor)
+        return scores, (min(scores.values()) if scores else 0.0)
     """Normalised scores of one channel's list, and the value a missing candidate gets."""
     values = [float(s) for _, s in pairs]
     if not values:
@@ -126,20 +153,31 @@ def convex(alpha: float, how: str, gate: bool = True) -> Method:
     return method
 
 
+def product(run: Run) -> list[str]:
+    """What the search service does (book_agent.domain.fusion), for a check against the grid."""
+    from book_agent.domain.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
+
+    lexical = [(r, float(x)) for r, x in run["lexical"]]
+    vector = [(r, float(x)) for r, x in run["vector"]]
+    return [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 1 - VECTOR_SHARE),
+                                              ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"])])]
+
+
 def single(channel: str) -> Method:
     return lambda run: [rid for rid, _ in run[channel]]
 
 
 def methods() -> dict[str, Method]:
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
-                              "plain-rrf k=60": rrf(60, gate=False), "current (cov^2, K=10)": current}
+                              "plain-rrf k=60": rrf(60, gate=False), "previous (cov^2 RRF, K=10)": current,
+                              "product (book_agent.domain.fusion)": product}
     for k in (1, 2, 5, 10, 20, 30, 60):
         out[f"rrf+gate k={k}"] = rrf(k)
     for k in (5, 10, 20, 60):
         for w in (0.7, 1.5, 2.0):
             out[f"rrf+gate k={k} wlex={w}"] = rrf(k, lexical_weight=w)
-    for how in ("minmax", "zscore", "tmm", "dbsf"):
-        for alpha in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+    for how in ("minmax", "zscore", "tmm", "dbsf", "tmm+fill", "minmax+fill"):
+        for alpha in (0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8):
             out[f"cc-{how} a={alpha}"] = convex(alpha, how)
     return out
 
@@ -147,7 +185,10 @@ def methods() -> dict[str, Method]:
 def report(names: list[str], split: str, as_json: bool) -> None:
     table: dict[str, dict[str, float]] = {}
     for name in names:
-        runs = json.loads((WORK_DIR / "runs" / f"{name}-{split}.json").read_text(encoding="utf-8"))
+        path = WORK_DIR / "runs" / f"{name}.json"  # a regression book's runs carry no split
+        if not path.is_file():
+            path = WORK_DIR / "runs" / f"{name}-{split}.json"
+        runs = json.loads(path.read_text(encoding="utf-8"))
         for label, method in methods().items():
             scores = [ndcg_at_k(method(run), run["relevant"], 10) for run in runs]
             table.setdefault(label, {})[name] = round(statistics.fmean(scores), 4)
@@ -162,7 +203,9 @@ def report(names: list[str], split: str, as_json: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("collect", "report"))
+    parser.add_argument("action", choices=("collect", "collect-book", "report"))
+    parser.add_argument("--package", type=Path, help="collect-book: a package folder")
+    parser.add_argument("--questions", type=Path, help="collect-book: its questions (JSON Lines)")
     parser.add_argument("--sets", default="fairytaleqa,drcd")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--json", action="store_true")
@@ -170,6 +213,8 @@ def main() -> None:
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     if args.action == "collect":
         collect(names, args.split)
+    elif args.action == "collect-book":
+        collect_questions(args.package, args.questions, names[0])
     else:
         report(names, args.split, args.json)
 

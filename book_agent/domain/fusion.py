@@ -1,35 +1,38 @@
-"""Fusing ranked channels (lexical, vector) into one ranking, weighted by trust.
+"""Fusing the lexical and vector channels into one ranking.
 
-Weighted reciprocal rank fusion: fused(d) = sum over channels c of w_c / (K + rank_c(d)).
-Plain RRF (all w_c = 1) can rank worse than its best channel when one channel is noise for
-this query, e.g. an English-only embedding model asked in Chinese: its ranking is close to
-random, and RRF lets it push the near-perfect lexical ranking around. So each channel gets a
-trust weight for this query and this book (see `channel_weights`); a channel that cannot be
-trusted still contributes, but too little to displace a trusted channel's top hits.
+The method (chosen on the eval suite's dev splits, see contracts/fusion.md): a convex
+combination of per-query normalised scores,
 
-Invariants (property-tested): the result is a permutation of the union of the inputs;
-ties are broken stably (best single-channel rank, then first appearance); with positive
-weights, a hit found by both channels never ranks below a hit found by one channel with
-the same rank there. Constants are documented in contracts/fusion.md.
+    fused(d) = (1 - VECTOR_SHARE) * lexical(d) / max lexical + VECTOR_SHARE * vector(d) / max vector
+
+where each channel's score is divided by its best score for this query (BM25 and cosine
+both have 0 as "no relevance", so this is min-max with the theoretical minimum), and a
+candidate a channel did not return counts at that channel's lowest returned score. Scores,
+unlike ranks, say how far ahead a channel's winner is: a BM25 winner far above the rest
+keeps the lead, a flat vector ranking moves little. Plain reciprocal rank fusion treats a
+weak channel's ranks like a strong one's; on the dev splits it lost to BM25 alone.
+
+A channel that cannot be trusted for this query (an English-only model asked in Chinese,
+see `vector_trust`) gets weight 0: it orders nothing the other channel found, and only its
+own extra hits follow, in its order (recall when the lexical channel comes up short).
+
+Invariants (property-tested): the result is a permutation of the union of the inputs; ties
+are broken stably (best single-channel rank, then first appearance); raising a candidate's
+score in one channel never lowers it in the fused ranking. `fuse` (plain RRF) is kept as
+the baseline the eval reports beside ours.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Smaller than the customary 60: with per-query weights, a confident channel's first hit
-# should be able to lead. (Measured on three eval sets: K in 10..20 all kept hybrid at or
-# above the best channel; 60 did not. See contracts/fusion.md.)
-RRF_K = 10
-PLAIN_RRF_K = 60  # the customary constant (Cormack et al. 2009): the baseline we must beat
-# The lexical weight is the share of the query's terms that its top hit contains, to this
-# power: a BM25 winner that holds 2 of 7 terms is a near-miss, one that holds them all is
-# strong evidence. Exponents 1.5 to 3 behaved alike; 2 is the middle.
-LEXICAL_COVERAGE_POWER = 2.0
+# Chosen on dev: nDCG@10 was flat (within 0.001) from 0.3 to 0.5 and fell off above 0.6;
+# 0.5 (equal shares) is the end of the plateau that also served books where the vector
+# channel is the stronger one. Sensitivity table in contracts/fusion.md.
+VECTOR_SHARE = 0.5
+PLAIN_RRF_K = 60  # the customary RRF constant (Cormack et al. 2009): the baseline we must beat
 # The model does not cover the query's script: its ranking is close to noise. Weight 0
-# means it orders nothing the lexical channel found; the hits only it found follow, in its
-# order (recall when the lexical channel comes up short). Any positive weight, however
-# small, lets noise swap adjacent lexical hits: 1/(K+r) - 1/(K+r+1) is only ~0.0003.
+# means it orders nothing the lexical channel found; the hits only it found follow.
 UNTRUSTED_VECTOR_WEIGHT = 0.0
 CJK_QUERY_SHARE = 0.3  # a query with at least this share of CJK letters is a CJK query
 
@@ -48,34 +51,79 @@ class FusedHit:
     ranks: dict[str, int] = field(default_factory=dict)  # channel -> 1-based rank
 
 
-def fuse(rankings: list[ChannelRanking], k: int = RRF_K) -> list[FusedHit]:
-    """Weighted RRF. A channel of weight 0 scores nothing: its own hits come last, in its order."""
+def fuse(rankings: list[ChannelRanking], k: int = PLAIN_RRF_K) -> list[FusedHit]:
+    """Weighted reciprocal rank fusion (the baseline). A channel of weight 0 scores
+    nothing: its own hits come last, in its order."""
     hits: dict[str, FusedHit] = {}
     first_seen: dict[str, int] = {}
-    order = 0
     for ranking in rankings:
         for position, record_id in enumerate(ranking.record_ids, start=1):
-            hit = hits.get(record_id)
-            if hit is None:
-                hit = hits[record_id] = FusedHit(record_id, 0.0)
-                first_seen[record_id] = order
-                order += 1
+            hit = _hit(hits, first_seen, record_id)
             if ranking.name in hit.ranks:
                 continue  # a duplicate inside one channel counts once, at its best rank
             hit.ranks[ranking.name] = position
             hit.fused += ranking.weight / (k + position)
-    return sorted(
-        hits.values(),
-        key=lambda h: (-h.fused, min(h.ranks.values()), first_seen[h.record_id]),
-    )
+    return _ordered(hits, first_seen)
 
 
-def lexical_trust(top_hit_coverage: float | None) -> tuple[float, str]:
-    """How far the lexical ranking can be trusted: from how much of the query its top hit holds."""
-    if top_hit_coverage is None:
-        return 1.0, "no lexical hit to judge"
-    coverage = min(1.0, max(0.0, top_hit_coverage))
-    return coverage**LEXICAL_COVERAGE_POWER, f"its top hit holds {coverage:.0%} of the query's terms"
+@dataclass(frozen=True)
+class ScoredChannel:
+    name: str
+    hits: list[tuple[str, float]]  # (record_id, score), best first; higher is better
+    weight: float = 1.0
+    floor: float = 0.0  # the score of no relevance (0 for BM25 and for cosine)
+
+
+def normalised(hits: list[tuple[str, float]], floor: float = 0.0) -> dict[str, float]:
+    """Each score over the best one, measured from the floor: the best is 1.0."""
+    if not hits:
+        return {}
+    scores = [score for _, score in hits]
+    top = max(scores)
+    if top <= floor:  # every score at or below "no relevance": fall back to the observed range
+        floor = min(scores)
+    span = (top - floor) or 1.0
+    out: dict[str, float] = {}
+    for record_id, score in hits:
+        out.setdefault(record_id, (score - floor) / span)
+    return out
+
+
+def fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
+    """Convex combination of normalised scores (weights are the shares); see the module doc."""
+    hits: dict[str, FusedHit] = {}
+    first_seen: dict[str, int] = {}
+    for channel in channels:
+        for position, (record_id, _) in enumerate(channel.hits, start=1):
+            _hit(hits, first_seen, record_id).ranks.setdefault(channel.name, position)
+    weighted = [c for c in channels if c.weight > 0 and c.hits]
+    for channel in weighted:
+        scores = normalised(channel.hits, channel.floor)
+        missing = min(scores.values())  # not returned: as if just below the channel's cut-off
+        for record_id, hit in hits.items():
+            if any(c.name in hit.ranks for c in weighted):
+                hit.fused += channel.weight * scores.get(record_id, missing)
+    return _ordered(hits, first_seen, {c.name for c in weighted})
+
+
+def _hit(hits: dict[str, FusedHit], first_seen: dict[str, int], record_id: str) -> FusedHit:
+    hit = hits.get(record_id)
+    if hit is None:
+        hit = hits[record_id] = FusedHit(record_id, 0.0)
+        first_seen[record_id] = len(first_seen)
+    return hit
+
+
+def _ordered(hits: dict[str, FusedHit], first_seen: dict[str, int],
+             weighted: set[str] | None = None) -> list[FusedHit]:
+    """Best fused score first; then a weighted channel's hits before a weight-0 channel's
+    own; then the best rank in a weighted channel (any channel for RRF); then first
+    appearance. A weight-0 channel never breaks a tie: it orders nothing."""
+    def key(hit: FusedHit) -> tuple[float, bool, int, int]:
+        counted = [r for name, r in hit.ranks.items() if weighted is None or name in weighted]
+        return (-hit.fused, not counted, min(counted or hit.ranks.values()), first_seen[hit.record_id])
+
+    return sorted(hits.values(), key=key)
 
 
 CJK_LANGUAGES = ("zh", "ja", "ko", "yue", "lzh", "multilingual", "mul")

@@ -15,12 +15,13 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import (
     PLAIN_RRF_K,
-    RRF_K,
+    VECTOR_SHARE,
     ChannelRanking,
     FusedHit,
     LanguageEvidence,
+    ScoredChannel,
     fuse,
-    lexical_trust,
+    fuse_scores,
     vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
@@ -28,6 +29,7 @@ from book_agent.domain.records import Record, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 
 MAX_TOP_K = 100
+FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
 
@@ -57,6 +59,10 @@ class SearchChannels:
     lexical_problem: BookAgentError | None = None  # why the lexical channel cannot run
     vector_problem: BookAgentError | None = None  # why the vector channel cannot run
     reranker: Reranker | None = None
+
+
+def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
+    return [(record_id, (scores or {})[record_id]) for record_id in ids]
 
 
 def _not_ran(error: BookAgentError, status: str = "unavailable") -> dict[str, Any]:
@@ -110,7 +116,8 @@ class HybridSearch:
             warnings.append(f"{name} channel did not run: {info.get('reason')}"
                             + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
 
-        fused = self._fuse(query, lexical_ids, vector_ids, lexical_info, vector_info)
+        fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
+                           lexical_info, vector_info)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
             vector_info["trust"] += "; the query vector was supplied by the caller (compatibility unverified)"
         candidates = fused[: max(top_k * 3, 20) if rerank_wanted else top_k]
@@ -128,7 +135,7 @@ class HybridSearch:
             "hits": hits,
             "channels": {"lexical": lexical_info, "vector": vector_info},
             "query_representation": representation,
-            "fusion": {"method": "weighted-rrf", "k": RRF_K,
+            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE,
                        "weights": {"lexical": lexical_info["weight"], "vector": vector_info["weight"]}},
             "rerank": rerank_info,
             "hints": dict(hints or {}),
@@ -145,7 +152,8 @@ class HybridSearch:
             "book_id": self.book_id, "query": query, "top_k": top_k, "hits": [],
             "channels": {"lexical": dict(skipped), "vector": dict(skipped)},
             "query_representation": {"kind": "text", "status": "not-encoded"},
-            "fusion": {"method": "weighted-rrf", "k": RRF_K, "weights": {"lexical": 0.0, "vector": 0.0}},
+            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE,
+                       "weights": {"lexical": 0.0, "vector": 0.0}},
             "rerank": {"rerank_requested": False, "rerank_applied": False},
             "hints": dict(hints or {}),
             "warnings": ["the query has no words or characters to search for (only punctuation or symbols)"],
@@ -158,7 +166,8 @@ class HybridSearch:
         channels' scores (for the eval harness and the fusion study)."""
         lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
-        fused = self._fuse(query, lexical_ids, vector_ids, lexical_info, vector_info)
+        fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
+                           lexical_info, vector_info)
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
         return {"lexical": lexical_ids, "vector": vector_ids, "plain-rrf": [h.record_id for h in plain],
@@ -167,22 +176,17 @@ class HybridSearch:
                 "weights": {"lexical": lexical_info["weight"], "vector": vector_info["weight"]},
                 "ran": {"lexical": lexical_info["ran"], "vector": vector_info["ran"]}}
 
-    def _fuse(self, query: str, lexical_ids: list[str], vector_ids: list[str],
+    def _fuse(self, query: str, lexical: list[tuple[str, float]], vector: list[tuple[str, float]],
               lexical_info: dict[str, Any], vector_info: dict[str, Any]) -> list[FusedHit]:
-        """Weight each channel by how far it can be trusted for this query, then fuse.
-
-        Records the weights and the reasons in the channel infos (shown in the result).
-        """
-        coverage = None
-        if lexical_ids and self.channels.lexical is not None:
-            coverage = self.channels.lexical.term_coverage(query, lexical_ids[0])
-        lexical_weight, lexical_reason = lexical_trust(coverage)
-        vector_weight, vector_reason = vector_trust(cjk_share(query), self.channels.language_evidence)
-        lexical_info.update(weight=lexical_weight if lexical_info["ran"] else 0.0, trust=lexical_reason,
-                            top_hit_term_coverage=coverage)
-        vector_info.update(weight=vector_weight if vector_info["ran"] else 0.0, trust=vector_reason)
-        return fuse([ChannelRanking("lexical", lexical_ids, lexical_weight),
-                     ChannelRanking("vector", vector_ids, vector_weight)])
+        """Fuse the channels' scores, the vector channel gated by the model's reach for this
+        query. Records the weights and the reasons in the channel infos (shown in the result)."""
+        vector_gate, vector_reason = vector_trust(cjk_share(query), self.channels.language_evidence)
+        lexical_weight = (1.0 - VECTOR_SHARE) if lexical_info["ran"] else 0.0
+        vector_weight = VECTOR_SHARE * vector_gate if vector_info["ran"] else 0.0
+        lexical_info.update(weight=lexical_weight, trust="BM25, each score over the query's best")
+        vector_info.update(weight=vector_weight, trust=vector_reason)
+        return fuse_scores([ScoredChannel("lexical", lexical, lexical_weight),
+                            ScoredChannel("vector", vector, vector_weight)])
 
     # --- channels -------------------------------------------------------------------
 

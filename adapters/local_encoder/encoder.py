@@ -96,6 +96,12 @@ class LocalQueryEncoder:
                 self._model = loaded_model.load(location.path, spec)
             return self._model
 
+    def warm_up(self) -> None:
+        """Load, pack the weights for repeated use and run one tiny encode (maps the pages
+        and sizes BLAS's buffers), so a server's first real query costs what later ones do."""
+        self.load().pack()
+        self.encode("warm up")
+
     def _check_identity(self, location: ModelLocation, spec: ModelSpec) -> None:
         if self.dimensions is not None and spec.dimensions != self.dimensions:
             raise errors.error(

@@ -91,6 +91,17 @@ class OpenBook:
         config = self.config.to_dict()
         return create_reranker(config, self.runtime_dir)
 
+    def warm_up(self) -> dict[str, bool]:
+        """Open and load what a search uses (the lexical index, the vector matrix, the local
+        encoder), so the first search costs what later ones do. No network request."""
+        with self._lock:
+            lexical, _ = self.lexical_index()
+            store, runtime, _, _ = self.vector_parts
+            if store is not None:
+                store.load()
+            encoder = bool(runtime is not None and runtime.warm_up())
+        return {"lexical": lexical is not None, "vectors": store is not None, "encoder": encoder}
+
     def searcher(self) -> HybridSearch:
         with self._lock:
             lexical, lexical_problem = self.lexical_index()

@@ -7,10 +7,7 @@ is non-zero (2 for usage errors, 1 for everything else).
 
 from __future__ import annotations
 
-import os
 import sys
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # why: see book_agent/cli/entry.py
 
 import typer
 

@@ -1,0 +1,176 @@
+"""Cold start figures: a new process per search (what an agent that shells out pays), and MCP.
+
+    .venv/bin/python tools/bench_cold.py [--json] [--records 5000] [--rounds 15] [--spawns 5]
+
+1. interleaved medians, in one run, of `book-agent --json search BOOK "..."` with local query
+   encoding, the same with `--query-vector FILE`, and `python -c "import numpy"` (the ratio
+   local / vector is the figure issue 16 targets: <= 1.35);
+2. peak RSS of each (wait4's ru_maxrss of the child);
+3. MCP: spawn -> tools/list, then the first text search sent at once and after a 1 s pause
+   (a host's model thinks before its first call), against the median of the next 20;
+4. what `--help`, `--version` and `list` import (`python -X importtime`): numpy must not be there.
+
+The book is synthetic (tests/package_builder.py) with random vectors, but its vectors.json
+names all-MiniLM-L6-v2 (384 dims), so a text query is encoded by the real local encoder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools"))
+BOOK = "cold-book"
+QUERY = "what does the general do before the battle in the mountain pass"  # 12 words
+CLI = [sys.executable, "-m", "book_agent"]
+
+
+def build_book(work: Path, records: int) -> Path:
+    from package_builder import build_package, synthetic_records
+
+    from book_agent.agent import BookAgent
+
+    root = build_package(work / "pkg", book_id=BOOK, records=synthetic_records(records), dims=384,
+                         model="all-MiniLM-L6-v2", provider="local")
+    data = work / "data"
+    with BookAgent(data) as agent:
+        agent.init(root)
+    return data
+
+
+def run_child(argv: list[str]) -> tuple[float, int, bytes]:
+    """(wall ms, peak RSS KiB, stdout) of one child process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = (time.perf_counter() - started) * 1000
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv} exited {proc.returncode}: {out[:400]!r}")
+    return elapsed, usage.ru_maxrss, out
+
+
+def cold_cli(data: Path, vector_file: Path, rounds: int) -> dict[str, Any]:
+    base = [*CLI, "--data-dir", str(data), "--json", "search", BOOK, QUERY]
+    commands = {"local_encoding": base, "query_vector": [*base, "--query-vector", str(vector_file)],
+                "import_numpy": [sys.executable, "-c", "import numpy"]}
+    result = json.loads(run_child(base)[2])  # also records the model's hash in the cache dir
+    route = result["channels"]["vector"].get("route") or result["channels"]["vector"]
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    rss: dict[str, list[int]] = {k: [] for k in commands}
+    names = list(commands)
+    for i in range(rounds):  # interleaved, rotating the order: each sees the same machine load
+        for name in names[i % 3:] + names[: i % 3]:
+            ms, peak, _ = run_child(commands[name])
+            times[name].append(ms)
+            rss[name].append(peak)
+    med = {k: round(statistics.median(v), 1) for k, v in times.items()}
+    return {"vector_route": route, "median_ms": med,
+            "ratio_local_to_vector": round(med["local_encoding"] / med["query_vector"], 3),
+            "ratio_vector_to_numpy": round(med["query_vector"] / med["import_numpy"], 3),
+            "peak_rss_mb": {k: round(statistics.median(v) / 1024, 1) for k, v in rss.items()},
+            "all_ms": {k: [round(x) for x in v] for k, v in times.items()}}
+
+
+def mcp_first_vs_warm(data: Path, spawns: int) -> dict[str, Any]:
+    import bench_mcp
+
+    def one(pause: float) -> tuple[float, float, float]:
+        started = time.perf_counter()
+        proc = bench_mcp.spawn(bench_mcp.our_argv(data, BOOK))
+        bench_mcp.handshake(proc)
+        handshake_ms = (time.perf_counter() - started) * 1000
+        time.sleep(pause)
+        calls = [_mcp_search(proc, bench_mcp, 100 + i) for i in range(21)]
+        bench_mcp.stop(proc)
+        return handshake_ms, calls[0], statistics.median(calls[1:])
+
+    rows = {"at_once": [one(0.0) for _ in range(spawns)], "after_1s": [one(1.0) for _ in range(spawns)]}
+    out: dict[str, Any] = {}
+    for name, values in rows.items():
+        first = statistics.median(v[1] for v in values)
+        warm = statistics.median(v[2] for v in values)
+        out[name] = {"first_ms": round(first, 1), "warm_ms": round(warm, 2), "ratio": round(first / warm, 2)}
+    out["spawn_to_tools_list_ms"] = round(statistics.median(v[0] for vs in rows.values() for v in vs), 1)
+    return out
+
+
+def _mcp_search(proc: subprocess.Popen[bytes], bench_mcp: Any, ident: int) -> float:
+    assert proc.stdin is not None and proc.stdout is not None
+    arguments = {"query": f"{QUERY} {ident}", "top_k": 6}
+    started = time.perf_counter()
+    proc.stdin.write(bench_mcp.rpc("tools/call", {"name": "search", "arguments": arguments}, ident))
+    proc.stdin.flush()
+    answer = bench_mcp.wait_for(proc.stdout, ident)
+    elapsed = (time.perf_counter() - started) * 1000
+    text = json.dumps(answer)
+    if answer.get("result", {}).get("isError") or "local:numpy" not in text:
+        raise RuntimeError("the MCP search did not encode locally: " + text[:400])
+    return elapsed
+
+
+def light_commands(data: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for args in (["--help"], ["--version"], ["list"], ["--json", "search", "no-such-book", "q"]):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "book_agent", "--data-dir", str(data),
+                               *args], capture_output=True, text=True)
+        modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+        heavy = sorted(m for m in ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers") if m in modules)
+        out[" ".join(args)] = {"heavy_imports": heavy, "modules": len(modules)}
+    return out
+
+
+def bench(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {"records": args.records, "query_words": len(QUERY.split()),
+                           "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE")}
+    with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
+        work = Path(tmp)
+        data = build_book(work, args.records)
+        vector_file = work / "query-vector.json"
+        vector_file.write_text(json.dumps([0.05] * 384), encoding="utf-8")
+        out["cold_cli"] = cold_cli(data, vector_file, args.rounds)
+        out["mcp"] = mcp_first_vs_warm(data, args.spawns)
+        out["light_commands"] = light_commands(data)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--records", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--spawns", type=int, default=5)
+    args = parser.parse_args()
+    result = bench(args)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    c = result["cold_cli"]
+    print(f"book: {result['records']} records, query of {result['query_words']} words; vector route {c['vector_route']}")
+    print("cold `search --json` medians (ms): " + ", ".join(f"{k} {v}" for k, v in c["median_ms"].items()))
+    print(f"  local / query-vector = {c['ratio_local_to_vector']} (target <= 1.35); "
+          f"query-vector / import numpy = {c['ratio_vector_to_numpy']}")
+    print("  peak RSS (MB): " + ", ".join(f"{k} {v}" for k, v in c["peak_rss_mb"].items()))
+    m = result["mcp"]
+    print(f"MCP: spawn -> tools/list {m['spawn_to_tools_list_ms']} ms")
+    for name in ("at_once", "after_1s"):
+        r = m[name]
+        print(f"  first search {name}: {r['first_ms']} ms, warm {r['warm_ms']} ms, ratio {r['ratio']} (target <= 4)")
+    for command, info in result["light_commands"].items():
+        print(f"`{command}`: {info['modules']} modules, heavy: {info['heavy_imports'] or 'none'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -48,10 +48,10 @@ def build_book(work: Path, records: int) -> Path:
     return data
 
 
-def run_child(argv: list[str]) -> tuple[float, int, bytes]:
+def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, bytes]:
     """(wall ms, peak RSS KiB, stdout) of one child process."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdout is not None
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -62,29 +62,47 @@ def run_child(argv: list[str]) -> tuple[float, int, bytes]:
     return elapsed, usage.ru_maxrss, out
 
 
-def cold_cli(data: Path, vector_file: Path, rounds: int) -> dict[str, Any]:
+def cli_commands(data: Path, vector_file: Path, baseline: str | None) -> dict[str, tuple[list[str], dict[str, str]]]:
     base = [*CLI, "--data-dir", str(data), "--json", "search", BOOK, QUERY]
-    commands = {"local_encoding": base, "query_vector": [*base, "--query-vector", str(vector_file)],
-                "import_numpy": [sys.executable, "-c", "import numpy"]}
-    result = json.loads(run_child(base)[2])  # also records the model's hash in the cache dir
+    env = dict(os.environ)
+    commands = {"local_encoding": (base, env), "query_vector": ([*base, "--query-vector", str(vector_file)], env),
+                "import_numpy": ([sys.executable, "-c", "import numpy"], env)}
+    if baseline:  # the same two searches run by another checkout of the code
+        old = {**env, "PYTHONPATH": baseline}
+        commands["baseline_local_encoding"] = (base, old)
+        commands["baseline_query_vector"] = ([*base, "--query-vector", str(vector_file)], old)
+    return commands
+
+
+def cold_cli(data: Path, vector_file: Path, rounds: int, baseline: str | None) -> dict[str, Any]:
+    """Runs in a small process (see main): a child's ru_maxrss starts at its parent's RSS."""
+    commands = cli_commands(data, vector_file, baseline)
+    result = json.loads(run_child(*commands["local_encoding"])[2])  # also records the model's hash
     route = result["channels"]["vector"].get("route") or result["channels"]["vector"]
+    for name in commands:
+        run_child(*commands[name])  # warm the page cache and .pyc files of each variant
     times: dict[str, list[float]] = {k: [] for k in commands}
     rss: dict[str, list[int]] = {k: [] for k in commands}
     names = list(commands)
     for i in range(rounds):  # interleaved, rotating the order: each sees the same machine load
-        for name in names[i % 3:] + names[: i % 3]:
-            ms, peak, _ = run_child(commands[name])
+        for name in names[i % len(names):] + names[: i % len(names)]:
+            ms, peak, _ = run_child(*commands[name])
             times[name].append(ms)
             rss[name].append(peak)
     med = {k: round(statistics.median(v), 1) for k, v in times.items()}
-    return {"vector_route": route, "median_ms": med,
-            "ratio_local_to_vector": round(med["local_encoding"] / med["query_vector"], 3),
-            "ratio_vector_to_numpy": round(med["query_vector"] / med["import_numpy"], 3),
-            "peak_rss_mb": {k: round(statistics.median(v) / 1024, 1) for k, v in rss.items()},
-            "all_ms": {k: [round(x) for x in v] for k, v in times.items()}}
+    out = {"vector_route": route, "median_ms": med,
+           "ratio_local_to_vector": round(med["local_encoding"] / med["query_vector"], 3),
+           "ratio_vector_to_numpy": round(med["query_vector"] / med["import_numpy"], 3),
+           "peak_rss_mb": {k: round(statistics.median(v) / 1024, 1) for k, v in rss.items()},
+           "all_ms": {k: [round(x) for x in v] for k, v in times.items()}}
+    if baseline:
+        out["baseline_ratio_local_to_vector"] = round(
+            med["baseline_local_encoding"] / med["baseline_query_vector"], 3)
+    return out
 
 
 def mcp_first_vs_warm(data: Path, spawns: int) -> dict[str, Any]:
+    """Spawned with this process's environment (PYTHONPATH picks the code under test)."""
     import bench_mcp
 
     def one(pause: float) -> tuple[float, float, float]:
@@ -137,11 +155,18 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE")}
     with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
         work = Path(tmp)
+        os.chdir(work)  # children's sys.path[0] is their cwd: never a checkout's root
         data = build_book(work, args.records)
         vector_file = work / "query-vector.json"
         vector_file.write_text(json.dumps([0.05] * 384), encoding="utf-8")
-        out["cold_cli"] = cold_cli(data, vector_file, args.rounds)
+        measure = [sys.executable, __file__, "--measure", str(data), str(vector_file),
+                   "--rounds", str(args.rounds)] + (["--baseline", args.baseline] if args.baseline else [])
+        out["cold_cli"] = json.loads(subprocess.run(measure, capture_output=True, check=True).stdout)
         out["mcp"] = mcp_first_vs_warm(data, args.spawns)
+        if args.baseline:
+            os.environ["PYTHONPATH"] = args.baseline
+            out["baseline_mcp"] = mcp_first_vs_warm(data, args.spawns)
+            del os.environ["PYTHONPATH"]
         out["light_commands"] = light_commands(data)
     return out
 
@@ -152,7 +177,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--spawns", type=int, default=5)
+    parser.add_argument("--baseline", help="a checkout of older code (its root on PYTHONPATH, with "
+                        "book_agent/adapters linked to adapters/) measured side by side")
+    parser.add_argument("--measure", nargs=2, metavar=("DATA", "VECTOR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure:  # the small process that times the cold CLI (no numpy imported here)
+        print(json.dumps(cold_cli(Path(args.measure[0]), Path(args.measure[1]), args.rounds, args.baseline)))
+        return
     result = bench(args)
     if args.json:
         print(json.dumps(result, indent=2))
@@ -163,11 +194,16 @@ def main() -> None:
     print(f"  local / query-vector = {c['ratio_local_to_vector']} (target <= 1.35); "
           f"query-vector / import numpy = {c['ratio_vector_to_numpy']}")
     print("  peak RSS (MB): " + ", ".join(f"{k} {v}" for k, v in c["peak_rss_mb"].items()))
-    m = result["mcp"]
-    print(f"MCP: spawn -> tools/list {m['spawn_to_tools_list_ms']} ms")
-    for name in ("at_once", "after_1s"):
-        r = m[name]
-        print(f"  first search {name}: {r['first_ms']} ms, warm {r['warm_ms']} ms, ratio {r['ratio']} (target <= 4)")
+    if "baseline_ratio_local_to_vector" in c:
+        print(f"  baseline: local / query-vector = {c['baseline_ratio_local_to_vector']}")
+    for key in ("mcp", "baseline_mcp"):
+        if key not in result:
+            continue
+        m = result[key]
+        print(f"{key}: spawn -> tools/list {m['spawn_to_tools_list_ms']} ms")
+        for name in ("at_once", "after_1s"):
+            r = m[name]
+            print(f"  first search {name}: {r['first_ms']} ms, warm {r['warm_ms']} ms, ratio {r['ratio']} (target <= 4)")
     for command, info in result["light_commands"].items():
         print(f"`{command}`: {info['modules']} modules, heavy: {info['heavy_imports'] or 'none'}")
 

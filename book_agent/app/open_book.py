@@ -8,6 +8,7 @@ keeps one of these per process, so each heavy part loads once.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,11 @@ class OpenBook:
             if store is not None:
                 store.load()
             encoder = bool(runtime is not None and runtime.warm_up())
+        if encoder or store is None:
+            # Every channel is local: a dry search (no reranker: it may be remote) also
+            # prepares the record statements and imports what a search imports.
+            searcher = self.searcher()
+            HybridSearch(self.book_id, replace(searcher.channels, reranker=None)).search("warm up", top_k=1)
         return {"lexical": lexical is not None, "vectors": store is not None, "encoder": encoder}
 
     def searcher(self) -> HybridSearch:

@@ -107,7 +107,9 @@ def test_a_long_lived_encoder_packs_its_weights(tmp_path: Path) -> None:
     enc = LocalQueryEncoder("tiny", 16, model_dir=folder)
     first = enc.encode("the art of war")
     assert not enc.load().weights.packed  # a one-shot search never pays for packing
-    enc.warm_up()
+    packing = enc.warm_up()
+    assert packing is not None
+    packing.join(30)
     assert enc.load().weights.packed
     np.testing.assert_allclose(enc.encode("the art of war"), first, atol=1e-6)
     assert load(enc.locate().path) is enc.load()

@@ -4,7 +4,9 @@
 
 1. interleaved medians, in one run, of `book-agent --json search BOOK "..."` with local query
    encoding, the same with `--query-vector FILE`, and `python -c "import numpy"` (the ratio
-   local / vector is the figure issue 16 targets: <= 1.35);
+   local / vector is the figure issue 16 targets: <= 1.35), wall and CPU (user+sys: steadier
+   on a shared machine); ratios are medians of per-round ratios; `--baseline` adds another
+   checkout's two searches to the same rounds;
 2. peak RSS of each (wait4's ru_maxrss of the child);
 3. MCP: spawn -> tools/list, then the first text search sent at once and after a 1 s pause
    (a host's model thinks before its first call), against the median of the next 20;
@@ -48,8 +50,16 @@ def build_book(work: Path, records: int) -> Path:
     return data
 
 
-def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, bytes]:
-    """(wall ms, peak RSS KiB, stdout) of one child process."""
+def child_env() -> dict[str, str]:
+    """This environment, with bytecode caching on: an installed book-agent has its .pyc files,
+    and compiling every module from source would be most of a "cold" start."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, bytes, float]:
+    """(wall ms, peak RSS KiB, stdout, CPU ms) of one child process."""
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdout is not None
@@ -59,12 +69,12 @@ def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{argv} exited {proc.returncode}: {out[:400]!r}")
-    return elapsed, usage.ru_maxrss, out
+    return elapsed, usage.ru_maxrss, out, (usage.ru_utime + usage.ru_stime) * 1000
 
 
 def cli_commands(data: Path, vector_file: Path, baseline: str | None) -> dict[str, tuple[list[str], dict[str, str]]]:
     base = [*CLI, "--data-dir", str(data), "--json", "search", BOOK, QUERY]
-    env = dict(os.environ)
+    env = child_env()
     commands = {"local_encoding": (base, env), "query_vector": ([*base, "--query-vector", str(vector_file)], env),
                 "import_numpy": ([sys.executable, "-c", "import numpy"], env)}
     if baseline:  # the same two searches run by another checkout of the code
@@ -82,28 +92,40 @@ def cold_cli(data: Path, vector_file: Path, rounds: int, baseline: str | None) -
     for name in commands:
         run_child(*commands[name])  # warm the page cache and .pyc files of each variant
     times: dict[str, list[float]] = {k: [] for k in commands}
+    cpu: dict[str, list[float]] = {k: [] for k in commands}
     rss: dict[str, list[int]] = {k: [] for k in commands}
     names = list(commands)
     for i in range(rounds):  # interleaved, rotating the order: each sees the same machine load
         for name in names[i % len(names):] + names[: i % len(names)]:
-            ms, peak, _ = run_child(*commands[name])
+            ms, peak, _, cpu_ms = run_child(*commands[name])
             times[name].append(ms)
+            cpu[name].append(cpu_ms)
             rss[name].append(peak)
-    med = {k: round(statistics.median(v), 1) for k, v in times.items()}
-    out = {"vector_route": route, "median_ms": med,
-           "ratio_local_to_vector": round(med["local_encoding"] / med["query_vector"], 3),
-           "ratio_vector_to_numpy": round(med["query_vector"] / med["import_numpy"], 3),
-           "peak_rss_mb": {k: round(statistics.median(v) / 1024, 1) for k, v in rss.items()},
-           "all_ms": {k: [round(x) for x in v] for k, v in times.items()}}
+
+    def ratio(a: str, b: str, series: dict[str, list[float]]) -> float:
+        """Median of the per-round ratios: each round's pair saw the same machine load."""
+        return round(statistics.median(x / y for x, y in zip(series[a], series[b], strict=True)), 3)
+
+    out: dict[str, Any] = {
+        "vector_route": route,
+        "median_ms": {k: round(statistics.median(v), 1) for k, v in times.items()},
+        "median_cpu_ms": {k: round(statistics.median(v), 1) for k, v in cpu.items()},
+        "ratio_local_to_vector": ratio("local_encoding", "query_vector", times),
+        "ratio_local_to_vector_cpu": ratio("local_encoding", "query_vector", cpu),
+        "ratio_vector_to_numpy": ratio("query_vector", "import_numpy", times),
+        "peak_rss_mb": {k: round(statistics.median(v) / 1024, 1) for k, v in rss.items()},
+        "all_ms": {k: [round(x) for x in v] for k, v in times.items()}}
     if baseline:
-        out["baseline_ratio_local_to_vector"] = round(
-            med["baseline_local_encoding"] / med["baseline_query_vector"], 3)
+        out["baseline_ratio_local_to_vector"] = ratio("baseline_local_encoding", "baseline_query_vector", times)
+        out["baseline_ratio_local_to_vector_cpu"] = ratio("baseline_local_encoding", "baseline_query_vector", cpu)
     return out
 
 
 def mcp_first_vs_warm(data: Path, spawns: int) -> dict[str, Any]:
     """Spawned with this process's environment (PYTHONPATH picks the code under test)."""
     import bench_mcp
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # see child_env
 
     def one(pause: float) -> tuple[float, float, float]:
         started = time.perf_counter()
@@ -191,11 +213,13 @@ def main() -> None:
     c = result["cold_cli"]
     print(f"book: {result['records']} records, query of {result['query_words']} words; vector route {c['vector_route']}")
     print("cold `search --json` medians (ms): " + ", ".join(f"{k} {v}" for k, v in c["median_ms"].items()))
-    print(f"  local / query-vector = {c['ratio_local_to_vector']} (target <= 1.35); "
-          f"query-vector / import numpy = {c['ratio_vector_to_numpy']}")
+    print("  CPU (user+sys) medians (ms): " + ", ".join(f"{k} {v}" for k, v in c["median_cpu_ms"].items()))
+    print(f"  local / query-vector = {c['ratio_local_to_vector']} wall, {c['ratio_local_to_vector_cpu']} CPU "
+          f"(target <= 1.35); query-vector / import numpy = {c['ratio_vector_to_numpy']}")
     print("  peak RSS (MB): " + ", ".join(f"{k} {v}" for k, v in c["peak_rss_mb"].items()))
     if "baseline_ratio_local_to_vector" in c:
-        print(f"  baseline: local / query-vector = {c['baseline_ratio_local_to_vector']}")
+        print(f"  baseline: local / query-vector = {c['baseline_ratio_local_to_vector']} wall, "
+              f"{c['baseline_ratio_local_to_vector_cpu']} CPU")
     for key in ("mcp", "baseline_mcp"):
         if key not in result:
             continue

@@ -69,9 +69,8 @@ def lexical_only_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("args", [
-    ["--help"], ["--version"], ["list"], ["--json", "list"], ["status", "plain"],
-    ["--json", "search", "no-such-book", "a question"], ["search", "no-such-book", "a question"],
-    ["--json", "search", "plain", "general"],
+    ["--help"], ["--version"], ["--json", "list"], ["status", "plain"],
+    ["--json", "search", "no-such-book", "a question"], ["--json", "search", "plain", "general"],
 ])
 def test_light_commands_import_nothing_heavy(tmp_path: Path, lexical_only_data: Path, args: list[str]) -> None:
     assert heavy_modules_loaded(tmp_path, "--data-dir", str(lexical_only_data), *args) == []

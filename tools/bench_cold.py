@@ -8,8 +8,9 @@
    on a shared machine); ratios are medians of per-round ratios; `--baseline` adds another
    checkout's two searches to the same rounds;
 2. peak RSS of each (wait4's ru_maxrss of the child);
-3. MCP: spawn -> tools/list, then the first text search sent at once and after a 1 s pause
-   (a host's model thinks before its first call), against the median of the next 20;
+3. MCP: spawn -> tools/list against a bare FastMCP server (interleaved; wall and the server's
+   CPU time), then the first text search sent at once and after a 1 s pause (a host's model
+   thinks before its first call), against the median of the next 20;
 4. what `--help`, `--version` and `list` import (`python -X importtime`): numpy must not be there.
 
 The book is synthetic (tests/package_builder.py) with random vectors, but its vectors.json
@@ -147,6 +148,43 @@ def mcp_first_vs_warm(data: Path, spawns: int) -> dict[str, Any]:
     return out
 
 
+def _cpu_ms(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def spawn_to_tools_list(data: Path, spawns: int, baseline: str | None) -> dict[str, Any]:
+    """Interleaved: a bare FastMCP server, ours and (with --baseline) the older code; wall ms
+    and the server's CPU ms when tools/list is answered; ratios are medians per round."""
+    import bench_mcp
+
+    bare = data.parent / "bare.py"
+    bare.write_text(bench_mcp.BARE, encoding="utf-8")
+    variants = {"bare": ([sys.executable, str(bare)], None), "ours": (bench_mcp.our_argv(data, BOOK), None)}
+    if baseline:
+        variants["baseline"] = (bench_mcp.our_argv(data, BOOK), baseline)
+    wall: dict[str, list[float]] = {k: [] for k in variants}
+    cpu: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(spawns):
+        for name, (argv, pythonpath) in variants.items():
+            env = child_env() | ({"PYTHONPATH": pythonpath} if pythonpath else {})
+            started = time.perf_counter()
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, env=env)
+            bench_mcp.handshake(proc)
+            wall[name].append((time.perf_counter() - started) * 1000)
+            cpu[name].append(_cpu_ms(proc.pid))
+            bench_mcp.stop(proc)
+    out: dict[str, Any] = {"wall_ms": {k: round(statistics.median(v), 1) for k, v in wall.items()},
+                           "cpu_ms": {k: round(statistics.median(v), 1) for k, v in cpu.items()}}
+    for name in variants:
+        if name != "bare":
+            out[f"{name}_to_bare"] = {
+                unit: round(statistics.median(a / b for a, b in zip(series[name], series["bare"], strict=True)), 3)
+                for unit, series in (("wall", wall), ("cpu", cpu))}
+    return out
+
+
 def _mcp_search(proc: subprocess.Popen[bytes], bench_mcp: Any, ident: int) -> float:
     assert proc.stdin is not None and proc.stdout is not None
     arguments = {"query": f"{QUERY} {ident}", "top_k": 6}
@@ -184,6 +222,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         measure = [sys.executable, __file__, "--measure", str(data), str(vector_file),
                    "--rounds", str(args.rounds)] + (["--baseline", args.baseline] if args.baseline else [])
         out["cold_cli"] = json.loads(subprocess.run(measure, capture_output=True, check=True).stdout)
+        out["spawn_to_tools_list"] = spawn_to_tools_list(data, args.spawns, args.baseline)
         out["mcp"] = mcp_first_vs_warm(data, args.spawns)
         if args.baseline:
             os.environ["PYTHONPATH"] = args.baseline
@@ -228,6 +267,11 @@ def main() -> None:
         for name in ("at_once", "after_1s"):
             r = m[name]
             print(f"  first search {name}: {r['first_ms']} ms, warm {r['warm_ms']} ms, ratio {r['ratio']} (target <= 4)")
+    t = result["spawn_to_tools_list"]
+    print("MCP spawn -> tools/list medians: wall " + ", ".join(f"{k} {v}" for k, v in t["wall_ms"].items())
+          + " ms; server CPU " + ", ".join(f"{k} {v}" for k, v in t["cpu_ms"].items()) + " ms")
+    for key in [k for k in t if k.endswith("_to_bare")]:
+        print(f"  {key}: wall {t[key]['wall']}, CPU {t[key]['cpu']} (target <= 1.1)")
     for command, info in result["light_commands"].items():
         print(f"`{command}`: {info['modules']} modules, heavy: {info['heavy_imports'] or 'none'}")
 

@@ -28,6 +28,7 @@ from book_agent.adapters.local_encoder import verify as verify_mod
 from book_agent.adapters.local_encoder.loaded_model import load
 from book_agent.adapters.local_encoder.weights import load_weights, pack
 from book_agent.agent import BookAgent
+from book_agent.app import sidecars
 from book_agent.mcp.server import build_server
 
 HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.local_encoder")
@@ -224,3 +225,14 @@ def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None
         assert agent.warm_up("warm") == {"lexical": True, "vectors": True, "encoder": True}
         result = agent.search("warm", "rivers")
         assert result["channels"]["vector"]["ran"]
+
+
+def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
+    root = build_package(tmp_path / "pkg", book_id="bare", vectors="none")
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(root)
+        assert agent.warm_up("bare") == {"lexical": True, "vectors": False, "encoder": False}
+        agent.close()
+        sidecars.lexical_path(agent.runtime_dir("bare")).unlink()
+        # nothing left to search with: no error here, the first search will say why
+        assert agent.warm_up("bare") == {"lexical": False, "vectors": False, "encoder": False}

@@ -9,7 +9,7 @@ file, and a query touches only the embedding rows it needs. Dense weights keep P
 reads it as is, no copy).
 
 `pack` makes contiguous [in, out] copies with Q, K and V fused and the attention scale
-folded into Q: BLAS runs those GEMMs ~20-30% faster, for ~43 MB and ~40 ms once, which pays
+folded into Q: BLAS runs those GEMMs ~15-20% faster, for ~43 MB and ~40 ms once, which pays
 in a long-lived process (the MCP server packs in its background warm-up), not in a
 one-shot CLI search.
 """

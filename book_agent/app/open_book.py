@@ -8,6 +8,7 @@ keeps one of these per process, so each heavy part loads once.
 from __future__ import annotations
 
 import threading
+from contextlib import suppress
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -103,9 +104,11 @@ class OpenBook:
             encoder = bool(runtime is not None and runtime.warm_up())
         if encoder or store is None:
             # Every channel is local: a dry search (no reranker: it may be remote) also
-            # prepares the record statements and imports what a search imports.
+            # prepares the record statements and imports what a search imports. Its errors
+            # are the first real search's to report.
             searcher = self.searcher()
-            HybridSearch(self.book_id, replace(searcher.channels, reranker=None)).search("warm up", top_k=1)
+            with suppress(BookAgentError):
+                HybridSearch(self.book_id, replace(searcher.channels, reranker=None)).search("warm up", top_k=1)
         return {"lexical": lexical is not None, "vectors": store is not None, "encoder": encoder}
 
     def searcher(self) -> HybridSearch:

@@ -236,3 +236,56 @@ def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
         sidecars.lexical_path(agent.runtime_dir("bare")).unlink()
         # nothing left to search with: no error here, the first search will say why
         assert agent.warm_up("bare") == {"lexical": False, "vectors": False, "encoder": False}
+
+
+# -- the fast WordPiece path gives the Rust tokenizer's ids -----------------------------
+TRICKY = [
+    "", "   ", "All warfare is based on deception.", "孫子者吳人也善為兵法", "兵者，国之大事，死生之地",
+    "Café déjà vu: naïve coöperation with résumé", "A query with numbers 3.14159 and symbols #@!",
+    "UPPER lower MiXeD İstanbul ΣΊΣΥΦΟΣ straße", "tab\there\nnew line\r\x00nul \ufffd \u200b zero-width",
+    "emoji 🙂👍🏽 and ＦＵＬＬＷＩＤＴＨ ｔｅｘｔ", "x" * 150, "supercalifragilisticexpialidocious " * 3,
+    "what [MASK] is this [CLS] [SEP] [PAD]", "don't stop-believing... (really?) {yes} «quotes» — dash",
+    "안녕하세요 こんにちは ภาษาไทย العربية עברית", "a\u0301 e\u0308 combining", " ".join(["word"] * 400),
+]
+
+
+def _rust_ids(path: Path, max_len: int, texts: list[str]) -> list[list[int]]:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    tok.no_padding()
+    tok.enable_truncation(max_length=max_len)
+    return [list(e.ids) for e in tok.encode_batch(texts)]
+
+
+def _fast_ids(path: Path, max_len: int, texts: list[str]) -> list[list[int] | None]:
+    from book_agent.adapters.local_encoder.wordpiece import FastWordPiece
+
+    fast = FastWordPiece.from_file(path)
+    assert fast is not None
+    return [fast.ids(t, max_len) for t in texts]
+
+
+def _assert_same_ids(path: Path, max_len: int, texts: list[str]) -> None:
+    rust = _rust_ids(path, max_len, texts)
+    for text, want, got in zip(texts, rust, _fast_ids(path, max_len, texts), strict=True):
+        assert got is None or got == want, text  # None: the text holds an added token
+
+
+@pytest.mark.realweights
+def test_fast_wordpiece_matches_the_real_minilm_tokenizer() -> None:
+    from book_agent.adapters.local_encoder import find_model
+
+    try:
+        path = find_model("all-MiniLM-L6-v2").path / "tokenizer.json"
+    except Exception:
+        pytest.skip("the real all-MiniLM-L6-v2 weights are not installed")
+    rng = np.random.default_rng(5)
+    random_texts = ["".join(chr(int(c)) for c in rng.integers(32, 0x3000, size=40)) for _ in range(200)]
+    _assert_same_ids(path, 256, TRICKY + random_texts)
+    _assert_same_ids(path, 8, TRICKY)  # truncation
+
+
+def test_fast_wordpiece_matches_a_tiny_tokenizer(tmp_path: Path) -> None:
+    folder = tiny_bert.write_tiny_model(tmp_path / "m")
+    _assert_same_ids(folder / "tokenizer.json", 24, TRICKY)

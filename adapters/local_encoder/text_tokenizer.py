@@ -1,6 +1,5 @@
 """The model's own tokenizer (tokenizer.json via the `tokenizers` library), set up the way
-sentence-transformers calls it: truncation at max_seq_length, no padding (we pad per batch).
-A plain BERT tokenizer.json is served by wordpiece.FastWordPiece (same ids, faster to load)."""
+sentence-transformers calls it: truncation at max_seq_length, no padding (we pad per batch)."""
 
 from __future__ import annotations
 
@@ -10,11 +9,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from book_agent.domain.errors import QueryRuntimeError
-
 from . import errors
 from .st_config import ModelSpec, read_object
-from .wordpiece import FastWordPiece
 
 I64 = npt.NDArray[np.int64]
 
@@ -22,42 +18,26 @@ I64 = npt.NDArray[np.int64]
 class TextTokenizer:
     def __init__(self, folder: Path, spec: ModelSpec) -> None:
         self.spec = spec
-        self._folder = folder
-        json_path = next((base / "tokenizer.json" for base in (spec.transformer_dir, folder)
-                          if (base / "tokenizer.json").is_file()), None)
-        # The plain BERT setup skips building the Rust WordPiece model (wordpiece.py).
-        self._fast = FastWordPiece.from_file(json_path) if json_path is not None else None
-        self._tok: Any = None
-        self.path: Path = json_path if json_path is not None else folder / "tokenizer.json"
-        if self._fast is None:
-            self._full()
-
-    def _full(self) -> Any:
-        """The `tokenizers` Tokenizer, loaded on first need."""
-        if self._tok is None:
-            self.path, tok = _load(self._folder, self.spec)
-            try:
-                tok.no_padding()
-                tok.enable_truncation(max_length=self.spec.max_seq_length)
-            except Exception as exc:
-                raise errors.error(
-                    errors.MODEL_CORRUPT, f"Cannot configure the tokenizer: {exc}",
-                    errors.REMEDIATION_CORRUPT, path=self.path,
-                ) from exc
-            self._tok = tok
-        return self._tok
+        self.path, self._tok = _load(folder, spec)
+        try:
+            self._tok.no_padding()
+            self._tok.enable_truncation(max_length=spec.max_seq_length)
+        except Exception as exc:
+            raise errors.error(
+                errors.MODEL_CORRUPT, f"Cannot configure the tokenizer: {exc}",
+                errors.REMEDIATION_CORRUPT, path=self.path,
+            ) from exc
 
     def ids(self, texts: list[str]) -> list[list[int]]:
         if self.spec.do_lower_case:
             texts = [t.lower() for t in texts]
         try:
-            out = self._encode(texts)
-        except QueryRuntimeError:
-            raise
+            encodings = self._tok.encode_batch(texts)
         except Exception as exc:
             raise errors.error(
                 errors.ENCODE_FAILED, f"The tokenizer failed: {exc}", path=self.path
             ) from exc
+        out = [list(e.ids) for e in encodings]
         for row in out:
             if row and max(row) >= self.spec.vocab_size:
                 raise errors.error(
@@ -65,16 +45,6 @@ class TextTokenizer:
                     errors.REMEDIATION_CORRUPT, path=self.path, token_id=max(row),
                 )
         return out
-
-    def _encode(self, texts: list[str]) -> list[list[int]]:
-        rows: list[list[int] | None] = [None] * len(texts)
-        if self._fast is not None:
-            rows = [self._fast.ids(t, self.spec.max_seq_length) for t in texts]
-        rest = [i for i, row in enumerate(rows) if row is None]
-        if rest:
-            for i, encoding in zip(rest, self._full().encode_batch([texts[i] for i in rest]), strict=True):
-                rows[i] = list(encoding.ids)
-        return [row for row in rows if row is not None]
 
     def pad(self, rows: list[list[int]]) -> tuple[I64, I64]:
         """Right-padded ids and the attention mask, like the tokenizer's padding=True."""

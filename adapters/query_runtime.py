@@ -181,6 +181,20 @@ class QueryRuntime:
         except QueryRuntimeError:
             return None
 
+    def warm_up(self) -> bool:
+        """Load the local encoder when it is this book's first route, so the first query
+        costs what later ones do. Never sends a request; a failure is left for the first
+        query to report. True when an encoder was warmed."""
+        if not self.spec.vector_channel_available or self._plan([], [])[:1] != ["local"]:
+            return False
+        try:
+            warm = getattr(self._encoder("local"), "warm_up", None)
+            if callable(warm):
+                warm()
+        except QueryRuntimeError:
+            return False
+        return True
+
     def _encoder(self, kind: str) -> QueryEncoder:
         if kind not in self._encoders:
             self._encoders[kind] = self._remote() if kind == "remote" else self._local()

@@ -10,7 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from book_agent import blas as _blas
+
 __version__ = "0.1.0"
+
+# Every entry point imports this package first, before numpy: the one place the BLAS
+# threads policy is set (book_agent/blas.py).
+_blas.configure_environment()
 
 # name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -212,6 +212,10 @@ class BookAgent:
         result["visual_fallback"] = _visual_fallback(query, result["hits"], hints)
         return result
 
+    def warm_up(self, book_ref: str) -> dict[str, bool]:
+        """Load a book's search parts now (the MCP server does it after its handshake)."""
+        return self._book(book_ref).warm_up()
+
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
         from book_agent.adapters.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited

@@ -1,8 +1,10 @@
 """Benchmark the local numpy query encoder on the real all-MiniLM-L6-v2.
 
 Prints model load time (with and without the sha256 check cached), warm single-query
-latency (p50/p90/p99 and CPU ms per query), a 256-token query, batch throughput, and the cosine against the
-sentence-transformers reference embeddings. `--json` prints the same figures as JSON.
+latency (p50/p90/p99 and CPU ms per query), a 256-token query, batch throughput, the cosine against the
+sentence-transformers reference embeddings, warm encodes of 3-, 12- and 40-word queries on
+memory-mapped and on packed weights, the 12-word pass op by op, and the floor (FLOPs at the
+measured SGEMM rate, weight bytes at the measured bandwidth; tools/encoder_profile.py). `--json` prints the same figures as JSON.
 OPENBLAS_CORETYPE is reported, never changed.
 """
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
 REFERENCE = ROOT / "tests" / "data" / "all-MiniLM-L6-v2.reference.json"
 SHORT = "What does the general do before a battle is fought?"
 
@@ -90,6 +93,15 @@ def run(repeat: int) -> dict[str, Any]:
     elapsed = time.perf_counter() - started
     results["batch_64_short_texts_per_s"] = round(64 / elapsed, 1)
 
+    results.update(_reference(enc))
+    results["output_dtype"] = str(enc.encode(SHORT).dtype)
+    results.update(_profile(model, repeat))
+    return results
+
+
+def _reference(enc: Any) -> dict[str, Any]:
+    import numpy as np
+
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     cosines = []
     for item in reference["items"]:
@@ -97,10 +109,27 @@ def run(repeat: int) -> dict[str, Any]:
         want = np.asarray(item["embedding"], dtype=np.float64)
         cosine = float(got @ want / (np.linalg.norm(got) * np.linalg.norm(want)))
         cosines.append({"text": item["text"][:40], "cosine": round(cosine, 7)})
-    results["reference_cosines"] = cosines
-    results["reference_min_cosine"] = min(c["cosine"] for c in cosines)
-    results["output_dtype"] = str(enc.encode(SHORT).dtype)
-    return results
+    return {"reference_cosines": cosines, "reference_min_cosine": min(c["cosine"] for c in cosines)}
+
+
+def _profile(model: Any, repeat: int) -> dict[str, Any]:
+    """Warm encode p50 for 3-, 12- and 40-word queries, the 12-word pass op by op, the floor."""
+    import numpy as np
+    from encoder_profile import WORD_QUERIES, floor_report, machine_rates, profile_ops, warm_encodes
+
+    from book_agent.adapters.local_encoder.weights import load_weights, pack
+
+    out: dict[str, Any] = {"warm_encode": warm_encodes(model, max(20, repeat // 4))}
+    ids = np.asarray(model.tokenizer.ids([WORD_QUERIES[12]]), dtype=np.int64)
+    mapped = load_weights(model.weights_path, model.spec)
+    packed = pack(mapped)
+    out["ops_12_words_mapped_cpu_ms"] = profile_ops(mapped, model.spec, ids, max(20, repeat // 4))
+    out["ops_12_words_packed_cpu_ms"] = profile_ops(packed, model.spec, ids, max(20, repeat // 4))
+    rates = machine_rates()
+    out["machine"] = rates
+    warm = out["warm_encode"]["12_words"]["pass_cpu_p50_ms_packed"]
+    out["floor_12_words"] = floor_report(mapped, model.spec, ids, warm, rates)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+# Batch encoding of documents uses every core (the product's default is one BLAS thread,
+# right for single queries on a shared machine: book_agent/blas.py).
+os.environ.setdefault("BOOK_AGENT_BLAS_THREADS", "auto")
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DIMS = 384

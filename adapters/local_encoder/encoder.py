@@ -96,6 +96,20 @@ class LocalQueryEncoder:
                 self._model = loaded_model.load(location.path, spec)
             return self._model
 
+    def warm_up(self, pack_in_background: bool = True) -> threading.Thread | None:
+        """Load and run one tiny encode (maps the pages, sizes BLAS's buffers), so a server's
+        first real query costs what later ones do; then pack the weights for repeated use.
+        Packing is plain numpy copying, safe on any thread (the swap is atomic), so by
+        default it runs on a daemon thread and a query arriving meanwhile is not held up."""
+        model = self.load()
+        self.encode("warm up")
+        if not pack_in_background:
+            model.pack()
+            return None
+        thread = threading.Thread(target=model.pack, name="book-agent-pack", daemon=True)
+        thread.start()
+        return thread
+
     def _check_identity(self, location: ModelLocation, spec: ModelSpec) -> None:
         if self.dimensions is not None and spec.dimensions != self.dimensions:
             raise errors.error(

@@ -1,7 +1,8 @@
 """sha256 checks of model files, remembered so 90 MB is not hashed on every start.
 
-A result is keyed by the file's resolved path, size and mtime (ns): any rewrite of the
-file changes the key. It is kept in-process and, when a cache folder is given, in one
+A result is keyed by the file's resolved path, inode, size and mtime (ns): a rewrite in
+place changes the mtime, a replacement (rename over it, a reinstall) the inode, so a
+changed file is hashed again while an unchanged one costs a stat and a small JSON read. It is kept in-process and, when a cache folder is given, in one
 small JSON file there (written atomically; an unwritable cache only costs a re-hash).
 """
 
@@ -23,7 +24,7 @@ _lock = threading.Lock()
 
 def _key(path: Path) -> str:
     st = path.stat()
-    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    return f"{path.resolve()}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}"
 
 
 def _read_cache(cache_dir: Path | None) -> dict[str, str]:

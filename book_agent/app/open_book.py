@@ -8,6 +8,8 @@ keeps one of these per process, so each heavy part loads once.
 from __future__ import annotations
 
 import threading
+from contextlib import suppress
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -109,6 +111,24 @@ class OpenBook:
 
         config = self.config.to_dict()
         return create_reranker(config, self.runtime_dir)
+
+    def warm_up(self) -> dict[str, bool]:
+        """Open and load what a search uses (the lexical index, the vector matrix, the local
+        encoder), so the first search costs what later ones do. No network request."""
+        with self._lock:
+            lexical, _ = self.lexical_index()
+            store, runtime, _, _ = self.vector_parts
+            if store is not None:
+                store.load()
+            encoder = bool(runtime is not None and runtime.warm_up())
+        if encoder or store is None:
+            # Every channel is local: a dry search (no reranker: it may be remote) also
+            # prepares the record statements and imports what a search imports. Its errors
+            # are the first real search's to report.
+            searcher = self.searcher()
+            with suppress(BookAgentError):
+                HybridSearch(self.book_id, replace(searcher.channels, reranker=None)).search("warm up", top_k=1)
+        return {"lexical": lexical is not None, "vectors": store is not None, "encoder": encoder}
 
     def searcher(self) -> HybridSearch:
         with self._lock:

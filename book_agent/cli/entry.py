@@ -7,7 +7,6 @@ to serve, so that exact shape skips them. Anything else goes to the typer CLI.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -15,9 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from book_agent.cli.argv import GlobalOptions
 
-# Query encoding multiplies small matrices: one BLAS thread is faster than two fighting over
-# two cores, and far faster on a busy machine. Must be set before numpy is first imported.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# BLAS threads: set by `import book_agent`, before numpy loads (book_agent/blas.py).
 
 
 def run(argv: list[str] | None = None) -> None:

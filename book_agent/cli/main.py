@@ -15,8 +15,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # why: see book_agent/cli/entry.py
-
 import typer
 
 from book_agent.cli.argv import ArgvError, GlobalOptions, split_global_options

@@ -5,8 +5,9 @@ Start-up order (why it is fast and fails early):
    vectors and loads no model; an unknown id or a broken package ends here with a message on
    stderr and exit code 1, before any protocol is spoken.
 2. `build_server` registers tools and resources: no agent call at all.
-3. The stdio transport serves; the heavy parts (vectors, encoder, PDFium) load inside the core
-   on the first tool call that needs them, once, on the one worker thread.
+3. The stdio transport serves; once `tools/list` is answered, the worker thread loads the
+   search parts (lexical index, vectors, local encoder) in the background (mcp/warmup.py);
+   PDFium loads on the first tool call that needs it. Each loads once, on the one worker thread.
 """
 
 from __future__ import annotations
@@ -82,14 +83,17 @@ def build_server(
     *,
     session: BookSession | None = None,
     resolved: dict[str, Any] | None = None,
+    warm_up: bool = False,
 ) -> FastMCP:
     """The server for one book. `agent` (a BookAgent or a fake with its methods) is optional:
-    without one, a BookAgent(data_dir) is built on first use."""
+    without one, a BookAgent(data_dir) is built on first use. `warm_up`: load the search
+    parts in the background after the handshake (mcp/warmup.py; `serve` turns it on)."""
     from fastmcp import FastMCP
 
     from book_agent.mcp.middleware import ArgumentErrors
     from book_agent.mcp.resources import register_resources
     from book_agent.mcp.tools import register_tools
+    from book_agent.mcp.warmup import BackgroundWarmUp
 
     session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
     from book_agent import __version__
@@ -100,7 +104,7 @@ def build_server(
         instructions=descriptions.INSTRUCTIONS.format(book_id=book_id, title=_title(resolved)),
         mask_error_details=True,
         on_duplicate="error",
-        middleware=[ArgumentErrors()],
+        middleware=[ArgumentErrors(), BackgroundWarmUp(session, enabled=warm_up)],
     )
     register_tools(server, session)
     register_resources(server, session, resource_uri(book_id, "skill"), resource_uri(book_id, "metadata"))
@@ -138,7 +142,7 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -
                 remediation=exc.remediation,
                 available_capabilities=exc.available_capabilities,
             ) from exc
-        server = build_server(book_id, session=session, resolved=resolved)
+        server = build_server(book_id, session=session, resolved=resolved, warm_up=True)
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
         server.run(transport="stdio", show_banner=False)
     finally:

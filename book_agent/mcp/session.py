@@ -16,7 +16,7 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,6 +56,10 @@ class BookSession:
     async def run(self, fn: Callable[[Any], T]) -> T:
         """Run `fn(agent)` on the worker thread without blocking the event loop."""
         return await asyncio.wrap_future(self._executor.submit(self._guarded, fn))
+
+    def submit(self, fn: Callable[[Any], T]) -> Future[T]:
+        """Queue `fn(agent)` on the worker thread without waiting (background warm-up)."""
+        return self._executor.submit(self._guarded, fn)
 
     def _close_agent(self) -> None:
         close = getattr(self._agent, "close", None)

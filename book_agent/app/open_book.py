@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from book_agent.app import sidecars
 from book_agent.app.config_store import load_config
@@ -18,6 +18,18 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.services.search import HybridSearch, SearchChannels
+
+T = TypeVar("T")
+
+
+class _once(cached_property[T]):
+    """cached_property created under the book's lock: the MCP server calls the book from two
+    threads, and two first uses at once must not open a part twice (leaking one)."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> T:  # type: ignore[override]
+        with instance._lock:  # taken on first use only: afterwards the instance dict answers
+            value: T = super().__get__(instance, owner)
+            return value
 
 
 class OpenBook:
@@ -28,11 +40,11 @@ class OpenBook:
         self.runtime_dir = runtime_dir
         self._lock = threading.RLock()
 
-    @cached_property
+    @_once
     def config(self) -> RuntimeConfig:
         return load_config(self.runtime_dir)
 
-    @cached_property
+    @_once
     def records(self) -> Any:
         from book_agent.adapters.sqlite_records import SqliteRecordReader
 
@@ -62,7 +74,7 @@ class OpenBook:
         files = (self.package.archive_manifest or {}).get("files") or {}
         return (files.get("database") or {}).get("sha256")
 
-    @cached_property
+    @_once
     def vector_parts(self) -> tuple[Any, Any, list[str] | None, BookAgentError | None]:
         """(vector store, query runtime, model languages, problem) — loaded on first use."""
         manifest = self.package.vector_manifest
@@ -81,7 +93,7 @@ class OpenBook:
         languages = spec.get("languages")
         return store, runtime, list(languages) if languages else None, None
 
-    @cached_property
+    @_once
     def reranker(self) -> Any:
         settings = self.config.reranker
         if settings.provider == "none":
@@ -120,7 +132,7 @@ class OpenBook:
         if parts and parts[0] is not None:
             parts[0].close()
 
-    @cached_property
+    @_once
     def sources(self) -> Any:
         from book_agent.adapters.source_resolver import SourceResolver
 

@@ -28,6 +28,12 @@ BOOK = "test-book"
 S = "\ud800 spies"  # the red team's lone high surrogate
 LOW = "x\udfffy"  # and a lone low one
 
+def _nested(depth: int, leaf: Any) -> Any:
+    for _ in range(depth):
+        leaf = {"k": [leaf]}
+    return leaf
+
+
 # A lone surrogate in every string argument of every tool, at the top level and nested.
 SURROGATE_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("search", {"query": S}, "query"),
@@ -42,6 +48,7 @@ SURROGATE_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("locate_source", {"quote": "water", "hints": {"page_index": 0, "href": S}}, "hints.href"),
     ("read_source", {"locator": {"book_id": BOOK, "kind": "pdf", "page_index": 0, "page_label": S}}, "locator.page_label"),
     ("render_page", {"page_index": 0, "clip": [0, 0, 100, 100], S: 1}, "\ufffd spies"),
+    ("search", {"query": "water", "hints": {"deep": _nested(150, S)}}, ""),  # too deep to walk: refused as such
 ]
 
 # Arguments of the wrong JSON type that lax validation used to coerce (finding 11).

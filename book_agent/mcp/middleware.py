@@ -50,6 +50,28 @@ def _surrogate_problems(arguments: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+MAX_NESTING = 100  # a hit or locator is 4 or 5 levels deep; deeper input is refused, not walked
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether value nests more than MAX_NESTING arrays/objects (iteratively: no recursion limit)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_NESTING:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _nesting_problems(arguments: Any) -> list[dict[str, Any]]:
+    if not _too_deep(arguments):
+        return []
+    return [{"argument": "", "problem": f"nests arrays/objects more than {MAX_NESTING} levels deep",
+             "type": "too_deep"}]
+
+
 class ArgumentErrors(Middleware):
     def __init__(self) -> None:
         self._schemas: dict[str, dict[str, Any]] = {}
@@ -61,7 +83,7 @@ class ArgumentErrors(Middleware):
     ) -> ToolResult:
         tool = scrub_text(context.message.name)
         arguments = context.message.arguments or {}
-        problems = _surrogate_problems(arguments)
+        problems = _nesting_problems(arguments) or _surrogate_problems(arguments)
         schema = await self._input_schema(context)
         if not problems and schema is not None:
             problems = schema_problems(schema, arguments)

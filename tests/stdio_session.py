@@ -89,7 +89,11 @@ class RawSession:
     def close(self) -> int:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
-        code = self.proc.wait(timeout=30)
+        try:
+            code = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # still busy after the host went away: a failure, but leave no process
+            self.proc.kill()
+            code = -self.proc.wait()
         self._reader.join(timeout=10)
         assert self.proc.stdout is not None
         self.proc.stdout.close()

@@ -28,6 +28,7 @@ from book_agent.domain.text_match import (
     find_exact,
     find_fuzzy,
     find_normalized,
+    fuzzy_bound,
     gram_share,
     normalize,
 )
@@ -105,11 +106,28 @@ def find_passage(units: UnitTexts, needle: str, needle_key: str, claimed: int | 
         if share >= MIN_GRAM_SHARE:  # 5-grams tell a passage from a long unit that merely has its trigrams
             ranked.append((-gram_share(key, needle_key, q=5), len(key), unit))
     candidates = near + [unit for *_, unit in sorted(ranked)[:FUZZY_BOOK_CANDIDATES]]
-    best: tuple[int, TextMatch] | None = None
-    for unit in candidates:
-        fuzzy = find_fuzzy(units.normalized(unit), needle_key)
-        if fuzzy is not None and (best is None or fuzzy.score > best[1].score):
-            best = (unit, fuzzy)
+    best = _best_fuzzy(units, list(dict.fromkeys(candidates)), needle_key)
     if best is not None and best[1].score >= FUZZY_THRESHOLD:
         return Found(best[0], best[1], best[1].score, _stage(best[0], claimed, near))
     return Found(None, None, best[1].score if best else 0.0, "none")
+
+
+def _best_fuzzy(units: UnitTexts, candidates: list[int], needle_key: str) -> tuple[int, TextMatch] | None:
+    """The best-scoring fuzzy match among candidates (the earlier candidate on a tie).
+
+    A unit cannot score above fuzzy_bound (its key length against the needle's), so units are
+    tried from the highest bound down and one that cannot beat the best so far is skipped:
+    same answer, but a long quotation is not aligned with every short unit sharing its words.
+    """
+    bounds = {unit: fuzzy_bound(len(units.normalized(unit).key), len(needle_key)) for unit in candidates}
+    order = {unit: index for index, unit in enumerate(candidates)}
+    best: tuple[int, TextMatch] | None = None
+    for unit in sorted(candidates, key=lambda u: (-bounds[u], order[u])):
+        if best is not None and bounds[unit] < best[1].score:
+            break  # sorted by bound: none of the rest can win either
+        fuzzy = find_fuzzy(units.normalized(unit), needle_key)
+        if fuzzy is None:
+            continue
+        if best is None or (fuzzy.score, -order[unit]) > (best[1].score, -order[best[0]]):
+            best = (unit, fuzzy)
+    return best

@@ -101,7 +101,7 @@ class Claim:
         return index if index is not None and 0 <= index < len(resolver.epub().spine) else None
 
 
-def _markdown_span(resolver: SourceResolver, hit: Hit) -> tuple[dict[str, int] | None, str]:
+def _markdown_span(resolver: SourceResolver, hit: Hit, key: str) -> tuple[dict[str, int] | None, str]:
     s, e = _int(hit.md_start), _int(hit.md_end)
     given = {"start": s, "end": e} if s is not None and e is not None else None
     md = resolver.markdown_text()
@@ -111,19 +111,20 @@ def _markdown_span(resolver: SourceResolver, hit: Hit) -> tuple[dict[str, int] |
         return given, "verified"
     found = find_exact(md, hit.text, s)
     if found is None:
-        found = find_normalized(resolver.markdown_normalized(), normalize_key(hit.text), s)
+        found = find_normalized(resolver.markdown_normalized(), key, s)
     if found is not None:
         return {"start": found.start, "end": found.end}, "corrected" if given else "found"
     return given, "unverified" if given else "not_found"
 
 
 def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str, Any]:
-    md_span, md_status = _markdown_span(resolver, hit)
+    key = normalize_key(hit.text)  # once: a quotation may be 100,000 characters
+    md_span, md_status = _markdown_span(resolver, hit, key)
     loc: dict[str, Any] = {"book_id": resolver.book_id, "kind": resolver.kind, "record_id": hit.record_id}
     warnings = list(claim.warnings)
     try:
         units = resolver.units()
-        found = find_passage(units, hit.text, normalize_key(hit.text), claim.unit, claim.start)
+        found = find_passage(units, hit.text, key, claim.unit, claim.start)
     except BookAgentError as exc:
         if exc.code not in ("source.original_corrupt", "source.original_missing"):
             raise

@@ -12,7 +12,7 @@ from contextlib import suppress
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from book_agent.app import sidecars
 from book_agent.app.config_store import load_config
@@ -23,6 +23,18 @@ from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.services.search import HybridSearch, SearchChannels
 from book_agent.services.vector_check import measured_reads
 
+T = TypeVar("T")
+
+
+class _once(cached_property[T]):
+    """cached_property created under the book's lock: the MCP server calls the book from two
+    threads, and two first uses at once must not open a part twice (leaking one)."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> T:  # type: ignore[override]
+        with instance._lock:  # taken on first use only: afterwards the instance dict answers
+            value: T = super().__get__(instance, owner)
+            return value
+
 
 class OpenBook:
     def __init__(self, entry: dict[str, Any], package: PackageInfo, runtime_dir: Path) -> None:
@@ -32,11 +44,11 @@ class OpenBook:
         self.runtime_dir = runtime_dir
         self._lock = threading.RLock()
 
-    @cached_property
+    @_once
     def config(self) -> RuntimeConfig:
         return load_config(self.runtime_dir)
 
-    @cached_property
+    @_once
     def records(self) -> Any:
         from book_agent.adapters.sqlite_records import SqliteRecordReader
 
@@ -66,7 +78,7 @@ class OpenBook:
         files = (self.package.archive_manifest or {}).get("files") or {}
         return (files.get("database") or {}).get("sha256")
 
-    @cached_property
+    @_once
     def vector_parts(self) -> tuple[Any, Any, LanguageEvidence, BookAgentError | None]:
         """(vector store, query runtime, language evidence, problem) — loaded on first use."""
         manifest = self.package.vector_manifest
@@ -102,7 +114,7 @@ class OpenBook:
         sidecars.write_vector_check(self.runtime_dir, stamp, result)
         return {**result, "stamp": stamp}
 
-    @cached_property
+    @_once
     def reranker(self) -> Any:
         settings = self.config.reranker
         if settings.provider == "none":
@@ -159,7 +171,7 @@ class OpenBook:
         if parts and parts[0] is not None:
             parts[0].close()
 
-    @cached_property
+    @_once
     def sources(self) -> Any:
         from book_agent.adapters.source_resolver import SourceResolver
 

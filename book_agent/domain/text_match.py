@@ -20,18 +20,22 @@ mid-word fragment of a longer quotation cannot pass the threshold.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import lru_cache
+
+from book_agent.domain.text_align import is_small, matched, matching_blocks
 
 FUZZY_THRESHOLD = 0.80  # below this a best candidate is reported, not trusted
 MIN_FUZZY_KEY_CHARS = 8  # shorter needles match by chance: exact or normalised only
 _Q = 3  # trigram size for alignment votes
-_HYPHENS = frozenset("-\u2010\u2011\u00ad")
+_SHORT_NEEDLE = 400  # longer needles vote on a sample of longer grams (cost bounded, see _sampled_diagonal)
+_ANCHOR_Q, _ANCHORS, _ANCHOR_HITS = 8, 64, 16
+_HYPHEN = re.compile("[-\u2010\u2011\u00ad]")
 _INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
 _UNIFY = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -77,23 +81,26 @@ def _line_end_hyphen(text: str, i: int) -> bool:
     return False
 
 
+def _folded(text: str) -> list[str]:
+    """The key form of each character of text ('' where it vanishes)."""
+    # One cached call per character, in a comprehension: a loop appending to arrays cost
+    # about 2 µs a character (0.4 s for a 100,000-character quotation).
+    folded = [_fold(ch) for ch in text]
+    for found in _HYPHEN.finditer(text):
+        if _line_end_hyphen(text, found.start()):
+            folded[found.start()] = ""
+    return folded
+
+
 def normalize(text: str) -> NormalizedText:
-    parts: list[str] = []
-    starts: array[int] = array("i")
-    ends: array[int] = array("i")
-    for i, ch in enumerate(text):
-        if ch in _HYPHENS and _line_end_hyphen(text, i):
-            continue
-        folded = _fold(ch)
-        for out in folded:
-            parts.append(out)
-            starts.append(i)
-            ends.append(i + 1)
-    return NormalizedText(text, "".join(parts), starts, ends)
+    folded = _folded(text)
+    starts = array("i", [i for i, out in enumerate(folded) for _ in out])
+    ends = array("i", [start + 1 for start in starts])
+    return NormalizedText(text, "".join(folded), starts, ends)
 
 
 def normalize_key(text: str) -> str:
-    return normalize(text).key
+    return "".join(_folded(text))
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,8 @@ def find_normalized(hay: NormalizedText, needle_key: str, hint: int | None = Non
 
 def _best_diagonal(hay_key: str, needle_key: str) -> tuple[int, int]:
     """(offset d, votes): the alignment hay[d + j] ~ needle[j] most trigrams agree on."""
+    if len(needle_key) > _SHORT_NEEDLE:
+        return _sampled_diagonal(hay_key, needle_key)
     grams: dict[str, list[int]] = {}
     for j in range(len(needle_key) - _Q + 1):
         grams.setdefault(needle_key[j : j + _Q], []).append(j)
@@ -153,6 +162,25 @@ def _best_diagonal(hay_key: str, needle_key: str) -> tuple[int, int]:
     for i in range(len(hay_key) - _Q + 1):
         for j in grams.get(hay_key[i : i + _Q], ()):
             votes[(i - j) // 4] += 1  # bins of 4 absorb small insertions and deletions
+    return _top(votes)
+
+
+def _sampled_diagonal(hay_key: str, needle_key: str) -> tuple[int, int]:
+    """The same vote for a long needle, on a bounded sample: _ANCHORS of its _ANCHOR_Q-grams,
+    spread over it, each looked for in hay at C speed (str.find); a gram found more than
+    _ANCHOR_HITS times says little about where the passage is and gets no vote. Voting with
+    every trigram of both texts cost O(hay x needle) for a long needle."""
+    last = len(needle_key) - _ANCHOR_Q
+    votes: Counter[int] = Counter()
+    for j in range(0, last + 1, max(1, (last + 1) // _ANCHORS)):
+        hits = _all_positions(hay_key, needle_key[j : j + _ANCHOR_Q], limit=_ANCHOR_HITS + 1)
+        if len(hits) <= _ANCHOR_HITS:
+            for i in hits:
+                votes[(i - j) // 4] += 1
+    return _top(votes)
+
+
+def _top(votes: Counter[int]) -> tuple[int, int]:
     if not votes:
         return 0, 0
     bin_, count = votes.most_common(1)[0]
@@ -193,8 +221,12 @@ def snap_to_words(text: str, start: int, end: int, limit: int = 40) -> tuple[int
     return start, end
 
 
-def _matched(a: str, b: str) -> int:
-    return sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+def fuzzy_bound(hay_key_chars: int, needle_key_chars: int) -> float:
+    """The highest score find_fuzzy can give in a hay of this key length: the matched characters
+    fit in the span, and the score divides by at least the needle's length."""
+    if needle_key_chars < MIN_FUZZY_KEY_CHARS or not hay_key_chars:
+        return 0.0
+    return min(1.0, hay_key_chars / needle_key_chars)
 
 
 def find_fuzzy(hay: NormalizedText, needle_key: str) -> TextMatch | None:
@@ -208,22 +240,26 @@ def find_fuzzy(hay: NormalizedText, needle_key: str) -> TextMatch | None:
     slack = max(16, n // 4)
     lo, hi = max(0, offset - slack), min(len(hay.key), offset + n + slack)
     window = hay.key[lo:hi]
-    blocks = [b for b in SequenceMatcher(None, window, needle_key, autojunk=False).get_matching_blocks() if b.size]
+    blocks = matching_blocks(window, needle_key)
     # stray one- or two-character matches at the edges would stretch the span: trim them
-    while len(blocks) > 1 and blocks[0].size < _Q:
+    while len(blocks) > 1 and blocks[0][2] < _Q:
         blocks.pop(0)
-    while len(blocks) > 1 and blocks[-1].size < _Q:
+    while len(blocks) > 1 and blocks[-1][2] < _Q:
         blocks.pop()
     if not blocks:
         return None
-    start, end = hay.span(lo + blocks[0].a, lo + blocks[-1].a + blocks[-1].size)
+    start, end = hay.span(lo + blocks[0][0], lo + blocks[-1][0] + blocks[-1][2])
     start, end = snap_to_words(hay.original, start, end)
     # the key characters inside the widened span, scored against the whole needle
     k_start, k_end = bisect_left(hay.starts, start), bisect_right(hay.ends, end)
     span_key = hay.key[k_start:k_end]
     if not span_key:
         return None
-    score = round(_matched(span_key, needle_key) / max(len(span_key), n), 4)
+    if is_small(span_key, needle_key):
+        hits = matched(span_key, needle_key)
+    else:  # the alignment just made, inside the span (aligning the span again would double the cost)
+        hits = sum(size for *_, size in blocks)
+    score = round(hits / max(len(span_key), n), 4)
     return TextMatch("fuzzy", start, end, score)
 
 

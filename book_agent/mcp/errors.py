@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.unicode_text import scrub_text
 
 if TYPE_CHECKING:
     from fastmcp.tools.base import ToolResult
@@ -27,12 +28,21 @@ def error_payload(error: BookAgentError) -> dict[str, Any]:
     return {"error": error.to_dict()}
 
 
+def error_text(error: BookAgentError) -> str:
+    """The error as JSON text that can always be written (this is the path of last resort)."""
+    try:
+        text = json.dumps(error_payload(error), ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):  # details that are not JSON: keep what says what happened
+        text = json.dumps({"error": {"code": str(error.code), "message": str(error.message), "details": {},
+                                     "remediation": error.remediation}}, ensure_ascii=False, default=str)
+    return scrub_text(text)  # a caller's lone surrogate echoed in a message must not stop the answer
+
+
 def error_result(error: BookAgentError) -> ToolResult:
     from fastmcp.tools.base import ToolResult
     from mcp_types import TextContent
 
-    text = json.dumps(error_payload(error), ensure_ascii=False, default=str)
-    return ToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return ToolResult(content=[TextContent(type="text", text=error_text(error))], is_error=True)
 
 
 def internal_error(tool: str, exc: BaseException) -> BookAgentError:

@@ -31,7 +31,7 @@ async def _read(session: BookSession, name: str, fn: Any) -> Any:
     from fastmcp.exceptions import ResourceError
 
     try:
-        return await session.run(fn)
+        return await session.run(fn, lane="quick")
     except BookAgentError as exc:
         # Resource errors travel as JSON-RPC errors: the message carries the same JSON as a tool error.
         raise ResourceError(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, default=str)) from exc

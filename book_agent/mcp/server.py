@@ -144,6 +144,10 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -
             ) from exc
         server = build_server(book_id, session=session, resolved=resolved, warm_up=True)
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
-        server.run(transport="stdio", show_banner=False)
+        import anyio
+
+        from book_agent.mcp.stdio import serve_stdio
+
+        anyio.run(serve_stdio, server)
     finally:
         session.close()

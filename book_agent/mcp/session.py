@@ -1,12 +1,20 @@
-"""One book, one BookAgent, one worker thread: how the server calls the core.
+"""One book, one BookAgent, two worker threads: how the server calls the core.
 
-Every agent call runs on the same single worker thread. The core caches per-book resources
-(SQLite connections opened with check_same_thread, PDFium documents), which are only safe on
-the thread that opened them; one thread also keeps the event loop free to answer `ping` and
-`tools/list` while a search runs. Concurrent tool calls queue on that thread in arrival order.
+Agent calls never run on the event loop, so it keeps answering `ping`, `tools/list` and
+malformed lines whatever a tool does. They run on two lanes, one thread each:
+
+- "work": search, locate_source, read_source, render_page: calls whose time depends on the
+  input or on a remote endpoint (a long quotation, a 1200-dpi render, a slow reranker);
+- "quick": status, get_skill, read_entry, read_markdown and the resources: bounded reads.
+
+So a `status` never queues behind a long `locate_source` (it did: 42 s behind one). Within a
+lane, calls run in arrival order; one thread per lane keeps the core's caches warm and its
+concurrency low (the core's shared handles are thread-safe: SQLite connections opened with
+check_same_thread=False under locks, PDFium behind one process-wide lock, the open book's
+parts created under its lock).
 
 The agent is built on first use (lazily), so `initialize` and `tools/list` never wait for
-vectors or models; the start-up check (`check_book`) runs on the same worker thread.
+vectors or models; the start-up check (`check_book`) runs on the quick lane.
 """
 
 from __future__ import annotations
@@ -15,12 +23,35 @@ import asyncio
 import contextlib
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
+Lane = Literal["work", "quick"]
+
+_stdout_lock = threading.Lock()
+_stdout_depth = 0
+_stdout_saved: Any = None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """sys.stdout -> stderr while any lane runs a call (contextlib.redirect_stdout is not
+    safe across threads: two overlapping calls could leave the wrong stream behind)."""
+    global _stdout_depth, _stdout_saved
+    with _stdout_lock:
+        if _stdout_depth == 0:
+            _stdout_saved, sys.stdout = sys.stdout, sys.stderr
+        _stdout_depth += 1
+    try:
+        yield
+    finally:
+        with _stdout_lock:
+            _stdout_depth -= 1
+            if _stdout_depth == 0:
+                sys.stdout = _stdout_saved
 
 
 class BookSession:
@@ -29,8 +60,8 @@ class BookSession:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._agent = agent
         self._lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="book-agent-mcp")
-        self.calls = 0
+        self._lanes = {name: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"book-agent-mcp-{name}")
+                       for name in ("work", "quick")}
 
     @property
     def agent(self) -> Any:
@@ -42,24 +73,22 @@ class BookSession:
             return self._agent
 
     def _guarded(self, fn: Callable[[Any], T]) -> T:
-        # The stdio transport already points fd 1 at stderr while serving; this also
-        # covers the transport's in-place fallback, where sys.stdout IS the wire and one
-        # stray print from a library would corrupt the JSON-RPC stream.
-        with contextlib.redirect_stdout(sys.stderr):
-            self.calls += 1
+        # The stdio transport points fd 1 at stderr while serving; this also covers a
+        # transport served in place, where one stray print would corrupt the JSON-RPC stream.
+        with _stdout_to_stderr():
             return fn(self.agent)
 
-    def run_sync(self, fn: Callable[[Any], T]) -> T:
-        """Run `fn(agent)` on the worker thread and wait (start-up, outside the event loop)."""
-        return self._executor.submit(self._guarded, fn).result()
+    def run_sync(self, fn: Callable[[Any], T], lane: Lane = "quick") -> T:
+        """Run `fn(agent)` on a lane and wait (start-up, outside the event loop)."""
+        return self._lanes[lane].submit(self._guarded, fn).result()
 
-    async def run(self, fn: Callable[[Any], T]) -> T:
-        """Run `fn(agent)` on the worker thread without blocking the event loop."""
-        return await asyncio.wrap_future(self._executor.submit(self._guarded, fn))
+    async def run(self, fn: Callable[[Any], T], lane: Lane = "work") -> T:
+        """Run `fn(agent)` on a lane without blocking the event loop."""
+        return await asyncio.wrap_future(self._lanes[lane].submit(self._guarded, fn))
 
-    def submit(self, fn: Callable[[Any], T]) -> Future[T]:
-        """Queue `fn(agent)` on the worker thread without waiting (background warm-up)."""
-        return self._executor.submit(self._guarded, fn)
+    def submit(self, fn: Callable[[Any], T], lane: Lane = "work") -> Future[T]:
+        """Queue `fn(agent)` on a lane without waiting (the background warm-up)."""
+        return self._lanes[lane].submit(self._guarded, fn)
 
     def _close_agent(self) -> None:
         close = getattr(self._agent, "close", None)
@@ -67,7 +96,9 @@ class BookSession:
             close()
 
     def close(self) -> None:
-        """Close the agent's resources on the thread that opened them, then stop the thread."""
+        """Let both lanes finish, close the agent's resources, then stop the threads."""
         with contextlib.suppress(Exception):  # best effort; never mask the real exit reason
-            self._executor.submit(self._close_agent).result(timeout=10)
-        self._executor.shutdown(wait=False, cancel_futures=True)
+            self._lanes["quick"].submit(lambda: None).result(timeout=10)
+            self._lanes["work"].submit(self._close_agent).result(timeout=10)
+        for lane in self._lanes.values():
+            lane.shutdown(wait=False, cancel_futures=True)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
+from fastmcp.tools.base import ToolResult
 from pydantic import Field
 
 from book_agent.adapters.page_render import DPI_RANGE
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.unicode_text import scrub
 from book_agent.mcp import descriptions as d
 from book_agent.mcp import schemas
 from book_agent.mcp.errors import bad_arguments, error_result, internal_error
@@ -37,9 +39,17 @@ Hints = Annotated[
 ]
 
 
+# Calls whose time depends on the input or on a remote endpoint; the rest are bounded reads
+# and answer on the quick lane meanwhile (see book_agent.mcp.session).
+WORK_LANE = frozenset({"search", "locate_source", "read_source", "render_page"})
+
+
 async def _call(session: BookSession, tool: str, fn: Callable[[Any], Any]) -> Any:
     try:
-        return await session.run(fn)
+        result = await session.run(fn, lane="work" if tool in WORK_LANE else "quick")
+        # Text from the book (a PDF's broken ToUnicode map) may hold lone surrogates: repair
+        # them here, so the result can be serialised and written like any other.
+        return result if isinstance(result, ToolResult) else scrub(result)
     except BookAgentError as exc:
         return error_result(exc)
     except Exception as exc:  # a bug: logged in full, masked for the client

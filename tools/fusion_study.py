@@ -153,12 +153,13 @@ def convex(alpha: float, how: str, gate: bool = True) -> Method:
     return method
 
 
-def product(run: Run) -> list[str]:
-    """What the search service does (book_agent.domain.fusion), for a check against the grid."""
+def product(run: Run, depth: int = DEPTH) -> list[str]:
+    """What the search service does (book_agent.domain.fusion), for a check against the grid;
+    `depth` keeps each channel's first candidates only (the service fetches max(50, 5 top_k))."""
     from book_agent.domain.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
 
-    lexical = [(r, float(x)) for r, x in run["lexical"]]
-    vector = [(r, float(x)) for r, x in run["vector"]]
+    lexical = [(r, float(x)) for r, x in run["lexical"][:depth]]
+    vector = [(r, float(x)) for r, x in run["vector"][:depth]]
     return [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 1 - VECTOR_SHARE),
                                               ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"])])]
 
@@ -171,6 +172,8 @@ def methods() -> dict[str, Method]:
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
                               "plain-rrf k=60": rrf(60, gate=False), "previous (cov^2 RRF, K=10)": current,
                               "product (book_agent.domain.fusion)": product}
+    for depth in (20, 30, 50):
+        out[f"product, depth {depth}"] = lambda run, depth=depth: product(run, depth)
     for k in (1, 2, 5, 10, 20, 30, 60):
         out[f"rrf+gate k={k}"] = rrf(k)
     for k in (5, 10, 20, 60):

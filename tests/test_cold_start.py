@@ -236,3 +236,13 @@ def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
         sidecars.lexical_path(agent.runtime_dir("bare")).unlink()
         # nothing left to search with: no error here, the first search will say why
         assert agent.warm_up("bare") == {"lexical": False, "vectors": False, "encoder": False}
+
+
+def test_the_mcp_server_is_built_without_jsonschema() -> None:
+    # A bare FastMCP server does not import jsonschema (~150 ms); ours checks arguments with
+    # it, so it loads at the first call or in the warm-up, after tools/list.
+    code = ("import sys\nfrom book_agent.mcp.server import build_server\n"
+            "build_server('b', agent=object())\nprint('jsonschema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -7,17 +7,26 @@ be a 20,000-character quote; these messages say what was expected instead, from 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 MAX_PROBLEMS = 20
+
+
+def load_validator_library() -> None:
+    """Import jsonschema (~150 ms): at the first call, or earlier by the background warm-up,
+    never before `tools/list` (a bare FastMCP server does not import it)."""
+    import jsonschema  # noqa: F401
 
 
 @lru_cache(maxsize=64)
 def _validator(schema_json: str) -> Draft202012Validator:
     import json
+
+    from jsonschema import Draft202012Validator
 
     return Draft202012Validator(json.loads(schema_json))
 
@@ -42,6 +51,8 @@ def _expected(error: ValidationError) -> str:
 
 def _branch_error(errors: list[ValidationError]) -> ValidationError:
     """For `X | null` given something else, what X lacks (not "must be null"), as deep as it is known."""
+    from jsonschema.exceptions import best_match
+
     real = [e for e in errors if not (e.validator == "type" and e.validator_value == "null")]
     return max(real, key=lambda e: len(e.absolute_path)) if real else best_match(errors) or errors[0]
 

@@ -21,6 +21,7 @@ from typing import Any
 import mcp_types as mt
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
+from book_agent.mcp.schema_check import load_validator_library
 from book_agent.mcp.session import BookSession
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class BackgroundWarmUp(Middleware):
 
     def _warm_up(self, agent: Any) -> None:
         try:
+            load_validator_library()  # the first call's argument check needs it
             warmed = agent.warm_up(self.session.book_id)
         except Exception as exc:  # a warm-up never fails a session: the first call reports it
             log.debug("warm-up skipped: %s", exc)

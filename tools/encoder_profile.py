@@ -69,19 +69,9 @@ def _timed_layer(x: Any, lw: Any, shape: tuple[int, int, int, int], spec: ModelS
 
     q, k, v = bn._qkv(x, lw)
     tick("qkv dense")
-    batch, length, heads, hd = shape
-    scores = q.reshape(batch, length, heads, hd).transpose(0, 2, 1, 3) @ k.reshape(
-        batch, length, heads, hd).transpose(0, 2, 3, 1)
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    sums = scores.sum(axis=-1, keepdims=True)
-    np.reciprocal(sums, out=sums)
-    scores *= sums
-    context = np.empty((batch, length, heads, hd), dtype=np.float32)
-    np.matmul(scores, v.reshape(batch, length, heads, hd).transpose(0, 2, 1, 3),
-              out=context.transpose(0, 2, 1, 3))
+    context = bn.attention_core(q, k, v, shape, None)
     tick("attention (scores, softmax, context)")
-    attn = bn._dense(context.reshape(batch * length, heads * hd), lw.out_w, lw.out_b)
+    attn = bn._dense(context, lw.out_w, lw.out_b)
     tick("output dense")
     attn += x
     x = bn.layer_norm(attn, lw.ln1_g, lw.ln1_b, spec.layer_norm_eps)

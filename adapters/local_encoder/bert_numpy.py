@@ -102,8 +102,14 @@ def _qkv(x: F32, lw: LayerWeights) -> tuple[F32, F32, F32]:
 
 def _attention(x: F32, lw: LayerWeights, shape: tuple[int, int, int, int], bias: F32 | None) -> F32:
     """Self-attention context [B*L, H] for hidden states [B*L, H]; shape is (B, L, heads, hd)."""
-    batch, length, heads, hd = shape
     q, k, v = _qkv(x, lw)
+    return attention_core(q, k, v, shape, bias)
+
+
+def attention_core(q: F32, k: F32, v: F32, shape: tuple[int, int, int, int], bias: F32 | None) -> F32:
+    """Scores, softmax and context from projected q, k, v [B*L, H] (tools/encoder_profile.py
+    times this apart from the projections)."""
+    batch, length, heads, hd = shape
     q4 = q.reshape(batch, length, heads, hd).transpose(0, 2, 1, 3)
     k4 = k.reshape(batch, length, heads, hd).transpose(0, 2, 3, 1)
     v4 = v.reshape(batch, length, heads, hd).transpose(0, 2, 1, 3)

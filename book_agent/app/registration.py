@@ -118,6 +118,10 @@ def _make_dir(folder: Path, undo: Undo) -> None:
     _undo_new_dir(folder.parent, undo)
     if not folder.exists():
         undo.push(lambda: books.remove_tree(folder))
+    _create_runtime_dir(folder)
+
+
+def _create_runtime_dir(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -179,12 +183,7 @@ def prepare(entry: dict[str, Any], info: PackageInfo, runtime_dir: Path, progres
     """(Re)build the sidecars that are missing, corrupt or stale, under the build lock."""
     assert info.database_path is not None
     expected = sidecars.lexical_stamp(str(entry.get("manifest_sha256") or ""), database_sha(info))
-    try:
-        runtime_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BookAgentError("book.runtime_dir_failed", f"cannot create the runtime dir {runtime_dir}: {exc}",
-                             details={"runtime_dir": str(runtime_dir)},
-                             remediation="check that the data dir is a writable folder") from exc
+    _create_runtime_dir(runtime_dir)
     with build_lock(runtime_dir):
         sweep_stale_temps(runtime_dir)
         state = sidecars.lexical_state(runtime_dir, expected)

@@ -6,7 +6,7 @@
 `collect` runs each query of a split once through the product's channels (depth 100,
 cached query vectors) and stores the ranked ids and scores under .eval/runs/. `report`
 then scores fusion methods offline on those runs (nDCG@10): plain RRF for several k, with
-and without the language gate, the current trust-weighted RRF, and convex combinations of
+and without the language gate, and convex combinations of
 per-query normalised scores (min-max, z-score, theoretical min-max) over a grid of weights.
 Choose on dev splits; confirm on test splits (contracts/fusion.md has the tables).
 """
@@ -39,7 +39,7 @@ def _run(searcher: Any, qid: str, text: str, relevant: dict[str, float], vector:
     return {"qid": qid, "query": text, "relevant": relevant,
             "lexical": [[i, got["scores"]["lexical"][i]] for i in got["lexical"]],
             "vector": [[i, got["scores"]["vector"][i]] for i in got["vector"]],
-            "current_weights": got["weights"], "gate": gate}
+            "gate": gate}
 
 
 def collect_questions(package: Path, questions: Path, label: str) -> None:
@@ -99,15 +99,6 @@ def rrf(k: float, lexical_weight: float = 1.0, gate: bool = True) -> Method:
                 scores[rid] = scores.get(rid, 0.0) + weight / (k + rank)
         return _order(scores, run)
     return method
-
-
-def current(run: Run) -> list[str]:
-    scores: dict[str, float] = {}
-    for channel in ("lexical", "vector"):
-        weight = run["current_weights"][channel]
-        for rank, (rid, _) in enumerate(run[channel], start=1):
-            scores[rid] = scores.get(rid, 0.0) + weight / (10 + rank)
-    return _order(scores, run)
 
 
 def _normalise(pairs: list[list[Any]], how: str, floor: float) -> tuple[dict[str, float], float]:
@@ -170,7 +161,7 @@ def single(channel: str) -> Method:
 
 def methods() -> dict[str, Method]:
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
-                              "plain-rrf k=60": rrf(60, gate=False), "previous (cov^2 RRF, K=10)": current,
+                              "plain-rrf k=60": rrf(60, gate=False),
                               "product (book_agent.domain.fusion)": product}
     for depth in (20, 30, 50):
         out[f"product, depth {depth}"] = lambda run, depth=depth: product(run, depth)

@@ -125,7 +125,15 @@ def test_the_sample_is_deterministic_and_bounded():
 def test_an_encoder_that_cannot_run_leaves_no_verdict():
     records = _records(40)
     vectorizer = _Vectorizer(works=False)
-    result = run_self_check(records, vectorizer, _Store(records), seed="book")
+    read: list[str] = []
+
+    def counted():
+        for record in records:
+            read.append(record.record_id)
+            yield record
+
+    result = run_self_check(counted(), vectorizer, _Store(records), seed="book")
+    assert read == []  # no pass over the book when nothing can be encoded
     assert result["status"] == "not-run" and result["code"] == "query.model_missing"
     assert vectorizer.calls == 1  # stops at the first refusal: no retry storm
     assert measured_reads(result) == ({}, None)

@@ -37,6 +37,7 @@ MIN_RECORDS = 5  # fewer records of a script than this: no verdict for it
 # MRR@10 of the source record: all-MiniLM-L6-v2 gave 0.83-0.98 on English books and
 # 0.10-0.74 on Chinese ones (it reads no Chinese), so the bar sits above the latter.
 SELF_CHECK_MIN_MRR = 0.8
+PROBE = "self-check"  # one encoding first: no full pass over the records when none can run
 
 
 def pseudo_queries(records: Iterable[Record], seed: str) -> dict[str, list[tuple[str, str]]]:
@@ -100,22 +101,29 @@ def run_self_check(records: Iterable[Record], vectorizer: QueryVectorizer, store
     Stops at the first query the runtime cannot encode (no model here, remote not allowed):
     then status is "not-run" with the reason, and search falls back to what is known.
     """
+    probe = vectorizer.encode_query(PROBE)  # before reading every record to sample them
+    if probe.vector is None:
+        return _not_run(probe)
     scripts: dict[str, Any] = {}
-    route = None
+    route = probe.route
     for script, queries in pseudo_queries(records, seed).items():
         reciprocal = 0.0
         for record_id, query in queries:
             encoding = vectorizer.encode_query(query)
             if encoding.vector is None:
-                error = encoding.to_dict(include_vector=False).get("error") or {}
-                return {"status": "not-run", "basis": "self-check", "code": error.get("code"),
-                        "reason": error.get("message") or "the query could not be encoded"}
+                return _not_run(encoding)
             route = encoding.route
             found = [hit.record.record_id for hit in store.search(encoding.vector, TOP_K)]
             reciprocal += 1.0 / (found.index(record_id) + 1) if record_id in found else 0.0
         scripts[script] = {"queries": len(queries), "mrr@10": round(reciprocal / len(queries), 4)}
     return {"status": "ok" if scripts else "no-sample", "basis": "self-check", "route": route,
             "scripts": scripts, "reads": {k: v["mrr@10"] >= SELF_CHECK_MIN_MRR for k, v in scripts.items()}}
+
+
+def _not_run(encoding: Any) -> dict[str, Any]:
+    error = encoding.to_dict(include_vector=False).get("error") or {}
+    return {"status": "not-run", "basis": "self-check", "code": error.get("code"),
+            "reason": error.get("message") or "the query could not be encoded"}
 
 
 def measured_reads(check: dict[str, Any] | None) -> tuple[dict[str, bool], str | None]:

@@ -33,8 +33,8 @@ test-slow: install
 	$(PY) -m pytest $(XDIST) -m "slow" $(PYTEST_ARGS)
 
 lint: install
-	$(VENV)/bin/ruff check book_agent adapters tests tools
-	$(PY) tools/typecheck.py
+	$(VENV)/bin/ruff check book_agent tests tools
+	$(PY) -m mypy book_agent
 	$(PY) -m pytest -q tests/test_architecture.py
 
 demo: install

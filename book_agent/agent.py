@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.json_registry import JsonRegistry
+from book_agent.adapters.storage.json_registry import JsonRegistry
 from book_agent.app import books, registration
 from book_agent.app.config_store import apply_settings, config_notes, load_config, save_config
 from book_agent.app.fingerprint import changes
@@ -218,7 +218,11 @@ class BookAgent:
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
-        from book_agent.adapters.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
+        from book_agent.adapters.storage.input_files import (
+            MAX_QUESTIONS_BYTES,
+            InputTooLarge,
+            read_limited,
+        )
         from book_agent.services.evaluation import evaluate, parse_questions
 
         try:
@@ -245,7 +249,7 @@ class BookAgent:
 
     def read_markdown(self, book_ref: str, record_id: str | None = None, start: int | None = None,
                       end: int | None = None, heading: str | None = None, context_chars: int = 500) -> dict[str, Any]:
-        from book_agent.adapters import markdown_reader
+        from book_agent.adapters.sources import markdown_reader
 
         book = self._book(book_ref)
         span = None
@@ -256,7 +260,7 @@ class BookAgent:
                                              end=end, heading=heading, context_chars=context_chars)
 
     def get_skill(self, book_ref: str) -> dict[str, Any]:
-        from book_agent.adapters import markdown_reader
+        from book_agent.adapters.sources import markdown_reader
 
         return markdown_reader.read_skill(self._book(book_ref).package)
 

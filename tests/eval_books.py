@@ -46,7 +46,7 @@ def records_of(book: dict[str, object]) -> list[RecordSpec]:
 
 
 def minilm_available() -> bool:
-    from book_agent.adapters.local_encoder import find_model
+    from book_agent.adapters.encoders.local import find_model
     from book_agent.domain.errors import BookAgentError
 
     try:
@@ -57,7 +57,7 @@ def minilm_available() -> bool:
 
 
 def minilm_encoder() -> Callable[[list[str]], np.ndarray]:
-    from book_agent.adapters.local_encoder import LocalQueryEncoder
+    from book_agent.adapters.encoders.local import LocalQueryEncoder
 
     encoder = LocalQueryEncoder(MODEL, DIMS, normalize=True)
 

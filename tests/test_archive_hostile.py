@@ -16,7 +16,7 @@ from hostile_archives import CORPUS, Hostile
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from book_agent.adapters.archive_import import ArchiveLimits, import_archive, remove_tree
+from book_agent.adapters.archives.importer import ArchiveLimits, import_archive, remove_tree
 from book_agent.domain.errors import BookAgentError
 
 

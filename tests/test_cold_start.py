@@ -23,15 +23,15 @@ from fastmcp import Client
 from package_builder import build_package
 
 from book_agent import blas
-from book_agent.adapters.local_encoder import LocalQueryEncoder, bert_numpy, clear_model_cache
-from book_agent.adapters.local_encoder import verify as verify_mod
-from book_agent.adapters.local_encoder.loaded_model import load
-from book_agent.adapters.local_encoder.weights import load_weights, pack
+from book_agent.adapters.encoders.local import LocalQueryEncoder, bert_numpy, clear_model_cache
+from book_agent.adapters.encoders.local import verify as verify_mod
+from book_agent.adapters.encoders.local.loaded_model import load
+from book_agent.adapters.encoders.local.weights import load_weights, pack
 from book_agent.agent import BookAgent
 from book_agent.app import sidecars
 from book_agent.mcp.server import build_server
 
-HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.local_encoder")
+HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.encoders.local")
 # Runs the CLI in-process and reports, even when it exits, which heavy modules it loaded.
 PROBE = f"""
 import json, sys
@@ -155,7 +155,7 @@ import sys
 if sys.argv[1] == "numpy-first":
     import numpy
 import book_agent
-from book_agent.adapters.local_encoder import LocalQueryEncoder
+from book_agent.adapters.encoders.local import LocalQueryEncoder
 LocalQueryEncoder("tiny", 16, model_dir=sys.argv[2]).encode("war")
 from threadpoolctl import threadpool_info
 print(max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))

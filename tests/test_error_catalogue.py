@@ -15,7 +15,7 @@ FILE_SUFFIXES = ("json", "toml", "sqlite", "lock", "md", "npy", "txt", "png")
 
 def codes_in_source() -> dict[str, str]:
     found: dict[str, str] = {}
-    for folder in ("book_agent", "adapters"):
+    for folder in ("book_agent",):
         for path in sorted((ROOT / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and CODE.match(node.value) \

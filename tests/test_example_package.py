@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from book_agent.adapters.package_inspector import PackageInspector, PackageValidator
-from book_agent.adapters.source_resolver import SourceResolver
+from book_agent.adapters.package.inspector import PackageInspector, PackageValidator
+from book_agent.adapters.sources.resolver import SourceResolver
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "examples" / "art-of-war-package"
@@ -99,7 +99,7 @@ def test_records_follow_the_books_structure(records: list[dict[str, Any]]) -> No
 
 
 def test_markdown_offsets_are_exact_and_headings_match(records: list[dict[str, Any]]) -> None:
-    from book_agent.adapters.markdown_reader import heading_path, load_markdown
+    from book_agent.adapters.sources.markdown_reader import heading_path, load_markdown
 
     md = (PACKAGE / "book.md").read_text(encoding="utf-8")
     _, headings = load_markdown(PACKAGE / "book.md")

@@ -1,4 +1,4 @@
-"""The shared retrying JSON POST (adapters/http_post.py) against a real server on 127.0.0.1."""
+"""The shared retrying JSON POST (adapters/http/json_post.py) against a real server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 import pytest
 from loopback import LoopbackServer, Reply
 
-from book_agent.adapters.http_post import (
+from book_agent.adapters.http.json_post import (
     JsonPoster,
     PostTimeout,
     PostTransportError,
@@ -19,7 +19,7 @@ from book_agent.adapters.http_post import (
     retry_after_seconds,
     ssl_context,
 )
-from book_agent.adapters.retry_policy import MAX_RETRIES_CAP, RetryPolicy
+from book_agent.adapters.http.retry_policy import MAX_RETRIES_CAP, RetryPolicy
 
 KEY = "sk-post-SECRET-7777-do-not-leak"
 PATH = "/v1/thing"

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from loopback import LoopbackServer, Reply
 
-from book_agent.adapters.http_query_encoder import HttpQueryEncoder, _retry_after_seconds
-from book_agent.adapters.query_runtime import QueryRuntime
+from book_agent.adapters.encoders.http_encoder import HttpQueryEncoder, _retry_after_seconds
+from book_agent.adapters.encoders.query_runtime import QueryRuntime
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy
 

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from package_builder import build_package, synthetic_records, tree_fingerprint
 
-from book_agent.adapters.json_registry import JsonRegistry
-from book_agent.adapters.runtime_files import STALE_SECONDS, build_lock
+from book_agent.adapters.storage.json_registry import JsonRegistry
+from book_agent.adapters.storage.runtime_files import STALE_SECONDS, build_lock
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
 

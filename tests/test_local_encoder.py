@@ -19,12 +19,12 @@ from tokenizers import Tokenizer
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_bert  # noqa: E402
 
-from book_agent.adapters.local_encoder import (  # noqa: E402
+from book_agent.adapters.encoders.local import (  # noqa: E402
     LocalQueryEncoder,
     clear_model_cache,
     find_model,
 )
-from book_agent.adapters.local_encoder import verify as verify_mod  # noqa: E402
+from book_agent.adapters.encoders.local import verify as verify_mod  # noqa: E402
 from book_agent.domain.errors import QueryRuntimeError  # noqa: E402
 
 REFERENCE = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.reference.json"
@@ -164,7 +164,7 @@ def test_batch_padding_does_not_change_vectors(tmp_path, arch):
 
 
 def test_batches_group_similar_lengths():
-    from book_agent.adapters.local_encoder.loaded_model import BATCH_SIZE, _batches
+    from book_agent.adapters.encoders.local.loaded_model import BATCH_SIZE, _batches
 
     rows = [[0] * n for n in (3, 256, 4, 130, 5, 3)] + [[0] * 6] * (BATCH_SIZE + 1)
     batches = _batches(rows)

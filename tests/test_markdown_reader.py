@@ -8,8 +8,12 @@ import pytest
 from package_builder import SAMPLE_RECORDS
 from sources_support import package_info
 
-from book_agent.adapters.markdown_reader import parse_front_matter, read_markdown, read_skill
-from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.adapters.sources.markdown_reader import (
+    parse_front_matter,
+    read_markdown,
+    read_skill,
+)
+from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 
 

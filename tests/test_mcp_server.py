@@ -18,7 +18,7 @@ from fastmcp import Client
 from package_builder import break_package
 
 from book_agent import __version__
-from book_agent.adapters.page_render import DPI_RANGE
+from book_agent.adapters.sources.page_render import DPI_RANGE
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.images import MAX_IMAGE_BYTES, with_image
@@ -39,7 +39,7 @@ def _have(module: str) -> bool:
 
 
 needs_sources = pytest.mark.skipif(
-    not (_have("book_agent.adapters.source_resolver") and _have("book_agent.adapters.markdown_reader")),
+    not (_have("book_agent.adapters.sources.resolver") and _have("book_agent.adapters.sources.markdown_reader")),
     reason="the sources adapters (another engineer's part) are not in the tree yet",
 )
 

@@ -25,7 +25,7 @@ from package_builder import (
 )
 
 from book_agent import BookAgentError, PackageInspector, PackageValidator
-from book_agent.adapters.package_database import check_database
+from book_agent.adapters.package.database_checks import check_database
 
 EXPECTED_CODE = {
     "missing_markdown": "package.file_missing",

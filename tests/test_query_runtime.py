@@ -11,7 +11,7 @@ import pytest
 import tiny_bert
 from package_builder import build_package
 
-from book_agent.adapters.query_runtime import QueryRuntime
+from book_agent.adapters.encoders.query_runtime import QueryRuntime
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime import QueryRuntimeSpec, known_languages, resolve_query_runtime

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sources_support import package_info
 
-from book_agent.adapters.source_resolver import SourceResolver
-from book_agent.adapters.source_search import UnitTexts, find_passage
+from book_agent.adapters.sources.passage_search import UnitTexts, find_passage
+from book_agent.adapters.sources.resolver import SourceResolver
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.text_align import SMALL, matched, matching_blocks
 from book_agent.domain.text_match import (

@@ -16,8 +16,8 @@ import pytest
 from cli_support import run_cli
 from package_builder import rehash, tree_fingerprint
 
-from book_agent.adapters.json_registry import JsonRegistry
-from book_agent.adapters.package_inspector import PackageInspector
+from book_agent.adapters.package.inspector import PackageInspector
+from book_agent.adapters.storage.json_registry import JsonRegistry
 
 
 def loosen(root: Path) -> sqlite3.Connection:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from package_builder import RecordSpec, build_package
 
 from book_agent import BookAgentError
-from book_agent.adapters.json_registry import JsonRegistry
+from book_agent.adapters.storage.json_registry import JsonRegistry
 
 
 def test_put_get_list_remove(tmp_path):

@@ -13,9 +13,9 @@ from package_builder import BLANK_PAGE
 from PIL import Image
 from sources_support import package_info
 
-from book_agent.adapters.page_render import plan_clip
-from book_agent.adapters.pdf_source import PageBox
-from book_agent.adapters.source_resolver import SourceResolver
+from book_agent.adapters.sources.page_render import plan_clip
+from book_agent.adapters.sources.pdf import PageBox
+from book_agent.adapters.sources.resolver import SourceResolver
 from book_agent.domain.errors import BookAgentError
 
 FIGURE_PAGE = 2  # package_builder draws a box with a diagonal at (72, 200)-(372, 350)

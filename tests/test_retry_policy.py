@@ -12,11 +12,11 @@ import httpx
 import pytest
 from loopback import LoopbackServer, Reply
 
-from book_agent.adapters.http_query_encoder import RETRY_STATUSES as ENCODER_STATUSES
-from book_agent.adapters.http_query_encoder import HttpQueryEncoder
+from book_agent.adapters.encoders.http_encoder import RETRY_STATUSES as ENCODER_STATUSES
+from book_agent.adapters.encoders.http_encoder import HttpQueryEncoder
+from book_agent.adapters.http.retry_policy import RETRY_STATUSES
 from book_agent.adapters.rerankers import create_reranker
 from book_agent.adapters.rerankers.http import RETRY_STATUSES as RERANK_STATUSES
-from book_agent.adapters.retry_policy import RETRY_STATUSES
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy
 from book_agent.testing.fakes import sample_candidates

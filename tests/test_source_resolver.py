@@ -12,8 +12,8 @@ from package_builder import BLANK_PAGE, SAMPLE_RECORDS, tree_fingerprint
 from sources_support import package_info, record_source, set_record, sources_cli
 from typer.testing import CliRunner
 
-from book_agent.adapters.epub_source import extract_chapter_text
-from book_agent.adapters.source_resolver import SourceResolver
+from book_agent.adapters.sources.epub import extract_chapter_text
+from book_agent.adapters.sources.resolver import SourceResolver
 from book_agent.domain.errors import BookAgentError
 
 PAGE_OF = {r.record_id: r.page for r in SAMPLE_RECORDS}
@@ -230,7 +230,7 @@ def test_extract_chapter_text_offsets_and_skipping() -> None:
 
 # -- CLI --------------------------------------------------------------------------------------
 
-# BookAgent's own record store (adapters/sqlite_records.py) leaves a SQLite connection to the
+# BookAgent's own record store (adapters/storage/sqlite_records.py) leaves a SQLite connection to the
 # garbage collector when a CLI command ends: reported to the lead; not this module's resource.
 def test_cli_source_commands_end_to_end(pdf_package: Path, tmp_path: Path) -> None:
     """The commands of book_agent/cli/sources.py on a registered book, through BookAgent."""

@@ -14,11 +14,11 @@ from package_builder import SAMPLE_RECORDS, RecordSpec, build_package
 from sources_support import package_info, sources_cli
 from typer.testing import CliRunner
 
-from book_agent.adapters.epub_chapter_text import extract_chapter
-from book_agent.adapters.markdown_reader import read_markdown
-from book_agent.adapters.source_resolver import SourceResolver
-from book_agent.adapters.source_search import UnitTexts, find_passage
-from book_agent.adapters.source_verify import nearest_fragment
+from book_agent.adapters.sources.epub_chapter_text import extract_chapter
+from book_agent.adapters.sources.markdown_reader import read_markdown
+from book_agent.adapters.sources.passage_search import UnitTexts, find_passage
+from book_agent.adapters.sources.resolver import SourceResolver
+from book_agent.adapters.sources.verify import nearest_fragment
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.text_match import (
     FUZZY_THRESHOLD,

@@ -23,8 +23,9 @@ from package_builder import (
     write_database,
 )
 
-from book_agent.adapters import vector_checks, vector_matrix, vector_sidecar
-from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent.adapters.storage import vector_diagnostics as vector_checks
+from book_agent.adapters.storage import vector_matrix, vector_sidecar
+from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports import VectorStore
 

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from package_builder import build_package, synthetic_records
 
-    from book_agent.adapters.package_inspector import PackageInspector
+    from book_agent.adapters.package.inspector import PackageInspector
 
     with tempfile.TemporaryDirectory(prefix="bench-inspection-") as scratch:
         target = args.package or Path(scratch) / "pkg"

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 def build(records: int) -> Path:
     from package_builder import build_package, synthetic_records
 
-    from book_agent.adapters.fts_lexical_index import build_sidecar
+    from book_agent.adapters.storage.fts_lexical_index import build_sidecar
 
     sidecar = BENCH / f"lexical-{records}.sqlite"
     if not sidecar.is_file():
@@ -45,8 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     from package_builder import synthetic_records
 
-    from book_agent.adapters.cjk_fold import fold_chinese
-    from book_agent.adapters.fts_lexical_index import HEADINGS_WEIGHT, FtsLexicalIndex
+    from book_agent.adapters.storage.cjk_fold import fold_chinese
+    from book_agent.adapters.storage.fts_lexical_index import HEADINGS_WEIGHT, FtsLexicalIndex
     from book_agent.domain.lexical_text import query_terms
 
     sidecar = build(args.records)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from package_builder import RecordSpec, build_package, synthetic_records  # noqa: E402
 from sources_support import package_info  # noqa: E402
 
-from book_agent.adapters.source_resolver import SourceResolver  # noqa: E402
+from book_agent.adapters.sources.resolver import SourceResolver  # noqa: E402
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> list[float]:

@@ -27,20 +27,20 @@ def is_archive(path: Path) -> bool:
 
 
 def inspect_dir(path: Path, verify_hashes: bool = True) -> PackageInfo:
-    from book_agent.adapters.package_inspector import PackageInspector
+    from book_agent.adapters.package.inspector import PackageInspector
 
     return PackageInspector().inspect(path, verify_hashes=verify_hashes)
 
 
 def validate(info: PackageInfo) -> None:
-    from book_agent.adapters.package_inspector import PackageValidator
+    from book_agent.adapters.package.inspector import PackageValidator
 
     PackageValidator().validate(info)
 
 
 def import_into(archive: Path, managed_dir: Path, progress: Callable[[int, int], None] | None) -> Path:
     """Import an archive safely and return the package root inside the extracted folder."""
-    from book_agent.adapters.archive_import import import_archive
+    from book_agent.adapters.archives.importer import import_archive
 
     def check(extracted: Path) -> None:
         validate(inspect_dir(extracted))  # refuse before the rename: nothing half-imported stays
@@ -56,7 +56,7 @@ def inspect_any(path: Path) -> PackageInfo:
                              remediation="pass the path of a package folder or archive")
     if not is_archive(path):
         return inspect_dir(path)
-    from book_agent.adapters.archive_import import import_archive
+    from book_agent.adapters.archives.importer import import_archive
 
     with tempfile.TemporaryDirectory(prefix="book-agent-inspect-") as tmp:
         try:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.json_registry import write_json_atomic
+from book_agent.adapters.storage.json_registry import write_json_atomic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import check_endpoint
 from book_agent.domain.package import PackageInfo
@@ -31,7 +31,7 @@ FLAT_SETTINGS = {
 
 
 def load_config(runtime_dir: Path) -> RuntimeConfig:
-    from book_agent.adapters.input_files import load_json_file
+    from book_agent.adapters.storage.input_files import load_json_file
 
     path = runtime_dir / CONFIG_NAME
     if not path.exists():

@@ -50,7 +50,7 @@ class OpenBook:
 
     @_once
     def records(self) -> Any:
-        from book_agent.adapters.sqlite_records import SqliteRecordReader
+        from book_agent.adapters.storage.sqlite_records import SqliteRecordReader
 
         assert self.package.database_path is not None
         return SqliteRecordReader(self.package.database_path)
@@ -61,7 +61,7 @@ class OpenBook:
         """The FTS sidecar when fresh (kept open once found fresh), else why not."""
         if self._lexical is not None:
             return self._lexical, None
-        from book_agent.adapters.fts_lexical_index import FtsLexicalIndex
+        from book_agent.adapters.storage.fts_lexical_index import FtsLexicalIndex
 
         expected = sidecars.lexical_stamp(str(self.entry.get("manifest_sha256") or ""), self._database_sha())
         state = sidecars.lexical_state(self.runtime_dir, expected)
@@ -84,8 +84,8 @@ class OpenBook:
         manifest = self.package.vector_manifest
         if not manifest or self.package.database_path is None:
             return None, None, LanguageEvidence(), BookAgentError("search.no_vectors", "this package has no vectors")
-        from book_agent.adapters.query_runtime import QueryRuntime
-        from book_agent.adapters.sqlite_vector_store import PrebuiltVectorStoreAdapter
+        from book_agent.adapters.encoders.query_runtime import QueryRuntime
+        from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
         from book_agent.domain.query_runtime import resolve_query_runtime
 
         store = PrebuiltVectorStoreAdapter(
@@ -173,6 +173,6 @@ class OpenBook:
 
     @_once
     def sources(self) -> Any:
-        from book_agent.adapters.source_resolver import SourceResolver
+        from book_agent.adapters.sources.resolver import SourceResolver
 
         return SourceResolver(self.package, self.runtime_dir)

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters import fts_lexical_index as fts
-from book_agent.adapters.json_registry import conflict
-from book_agent.adapters.runtime_files import build_lock, sweep_stale_temps
+from book_agent.adapters.storage import fts_lexical_index as fts
+from book_agent.adapters.storage.json_registry import conflict
+from book_agent.adapters.storage.runtime_files import build_lock, sweep_stale_temps
 from book_agent.app import books, sidecars
 from book_agent.app.config_store import CONFIG_NAME, apply_settings, load_config, save_config
 from book_agent.app.fingerprint import fingerprint, manifest_sha256

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters import fts_lexical_index as fts
+from book_agent.adapters.storage import fts_lexical_index as fts
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
 
 

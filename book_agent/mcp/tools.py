@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastmcp.tools.base import ToolResult
 from pydantic import Field
 
-from book_agent.adapters.page_render import DPI_RANGE
+from book_agent.adapters.sources.page_render import DPI_RANGE
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.unicode_text import scrub
 from book_agent.mcp import descriptions as d

@@ -12,10 +12,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.package_manifest import version_supported
-from book_agent.adapters.package_records import check_records, duplicates
-from book_agent.adapters.package_vectors import check_vectors
-from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.adapters.package.manifest_checks import version_supported
+from book_agent.adapters.package.record_checks import check_records, duplicates
+from book_agent.adapters.package.vector_blob_checks import check_vectors
+from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import SUPPORTED_SCHEMA_VERSIONS
 

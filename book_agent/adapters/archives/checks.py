@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from book_agent.adapters.archive_limits import ArchiveLimits
-from book_agent.adapters.archive_members import Member
-from book_agent.adapters.archive_names import NameRegistry, member_parts, refuse
+from book_agent.adapters.archives.limits import ArchiveLimits
+from book_agent.adapters.archives.members import Member
+from book_agent.adapters.archives.names import NameRegistry, member_parts, refuse
 from book_agent.domain.errors import BookAgentError
 
 

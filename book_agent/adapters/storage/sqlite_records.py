@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record
 

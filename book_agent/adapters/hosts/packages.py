@@ -16,11 +16,11 @@ def as_package(package: PackageInfo | Path | str | dict[str, Any]) -> PackageInf
         return PackageInfo.from_dict(package)
     if isinstance(package, (str, Path)):
         try:
-            from book_agent.adapters.package_inspector import PackageInspector
+            from book_agent.adapters.package.inspector import PackageInspector
         except ImportError as exc:  # the inspector is written in parallel; say so plainly
             raise BookAgentError(
                 "host.inspector_unavailable",
-                "cannot inspect a package path: book_agent.adapters.package_inspector is missing",
+                "cannot inspect a package path: book_agent.adapters.package.inspector is missing",
                 remediation="pass a PackageInfo, or register the book and use its book_id",
             ) from exc
         info: PackageInfo = PackageInspector().inspect(Path(package))

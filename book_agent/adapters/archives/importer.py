@@ -18,8 +18,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import IO
 
-from book_agent.adapters.archive_checks import checked_members, precheck
-from book_agent.adapters.archive_fs import (
+from book_agent.adapters.archives.checks import checked_members, precheck
+from book_agent.adapters.archives.filesystem import (
     TMP_PREFIX,
     make_read_only,
     managed_folder,
@@ -28,9 +28,9 @@ from book_agent.adapters.archive_fs import (
     sha256_of,
     sweep_stale,
 )
-from book_agent.adapters.archive_limits import ArchiveLimits
-from book_agent.adapters.archive_members import TarSource, ZipSource, detect_format
-from book_agent.adapters.archive_writer import Extraction, writing
+from book_agent.adapters.archives.limits import ArchiveLimits
+from book_agent.adapters.archives.members import TarSource, ZipSource, detect_format
+from book_agent.adapters.archives.writer import Extraction, writing
 from book_agent.domain.errors import BookAgentError
 
 __all__ = ["ArchiveLimits", "TMP_PREFIX", "import_archive", "remove_tree"]

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
-from book_agent.adapters.cjk_fold import fold_chinese
-from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.adapters.storage.cjk_fold import fold_chinese
+from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import index_text, query_terms
 from book_agent.ports import LexicalHit

@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.adapters import vector_checks, vector_matrix
-from book_agent.adapters.sqlite_readonly import connect_readonly
-from book_agent.adapters.sqlite_records import COLUMNS, fetch_records, record_from_row
+from book_agent.adapters.storage import vector_diagnostics as vector_checks
+from book_agent.adapters.storage import vector_matrix
+from book_agent.adapters.storage.sqlite_readonly import connect_readonly
+from book_agent.adapters.storage.sqlite_records import COLUMNS, fetch_records, record_from_row
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record, Vector, VectorHit
@@ -180,7 +181,7 @@ class PrebuiltVectorStoreAdapter:
         The package validator's checks (package_database.check_database: schema, counts,
         blob lengths, NaN/inf, orphans) plus whether `normalized: true` holds."""
         try:
-            from book_agent.adapters.package_database import check_database
+            from book_agent.adapters.package.database_checks import check_database
         except ImportError:  # stand-alone use: our own copy of the vector checks
             return self._own_checks(vector_checks.check_vectors)
         _meta, found = check_database(self.database_path, self.manifest, self.book_id)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from book_agent.adapters.source_locator import MAX_QUOTE_CHARS, RecordLookup, check_book
-from book_agent.adapters.source_search import find_passage
+from book_agent.adapters.sources.locator_checks import MAX_QUOTE_CHARS, RecordLookup, check_book
+from book_agent.adapters.sources.passage_search import find_passage
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.text_match import FUZZY_THRESHOLD, find_exact, find_normalized, normalize_key
 
 if TYPE_CHECKING:
-    from book_agent.adapters.source_resolver import SourceResolver
+    from book_agent.adapters.sources.resolver import SourceResolver
 
 
 @dataclass

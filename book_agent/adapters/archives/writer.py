@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from book_agent.adapters.archive_limits import ArchiveLimits
-from book_agent.adapters.archive_members import reading
+from book_agent.adapters.archives.limits import ArchiveLimits
+from book_agent.adapters.archives.members import reading
 from book_agent.domain.errors import BookAgentError
 
 CHUNK = 1 << 20

@@ -1,8 +1,8 @@
 """The HTTP rerank client shared by the SiliconFlow and local providers.
 
-It posts JSON to exactly one endpoint through the shared JsonPoster (adapters/http_post.py),
+It posts JSON to exactly one endpoint through the shared JsonPoster (adapters/http/json_post.py),
 which never follows redirects and retries by the one RetryPolicy of every HTTP adapter
-(adapters/retry_policy.py, the same as query encoding); this
+(adapters/http/retry_policy.py, the same as query encoding); this
 module turns every transport failure and bad status into a BookAgentError with a `rerank.*`
 code. The API key is read by the caller at request time,
 sent only as a header, and redacted from every message and detail that could reach a user.
@@ -16,10 +16,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from book_agent.adapters.http_post import JsonPoster, PostTimeout, PostTransportError, ssl_context
+from book_agent.adapters.http.json_post import (
+    JsonPoster,
+    PostTimeout,
+    PostTransportError,
+    ssl_context,
+)
+from book_agent.adapters.http.retry_policy import RETRY_STATUSES, RetryPolicy
+from book_agent.adapters.http.siliconflow import forbidden_remediation
 from book_agent.adapters.rerankers import errors
-from book_agent.adapters.retry_policy import RETRY_STATUSES, RetryPolicy
-from book_agent.adapters.siliconflow import forbidden_remediation
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import redact
 

@@ -15,18 +15,18 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.package_database import check_database
-from book_agent.adapters.package_files import check_listed, check_unlisted
-from book_agent.adapters.package_json import load_json_object
-from book_agent.adapters.package_manifest import (
+from book_agent.adapters.package.database_checks import check_database
+from book_agent.adapters.package.file_checks import check_listed, check_unlisted
+from book_agent.adapters.package.json_documents import load_json_object
+from book_agent.adapters.package.manifest_checks import (
     check_archive_manifest,
     check_vector_manifest,
     file_entries,
     valid_book_id,
 )
-from book_agent.adapters.package_media import check_media_type
-from book_agent.adapters.package_records import original_kind
-from book_agent.adapters.package_root import find_package_root
+from book_agent.adapters.package.media_type import check_media_type
+from book_agent.adapters.package.record_checks import original_kind
+from book_agent.adapters.package.root_finder import find_package_root
 from book_agent.domain.diagnostics import Diagnostic, errors_in
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import MANIFEST_NAME, PackageInfo

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
-from book_agent.adapters.epub_chapter_text import (
+from book_agent.adapters.sources.epub_chapter_text import (
     extract_chapter,
     extract_chapter_text,
     image_sources,

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from book_agent.adapters.archive_writer import CHUNK, writing
+from book_agent.adapters.archives.writer import CHUNK, writing
 from book_agent.domain.errors import BookAgentError
 
 TMP_PREFIX = ".import-tmp-"

@@ -3,7 +3,7 @@
 POST {model, input, encoding_format: "float"} -> {"data": [{"embedding": [...]}]}.
 Every request first passes the NetworkPolicy (remote switched on, URL listed exactly);
 redirects are never followed; retries follow the one RetryPolicy of every HTTP adapter
-(adapters/retry_policy.py), through the shared JsonPoster (adapters/http_post.py).
+(adapters/http/retry_policy.py), through the shared JsonPoster (adapters/http/json_post.py).
 The API key is read from the environment at request time, sent only in the Authorization
 header, and redacted from every error.
 """
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from book_agent.adapters.http_post import JsonPoster, PostTimeout, PostTransportError
-from book_agent.adapters.retry_policy import RETRY_STATUSES, RetryPolicy, retry_after_seconds
-from book_agent.adapters.siliconflow import forbidden_remediation
+from book_agent.adapters.http.json_post import JsonPoster, PostTimeout, PostTransportError
+from book_agent.adapters.http.retry_policy import RETRY_STATUSES, RetryPolicy, retry_after_seconds
+from book_agent.adapters.http.siliconflow import forbidden_remediation
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy, redact
 from book_agent.domain.records import Vector

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Any
 
-from book_agent.adapters.archive_limits import ArchiveLimits
+from book_agent.adapters.archives.limits import ArchiveLimits
 from book_agent.domain.errors import BookAgentError
 
 _DRIVE = re.compile(r"^[A-Za-z]:")

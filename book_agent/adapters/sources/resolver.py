@@ -13,11 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.epub_source import EpubSource
-from book_agent.adapters.page_render import MAX_PIXELS
-from book_agent.adapters.page_render import render_page as _render
-from book_agent.adapters.pdf_source import PdfSource
-from book_agent.adapters.source_locator import (
+from book_agent.adapters.sources.epub import EpubSource
+from book_agent.adapters.sources.locator_checks import (
     RecordLookup,
     check_book,
     check_max_chars,
@@ -26,8 +23,11 @@ from book_agent.adapters.source_locator import (
     optional_int,
     reading_window,
 )
-from book_agent.adapters.source_search import UnitTexts
-from book_agent.adapters.source_verify import Claim, build_locator, read_hit
+from book_agent.adapters.sources.page_render import MAX_PIXELS
+from book_agent.adapters.sources.page_render import render_page as _render
+from book_agent.adapters.sources.passage_search import UnitTexts
+from book_agent.adapters.sources.pdf import PdfSource
+from book_agent.adapters.sources.verify import Claim, build_locator, read_hit
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize

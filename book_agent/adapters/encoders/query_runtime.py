@@ -201,7 +201,7 @@ class QueryRuntime:
         return self._encoders[kind]
 
     def _remote(self) -> QueryEncoder:
-        from book_agent.adapters.http_query_encoder import HttpQueryEncoder
+        from book_agent.adapters.encoders.http_encoder import HttpQueryEncoder
 
         assert self.endpoint and self.spec.model and self.spec.dimensions  # checked by _plan
         return HttpQueryEncoder(
@@ -211,7 +211,7 @@ class QueryRuntime:
 
     def _local(self) -> QueryEncoder:
         try:
-            from book_agent.adapters.local_encoder import LocalQueryEncoder
+            from book_agent.adapters.encoders.local import LocalQueryEncoder
         except ImportError as exc:
             raise QueryRuntimeError(
                 "query.local_unavailable", f"local encoding is not installed: {exc}",

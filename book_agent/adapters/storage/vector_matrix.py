@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from book_agent.adapters import vector_sidecar
-from book_agent.adapters.sqlite_readonly import connect_readonly
+from book_agent.adapters.storage import vector_sidecar
+from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 
 F32 = npt.NDArray[np.float32]

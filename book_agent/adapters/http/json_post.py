@@ -2,7 +2,7 @@
 
 A JsonPoster posts to exactly one URL and never follows a redirect: a 3xx comes back as an
 answer for the caller to refuse. Retries follow the one RetryPolicy
-(adapters/retry_policy.py: which statuses, how often, how long, Retry-After honoured). The
+(adapters/http/retry_policy.py: which statuses, how often, how long, Retry-After honoured). The
 last answer is returned, not judged: each caller maps statuses to its own error codes. A request that gets no answer at all raises
 PostTimeout or PostUnreachable (both PostTransportError), carrying the httpx exception.
 
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from book_agent.adapters.retry_policy import RetryPolicy, retry_after_seconds
+from book_agent.adapters.http.retry_policy import RetryPolicy, retry_after_seconds
 from book_agent.domain.network import redact
 
 __all__ = ["JsonPoster", "Posted", "PostTimeout", "PostTransportError", "PostUnreachable", "RetryPolicy",

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.pdf_source import PageBox, PdfSource
+from book_agent.adapters.sources.pdf import PageBox, PdfSource
 from book_agent.domain.errors import BookAgentError
 
 MAX_PIXELS = 25_000_000

@@ -1,0 +1,1 @@
+"""archives adapters."""

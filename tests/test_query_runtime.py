@@ -14,7 +14,11 @@ from package_builder import build_package
 from book_agent.adapters.encoders.query_runtime import QueryRuntime
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.package import PackageInfo
-from book_agent.domain.query_runtime import QueryRuntimeSpec, known_languages, resolve_query_runtime
+from book_agent.domain.query_runtime_spec import (
+    QueryRuntimeSpec,
+    known_languages,
+    resolve_query_runtime,
+)
 from book_agent.domain.runtime_config import RuntimeConfig
 
 MANIFEST: dict[str, Any] = {

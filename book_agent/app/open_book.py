@@ -86,7 +86,7 @@ class OpenBook:
             return None, None, LanguageEvidence(), BookAgentError("search.no_vectors", "this package has no vectors")
         from book_agent.adapters.encoders.query_runtime import QueryRuntime
         from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
-        from book_agent.domain.query_runtime import resolve_query_runtime
+        from book_agent.domain.query_runtime_spec import resolve_query_runtime
 
         store = PrebuiltVectorStoreAdapter(
             self.package.database_path, manifest, sidecar_dir=self.runtime_dir / "vectors",

@@ -19,7 +19,7 @@ import numpy as np
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy
-from book_agent.domain.query_runtime import QueryRuntimeSpec
+from book_agent.domain.query_runtime_spec import QueryRuntimeSpec
 from book_agent.domain.records import Vector
 from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
 from book_agent.ports import QueryEncoder

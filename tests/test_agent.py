@@ -11,7 +11,9 @@ import pytest
 from package_builder import build_package
 
 from book_agent import BookAgent, BookAgentError
-from book_agent.app.sidecars import lexical_path
+from book_agent.adapters.storage.runtime_store import RuntimeDirStore
+
+lexical_path = RuntimeDirStore().lexical_path
 
 
 @pytest.fixture

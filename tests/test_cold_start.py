@@ -27,8 +27,8 @@ from book_agent.adapters.encoders.local import LocalQueryEncoder, bert_numpy, cl
 from book_agent.adapters.encoders.local import verify as verify_mod
 from book_agent.adapters.encoders.local.loaded_model import load
 from book_agent.adapters.encoders.local.weights import load_weights, pack
+from book_agent.adapters.storage.runtime_store import RuntimeDirStore
 from book_agent.agent import BookAgent
-from book_agent.app import sidecars
 from book_agent.mcp.server import build_server
 
 HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.encoders.local")
@@ -233,7 +233,7 @@ def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
         agent.init(root)
         assert agent.warm_up("bare") == {"lexical": True, "vectors": False, "encoder": False}
         agent.close()
-        sidecars.lexical_path(agent.runtime_dir("bare")).unlink()
+        RuntimeDirStore().lexical_path(agent.runtime_dir("bare")).unlink()
         # nothing left to search with: no error here, the first search will say why
         assert agent.warm_up("bare") == {"lexical": False, "vectors": False, "encoder": False}
 

@@ -74,7 +74,7 @@ def main() -> None:
         for label, query in (("short", "river supply"),
                              ("long", " ".join(synthetic_records(1, seed=99, cjk_share=0.0, words=30)[0].text.split()[:30]))):
             lat = []
-            searcher = agent._book("bench-20k").searcher()
+            searcher = agent.books.open("bench-20k").searcher()
             for _ in range(200):
                 started = time.perf_counter()
                 searcher._lexical(query, 50)

@@ -66,7 +66,7 @@ def main() -> None:
         baseline = rss_mb()
         agent.search(name, "warm up", query_vector=vectors[0])  # loads the matrix (sidecar) once
         figures["rss_added_by_loading_mb"] = round(rss_mb() - baseline, 1)
-        searcher = agent._book(name).searcher()
+        searcher = agent.books.open(name).searcher()
         lexical, hybrid = [], []
         for words, vector in zip(queries, vectors, strict=True):
             query = " ".join(words)

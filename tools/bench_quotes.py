@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def quotation(agent: Any, book: str, kind: str, size: int) -> str:
-    units = agent._book(book).sources.units()
+    units = agent.books.open(book).sources.units()
     notes = max(range(units.count), key=lambda u: len(units.text(u)))
     passage = units.text(notes)[1000 : 1000 + size]
     rng = random.Random(size)
@@ -52,7 +52,7 @@ def worker(data_dir: str, book: str, kind: str, size: int) -> None:
     from book_agent.domain.errors import BookAgentError
 
     agent = BookAgent(Path(data_dir))
-    sources = agent._book(book).sources
+    sources = agent.books.open(book).sources
     units = sources.units()
     for unit in range(units.count):
         units.normalized(unit)

@@ -51,7 +51,7 @@ def collect_questions(package: Path, questions: Path, label: str) -> None:
 
     with tempfile.TemporaryDirectory() as data, BookAgent(Path(data)) as agent:
         book_id = agent.init(package)["book_id"]
-        searcher = agent._book(book_id).searcher()
+        searcher = agent.books.open(book_id).searcher()
         items = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
         runs = [_run(searcher, str(i), q["query"], grades(q["relevant"]), q.get("query_vector"))
                 for i, q in enumerate(items)]
@@ -69,7 +69,7 @@ def collect(names: list[str], split: str) -> None:
         eval_set = load_set(name)
         book_id = registered_book(agent, eval_set, split)
         vectors = query_vectors(eval_set, split, WORK_DIR)
-        searcher = agent._book(book_id).searcher()  # a dev tool: the channels themselves
+        searcher = agent.books.open(book_id).searcher()  # a dev tool: the channels themselves
         runs = [_run(searcher, qid, text, relevant, [float(x) for x in vector])
                 for (qid, text, relevant), vector in zip(eval_set.questions(split), vectors, strict=True)]
         path = WORK_DIR / "runs" / f"{name}-{split}.json"

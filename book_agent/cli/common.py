@@ -32,12 +32,12 @@ def data_dir(ctx: typer.Context) -> Path | None:
 
 
 def agent(ctx: typer.Context) -> BookAgent:
-    from book_agent.agent import BookAgent
+    from book_agent.bootstrap import build_agent
 
     root = ctx.find_root()
     existing = getattr(root, "_book_agent", None)
     if existing is None:
-        existing = BookAgent(data_dir=data_dir(ctx))
+        existing = build_agent(data_dir(ctx))
         root._book_agent = existing  # type: ignore[attr-defined]
         root.call_on_close(existing.close)  # close SQLite/PDF handles when the command ends
     return existing

@@ -56,7 +56,7 @@ def _guarded(body: Callable[[], None], options: GlobalOptions) -> None:
 
 
 def _search_json(parsed: dict[str, object], data_dir: str | None) -> None:
-    from book_agent.agent import BookAgent
+    from book_agent.bootstrap import build_agent
     from book_agent.cli.output import fail, print_json
     from book_agent.cli.search_args import parse_hints, read_vector
     from book_agent.domain.errors import BookAgentError
@@ -65,7 +65,7 @@ def _search_json(parsed: dict[str, object], data_dir: str | None) -> None:
         source = parsed["query_vector"]
         vector = read_vector(str(source)) if source else None
         hints = parse_hints(list(parsed["hint"]))  # type: ignore[call-overload]
-        with BookAgent(data_dir=data_dir) as agent:
+        with build_agent(data_dir) as agent:
             result = agent.search(str(parsed["book"]), str(parsed["query"]), top_k=int(parsed["top_k"]),  # type: ignore[call-overload]
                                   strict=bool(parsed["strict"]), query_vector=vector, hints=hints)
     except BookAgentError as exc:

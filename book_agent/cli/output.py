@@ -61,14 +61,14 @@ def load_json_argument(source: str) -> Any:
     Raises OSError or ValueError (InputTooLarge past the size limit): each command says
     what it expected and which code applies, through `argument_error`.
     """
-    from book_agent.adapters.storage.input_files import load_json_file
+    from book_agent.input_files import load_json_file
 
     return load_json_file(source)
 
 
 def argument_error(exc: Exception, source: str, code: str, message: str, remediation: str) -> BookAgentError:
     """The coded error for a file argument that could not be read: too large, or `code`."""
-    from book_agent.adapters.storage.input_files import InputTooLarge
+    from book_agent.input_files import InputTooLarge
 
     if isinstance(exc, InputTooLarge):
         return BookAgentError("cli.input_too_large", f"{source} is larger than {exc.limit} bytes",

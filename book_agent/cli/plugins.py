@@ -23,9 +23,9 @@ def plugins_command(
     ctx: typer.Context,
     no_load: bool = typer.Option(False, "--no-load", help="List only; do not import the factories."),
 ) -> None:
-    from book_agent.adapters.rerankers import list_rerankers
+    from book_agent.bootstrap import installed_rerankers
 
-    emit(ctx, {"rerankers": list_rerankers(load=not no_load)}, _render)
+    emit(ctx, {"rerankers": installed_rerankers(load=not no_load)}, _render)
 
 
 def _render(data: dict[str, Any]) -> None:

@@ -46,6 +46,12 @@ class Record:
 
 
 @dataclass(frozen=True)
+class LexicalHit:
+    record_id: str
+    score: float  # higher is better (negated BM25)
+
+
+@dataclass(frozen=True)
 class VectorHit:
     record: Record
     score: float

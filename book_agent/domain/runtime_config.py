@@ -113,3 +113,12 @@ class RuntimeConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def check_config_endpoints(config: RuntimeConfig) -> None:
+    """Every URL the config may request passes the one endpoint rule (domain/network.py)."""
+    from book_agent.domain.network import check_endpoint
+
+    for url in [*config.network.allowed_endpoints, config.query.endpoint, config.reranker.endpoint]:
+        if url is not None:
+            check_endpoint(url)

@@ -67,9 +67,9 @@ class BookSession:
     def agent(self) -> Any:
         with self._lock:
             if self._agent is None:
-                from book_agent.agent import BookAgent
+                from book_agent.bootstrap import build_agent
 
-                self._agent = BookAgent(data_dir=self.data_dir)
+                self._agent = build_agent(self.data_dir)
             return self._agent
 
     def _guarded(self, fn: Callable[[Any], T]) -> T:

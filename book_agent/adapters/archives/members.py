@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Literal
 
 from book_agent.domain.errors import BookAgentError
@@ -199,3 +200,13 @@ def _tar_kind(info: tarfile.TarInfo) -> Kind:
     if info.issym() or info.islnk():
         return "link"
     return "special"  # devices, FIFOs and unknown type flags
+
+
+def is_archive_file(path: Path) -> bool:
+    """Whether a file is one of the archive formats `detect_format` reads (by its bytes)."""
+    try:
+        with open(path, "rb") as handle:
+            detect_format(handle)
+    except (OSError, BookAgentError):
+        return False
+    return True

@@ -22,6 +22,7 @@ from book_agent.adapters.http.siliconflow import forbidden_remediation
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy, redact
 from book_agent.domain.records import Vector
+from book_agent.ports import QueryEncoder
 
 if TYPE_CHECKING:
     import httpx
@@ -30,7 +31,7 @@ __all__ = ["RETRY_STATUSES", "HttpQueryEncoder"]
 _retry_after_seconds = retry_after_seconds  # the old private name; tests import it from here
 
 
-class HttpQueryEncoder:
+class HttpQueryEncoder(QueryEncoder):
     """The QueryEncoder port for remote providers. Holds no key; see the module doc."""
 
     def __init__(
@@ -56,7 +57,7 @@ class HttpQueryEncoder:
         self.policy = policy
         self.provider = provider
         self.query_instruction = query_instruction
-        self.route = f"remote:{provider}:{endpoint}"  # the QueryEncoder port's attribute
+        self._route = f"remote:{provider}:{endpoint}"
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -66,6 +67,11 @@ class HttpQueryEncoder:
         retries = RetryPolicy(max_retries=max_retries, backoff=backoff, max_wait=max_retry_after)
         self._poster = JsonPoster(endpoint, policy=retries, timeout=timeout, client=client, sleep=sleep,
                                   trust_env=True)
+
+
+    @property
+    def route(self) -> str:
+        return self._route
 
     def __repr__(self) -> str:
         return f"HttpQueryEncoder(route={self.route!r}, model={self.model!r})"

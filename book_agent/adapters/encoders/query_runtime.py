@@ -10,7 +10,6 @@ normalised for cosine and marked `user-supplied-unverified`. There is no documen
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,36 +18,16 @@ import numpy as np
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy
+from book_agent.domain.query_encoding import OK, UNAVAILABLE, USER_SUPPLIED, QueryEncoding
 from book_agent.domain.query_runtime_spec import QueryRuntimeSpec
 from book_agent.domain.records import Vector
 from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
-from book_agent.ports import QueryEncoder
+from book_agent.ports import QueryEncoder, QueryVectorizer
 
 if TYPE_CHECKING:
     import httpx
 
-OK, UNAVAILABLE, USER_SUPPLIED = "ok", "unavailable", "user-supplied-unverified"
-
-
-@dataclass
-class QueryEncoding:
-    status: str  # ok | unavailable | user-supplied-unverified
-    vector: Vector | None
-    route: str | None
-    model: str | None
-    dimensions: int | None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: dict[str, Any] | None = None  # BookAgentError.to_dict() when unavailable
-
-    def to_dict(self, include_vector: bool = True) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "status": self.status, "route": self.route, "model": self.model,
-            "dimensions": self.dimensions,
-            "diagnostics": [d.to_dict() for d in self.diagnostics], "error": self.error,
-        }
-        if include_vector:
-            data["vector"] = [float(x) for x in self.vector] if self.vector is not None else None
-        return data
+__all__ = ["OK", "UNAVAILABLE", "USER_SUPPLIED", "QueryEncoding", "QueryRuntime"]
 
 
 def _config(config: RuntimeConfig | Mapping[str, Any] | None) -> RuntimeConfig:
@@ -62,7 +41,7 @@ def _config(config: RuntimeConfig | Mapping[str, Any] | None) -> RuntimeConfig:
                              remediation="Fix the book's runtime config (`book-agent configure`).") from exc
 
 
-class QueryRuntime:
+class QueryRuntime(QueryVectorizer):
     def __init__(
         self,
         spec: QueryRuntimeSpec | Mapping[str, Any],

@@ -7,7 +7,6 @@ the one-call form: a dry-run plan by default, the result with `apply=True`.
 
 from __future__ import annotations
 
-from book_agent.adapters.hosts.base import HostPort
 from book_agent.adapters.hosts.facade import (
     HOSTS,
     HostAdapter,
@@ -16,5 +15,6 @@ from book_agent.adapters.hosts.facade import (
     mcp_command,
 )
 from book_agent.adapters.hosts.naming import book_name
+from book_agent.ports import HostPort
 
 __all__ = ["HOSTS", "HostAdapter", "HostPort", "book_name", "default_data_dir", "install", "mcp_command"]

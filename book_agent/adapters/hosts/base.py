@@ -1,6 +1,6 @@
 """The port behind the HostAdapter facade, and what per-host adapters share.
 
-`HostPort` is one host's knowledge: where its files are, how its MCP config is written and
+`HostPort` (book_agent/ports.py) is one host's knowledge: where its files are, how its MCP config is written and
 read back, what it may refuse, and what is still unconfirmed about it. It never writes:
 the facade (`adapters/hosts/facade.py`) turns its answers into planned operations, shows
 them, and applies them through `safe_write`.
@@ -13,10 +13,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from book_agent.adapters.hosts import json_config, safe_write
 from book_agent.adapters.hosts.errors import config_malformed
+from book_agent.ports import HostPort
 
 
 @dataclass(frozen=True)
@@ -40,48 +41,6 @@ class HostContext:
         if self.platform.startswith("win"):
             return (self.env_dir("APPDATA") or self.home / "AppData" / "Roaming") / app
         return (self.env_dir("XDG_CONFIG_HOME") or self.home / ".config") / app
-
-
-class HostPort(Protocol):
-    """One host. Pure: reads nothing but the text it is given (and `detect` the disk)."""
-
-    host: str
-    edition: str | None
-    unconfirmed: tuple[str, ...]
-
-    def detect(self) -> dict[str, Any]:
-        """{installed: bool, evidence: [paths that exist], ...}: whether the host seems present."""
-        ...
-
-    def config_path(self) -> Path | None:
-        """The user-level MCP config file we edit, or None when no program may write it."""
-        ...
-
-    def skills_dir(self) -> Path:
-        """The folder that holds one sub-folder per installed skill."""
-        ...
-
-    def server_entry(self, argv: list[str], auth_env: str | None) -> dict[str, Any]:
-        """The keys book-agent manages in the server's entry (never a credential value)."""
-        ...
-
-    def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
-        """The config text with our entry set (other keys kept). Raises host.config_malformed."""
-        ...
-
-    def remove_server(self, text: str, path: Path, name: str) -> tuple[str, bool]:
-        """(text without our entry, whether nothing but an empty shell is left)."""
-        ...
-
-    def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None: ...
-
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
-        """Known refusals and caveats: [{code, message}]."""
-        ...
-
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
-        """{steps: [...], snippet: str, deeplink: str | None} for doing it by hand."""
-        ...
 
 
 MAX_CONFIG_BYTES = 16 << 20
@@ -109,7 +68,7 @@ def managed_subset(entry: dict[str, Any] | None, keys: list[str]) -> dict[str, A
     return {k: entry[k] for k in keys if entry and k in entry}
 
 
-class JsonMcpHost:
+class JsonMcpHost(HostPort):
     """Shared by the hosts whose MCP config is an `{"mcpServers": {...}}` JSON file."""
 
     host = "json"

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from book_agent.adapters.hosts.base import HostContext
+from book_agent.ports import HostPort
 
 # Commit eb560cf of the v1 deep-link handler (src/main/services/urlschema/mcp-install.ts,
 # October 2025, from the fix attempt for GHSA-hh6w-rmjc-26f6, PR #10672, which the tracker
@@ -41,7 +42,7 @@ def decode_deeplink(link: str) -> dict[str, Any]:
     return data
 
 
-class CherryStudioHost:
+class CherryStudioHost(HostPort):
     host = "cherry-studio"
     edition: str | None = None
     unconfirmed: tuple[str, ...] = (

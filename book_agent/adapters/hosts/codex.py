@@ -18,12 +18,13 @@ from typing import Any
 
 from book_agent.adapters.hosts.base import HostContext, managed_subset
 from book_agent.adapters.hosts.errors import config_malformed
+from book_agent.ports import HostPort
 
 STARTUP_TIMEOUT_SEC = 30  # Python start-up plus the first import can pass Codex's 10 s default
 MANAGED_KEYS = ["command", "args", "env_vars", "startup_timeout_sec"]
 
 
-class CodexHost:
+class CodexHost(HostPort):
     host = "codex"
     edition: str | None = None
     # Nothing left unconfirmed: `codex mcp get --json` reads back the MCP entry and

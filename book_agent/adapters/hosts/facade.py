@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.hosts import ops, safe_write, skills
-from book_agent.adapters.hosts.base import HostContext, HostPort, read_config
+from book_agent.adapters.hosts.base import HostContext, read_config
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name
 from book_agent.adapters.hosts.packages import as_package
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
+from book_agent.ports import HostPort
 
 HOSTS = ("codex", "trae", "workbuddy", "cherry-studio")
 

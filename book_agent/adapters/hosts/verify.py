@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.hosts import skills
-from book_agent.adapters.hosts.base import HostPort, read_config
+from book_agent.adapters.hosts.base import read_config
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL
 from book_agent.domain.package import PackageInfo
+from book_agent.ports import HostPort
 
 
 def verify_mcp(port: HostPort, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:

@@ -15,9 +15,10 @@ from typing import Any
 
 from book_agent.adapters.rerankers import errors, results
 from book_agent.domain.errors import BookAgentError
+from book_agent.ports import Reranker
 
 
-class ScoringReranker:
+class ScoringReranker(Reranker):
     provider = "custom"
     model: str | None = None
     strict = False
@@ -70,7 +71,7 @@ class ScoringReranker:
         }
 
 
-class NoneReranker:
+class NoneReranker(Reranker):
     """Keeps the original order: `rerank_requested` and `rerank_applied` are false."""
 
     provider = "none"

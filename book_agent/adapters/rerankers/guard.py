@@ -14,9 +14,10 @@ from typing import Any
 from book_agent.adapters.rerankers import errors, results
 from book_agent.adapters.rerankers.checks import result_problems
 from book_agent.domain.errors import BookAgentError
+from book_agent.ports import Reranker
 
 
-class CheckedReranker:
+class CheckedReranker(Reranker):
     def __init__(self, inner: Any, name: str, source: str, strict: bool = False) -> None:
         self.inner = inner
         self.name = name

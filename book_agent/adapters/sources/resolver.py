@@ -31,11 +31,12 @@ from book_agent.adapters.sources.verify import Claim, build_locator, read_hit
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
+from book_agent.ports import SourceAndPages
 
 METHODS = ("record-metadata", "exact", "normalized", "fuzzy", "unverified")
 
 
-class SourceResolver:
+class SourceResolver(SourceAndPages):
     def __init__(self, package: PackageInfo, runtime_dir: Path | str) -> None:
         self.package = package
         self.runtime_dir = Path(runtime_dir)

@@ -20,7 +20,8 @@ from book_agent.adapters.storage.cjk_fold import fold_chinese
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import index_text, query_terms
-from book_agent.ports import LexicalHit
+from book_agent.domain.records import LexicalHit
+from book_agent.ports import LexicalIndex
 
 SIDECAR_NAME = "lexical.sqlite"
 HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text
@@ -129,7 +130,7 @@ def _headings_text(raw: str | None) -> str:
     return " ".join(str(h) for h in value) if isinstance(value, list) else ""
 
 
-class FtsLexicalIndex:
+class FtsLexicalIndex(LexicalIndex):
     """Queries a built sidecar. Any query string is safe: it is never parsed as FTS5 syntax."""
 
     def __init__(self, sidecar_path: Path) -> None:

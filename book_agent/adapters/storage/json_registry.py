@@ -13,14 +13,15 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.registry_entry import RegistryEntry, conflict, entry_problem
+from book_agent.ports import Registry
 
 REGISTRY_VERSION = 1
 LOCK_TIMEOUT_S = 30.0
 MAX_REGISTRY_BYTES = 64 << 20  # thousands of books; anything bigger is not our file
-REQUIRED_TEXT = ("package_root",)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -48,35 +49,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def conflict(current: dict[str, Any] | None, entry: dict[str, Any], replace: bool) -> BookAgentError | None:
-    """Why `entry` may not take its book_id from `current` (None when it may)."""
-    if current is None or replace or current.get("package_root") == entry.get("package_root"):
-        return None
-    book_id = entry["book_id"]
-    return BookAgentError(
-        "book.already_registered",
-        f"book {book_id!r} is already registered from another package: {current.get('package_root')}",
-        details={"book_id": book_id, "registered_root": current.get("package_root")},
-        remediation="pass --replace (Python: replace=True) to take the new package under this id",
-    )
-
-
-def entry_problem(book_id: str, entry: Any) -> str | None:
-    """What makes a registry entry unusable (None when it is well-formed)."""
-    if not isinstance(entry, dict):
-        return "the entry is not an object"
-    if entry.get("book_id") != book_id:
-        return "its book_id differs from its key"
-    missing = [k for k in REQUIRED_TEXT if not isinstance(entry.get(k), str) or not entry.get(k)]
-    if missing:
-        return "it lacks " + ", ".join(missing)
-    for key in ("fingerprint", "package"):
-        if not isinstance(entry.get(key) or {}, dict):
-            return f"its {key} is not an object"
-    return None
-
-
-class JsonRegistry:
+class JsonRegistry(Registry):
     def __init__(self, data_dir: Path) -> None:
         self.path = Path(data_dir) / "registry.json"
         self.lock_path = Path(data_dir) / "registry.lock"
@@ -173,7 +146,7 @@ class JsonRegistry:
         for leftover in self.path.parent.glob("." + self.path.name + ".*.tmp"):
             leftover.unlink(missing_ok=True)
 
-    def get(self, book_id: str) -> dict[str, Any]:
+    def get(self, book_id: str) -> RegistryEntry:
         books = self._read()["books"]
         if book_id not in books:
             known = sorted(books)
@@ -184,23 +157,23 @@ class JsonRegistry:
                 remediation="run `book-agent init PACKAGE` first, or `book-agent list` to see the registered books"
                 + (f" ({', '.join(known)})" if known else ""),
             )
-        return dict(books[book_id])
+        return cast(RegistryEntry, dict(books[book_id]))
 
-    def put(self, entry: dict[str, Any], replace: bool = False) -> dict[str, Any]:
+    def put(self, entry: RegistryEntry, replace: bool = False) -> RegistryEntry:
         book_id = entry["book_id"]
 
-        def change(books: dict[str, Any]) -> dict[str, Any]:
+        def change(books: dict[str, Any]) -> Any:
             refused = conflict(books.get(book_id), entry, replace)
             if refused is not None:
                 raise refused
             books[book_id] = entry
             return entry
 
-        return dict(self._update(change))
+        return cast(RegistryEntry, dict(self._update(change)))
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[RegistryEntry]:
         books = self._read()["books"]
-        return [dict(books[k]) for k in sorted(books)]
+        return [cast(RegistryEntry, dict(books[k])) for k in sorted(books)]
 
     def remove(self, book_id: str) -> None:
         """Unregister; a malformed entry can be removed too (that is how it is repaired)."""

@@ -11,6 +11,7 @@ from typing import Any
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record
+from book_agent.ports import RecordSource
 
 COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
 _CHUNK = 500  # stay far below SQLite's bound-parameter limit
@@ -67,7 +68,7 @@ def fetch_records(execute: Callable[[str, Sequence[Any]], Iterable[Sequence[Any]
     return found
 
 
-class SqliteRecordReader:
+class SqliteRecordReader(RecordSource):
     def __init__(self, database_path: Path) -> None:
         self.database_path = Path(database_path)
         self._con: sqlite3.Connection | None = None

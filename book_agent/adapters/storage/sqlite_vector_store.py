@@ -22,11 +22,12 @@ from book_agent.adapters.storage.sqlite_records import COLUMNS, fetch_records, r
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record, Vector, VectorHit
+from book_agent.ports import VectorStore
 
 _FIX_DB = "Run `book-agent inspect` on the package; its index.sqlite is damaged or not a package database."
 
 
-class PrebuiltVectorStoreAdapter:
+class PrebuiltVectorStoreAdapter(VectorStore):
     """Read-only access to index.sqlite. `manifest` is vectors.json (None: records only)."""
 
     def __init__(

@@ -14,6 +14,7 @@ from typing import Any, cast
 import numpy as np
 
 from book_agent.domain.errors import QueryRuntimeError
+from book_agent.ports import QueryEncoder
 
 from . import errors, loaded_model, verify
 from .bert_numpy import l2_normalize
@@ -23,7 +24,7 @@ from .st_config import ModelSpec, load_spec
 from .weights import F32
 
 
-class LocalQueryEncoder:
+class LocalQueryEncoder(QueryEncoder):
     """Encode queries with exactly the book's model, from files already on this machine."""
 
     def __init__(

@@ -1,8 +1,9 @@
-"""One registered book's resources, opened lazily and once per process.
+"""One registered book's parts, opened lazily and once per process.
 
 A lexical search opens only the FTS sidecar and the records table; the vector matrix,
 the query encoder, the reranker and the PDF/EPUB reader load on first use. The MCP server
-keeps one of these per process, so each heavy part loads once.
+keeps one of these per book, so each heavy part loads once. The parts come from the
+BookParts port (the composition root picks the adapters).
 """
 
 from __future__ import annotations
@@ -14,16 +15,28 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-from book_agent.app import sidecars
-from book_agent.app.config_store import load_config
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.query_runtime_spec import resolve_query_runtime
+from book_agent.domain.registry_entry import RegistryEntry, database_sha
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.sidecar_stamps import lexical_stamp, vector_check_stamp
+from book_agent.ports import (
+    BookParts,
+    LexicalIndex,
+    QueryVectorizer,
+    RecordSource,
+    Reranker,
+    RuntimeStore,
+    SourceAndPages,
+    VectorStore,
+)
 from book_agent.services.search import HybridSearch, SearchChannels
-from book_agent.services.vector_check import measured_reads
+from book_agent.services.vector_check import language_evidence, measured_reads
 
 T = TypeVar("T")
+VectorParts = tuple[VectorStore | None, QueryVectorizer | None, LanguageEvidence, BookAgentError | None]
 
 
 class _once(cached_property[T]):
@@ -37,92 +50,75 @@ class _once(cached_property[T]):
 
 
 class OpenBook:
-    def __init__(self, entry: dict[str, Any], package: PackageInfo, runtime_dir: Path) -> None:
+    def __init__(self, entry: RegistryEntry, package: PackageInfo, runtime_dir: Path,
+                 parts: BookParts, runtime: RuntimeStore, cache_dir: Path) -> None:
         self.entry = entry
         self.package = package
         self.book_id = str(package.book_id)
         self.runtime_dir = runtime_dir
+        self._parts = parts
+        self._runtime = runtime
+        self._cache_dir = cache_dir
         self._lock = threading.RLock()
+        self._lexical: LexicalIndex | None = None
 
     @_once
     def config(self) -> RuntimeConfig:
-        return load_config(self.runtime_dir)
+        return self._runtime.load_config(self.runtime_dir)
 
     @_once
-    def records(self) -> Any:
-        from book_agent.adapters.storage.sqlite_records import SqliteRecordReader
+    def records(self) -> RecordSource:
+        return self._parts.records(self.package)
 
-        assert self.package.database_path is not None
-        return SqliteRecordReader(self.package.database_path)
-
-    _lexical: Any = None
-
-    def lexical_index(self) -> tuple[Any, BookAgentError | None]:
+    def lexical_index(self) -> tuple[LexicalIndex | None, BookAgentError | None]:
         """The FTS sidecar when fresh (kept open once found fresh), else why not."""
         if self._lexical is not None:
             return self._lexical, None
-        from book_agent.adapters.storage.fts_lexical_index import FtsLexicalIndex
-
-        expected = sidecars.lexical_stamp(str(self.entry.get("manifest_sha256") or ""), self._database_sha())
-        state = sidecars.lexical_state(self.runtime_dir, expected)
+        expected = lexical_stamp(str(self.entry.get("manifest_sha256") or ""), database_sha(self.package))
+        state = self._runtime.lexical_state(self.runtime_dir, expected)
         if not state["fresh"]:
             return None, BookAgentError(
                 "lexical.index_stale" if state["present"] else "lexical.index_missing",
                 f"the lexical index is {state['reason']}",
                 remediation=f"run `book-agent prepare {self.book_id}`",
             )
-        self._lexical = FtsLexicalIndex(sidecars.lexical_path(self.runtime_dir))
+        self._lexical = self._parts.lexical_index(self._runtime.lexical_path(self.runtime_dir))
         return self._lexical, None
 
-    def _database_sha(self) -> str | None:
-        files = (self.package.archive_manifest or {}).get("files") or {}
-        return (files.get("database") or {}).get("sha256")
-
     @_once
-    def vector_parts(self) -> tuple[Any, Any, LanguageEvidence, BookAgentError | None]:
+    def vector_parts(self) -> VectorParts:
         """(vector store, query runtime, language evidence, problem) — loaded on first use."""
-        manifest = self.package.vector_manifest
-        if not manifest or self.package.database_path is None:
+        if not self.package.vector_manifest or self.package.database_path is None:
             return None, None, LanguageEvidence(), BookAgentError("search.no_vectors", "this package has no vectors")
-        from book_agent.adapters.encoders.query_runtime import QueryRuntime
-        from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
-        from book_agent.domain.query_runtime_spec import resolve_query_runtime
-
-        store = PrebuiltVectorStoreAdapter(
-            self.package.database_path, manifest, sidecar_dir=self.runtime_dir / "vectors",
-            database_sha256=self._database_sha(), book_id=self.book_id)
+        store = self._parts.vector_store(self.package, self.runtime_dir, database_sha(self.package))
         spec = resolve_query_runtime(self.package)
-        runtime = QueryRuntime(spec, self.config.to_dict(),
-                               cache_dir=self.runtime_dir.parent.parent / "cache")
+        runtime = self._parts.query_runtime(spec, self.config, self._cache_dir)
         languages = spec.get("languages")
         reads, basis = measured_reads(self.vector_check(spec.get("model"), runtime))
         evidence = LanguageEvidence(list(languages) if languages else None,
                                     str(spec.get("language_coverage") or "unknown"), reads, basis)
         return store, runtime, evidence, None
 
-    def vector_check(self, model: str | None, runtime: Any, store: Any = None) -> dict[str, Any] | None:
+    def vector_check(self, model: str | None, runtime: QueryVectorizer,
+                     store: VectorStore | None = None) -> dict[str, Any] | None:
         """The cached language evidence for this model and route; made when missing if the
         vector store is given (at prepare time)."""
         routes = runtime.availability().get("routes") or []  # no request is made to find out
-        stamp = sidecars.vector_check_stamp(self._database_sha(), model, ",".join(routes))
-        cached = sidecars.read_vector_check(self.runtime_dir, stamp)
+        stamp = vector_check_stamp(database_sha(self.package), model, ",".join(routes))
+        cached = self._runtime.read_vector_check(self.runtime_dir, stamp)
         if cached is not None or store is None:
             return cached
-        from book_agent.services.vector_check import language_evidence
-
         result = language_evidence(store.iter_records(), runtime, store, seed=self.book_id)
-        sidecars.write_vector_check(self.runtime_dir, stamp, result)
+        self._runtime.write_vector_check(self.runtime_dir, stamp, result)
         return {**result, "stamp": stamp}
 
     @_once
-    def reranker(self) -> Any:
-        settings = self.config.reranker
-        if settings.provider == "none":
-            return None
-        from book_agent.adapters.rerankers import create_reranker
+    def reranker(self) -> Reranker | None:
+        return self._parts.reranker(self.config, self.runtime_dir)
 
-        config = self.config.to_dict()
-        return create_reranker(config, self.runtime_dir)
+    @_once
+    def sources(self) -> SourceAndPages:
+        return self._parts.sources(self.package, self.runtime_dir)
 
     def warm_up(self) -> dict[str, bool]:
         """Open and load what a search uses (the lexical index, the vector matrix, the local
@@ -162,7 +158,7 @@ class OpenBook:
         """Close what was opened (SQLite connections, the PDF); the book may be reopened later."""
         for name in ("records", "sources"):
             part = self.__dict__.pop(name, None)
-            if part is not None and hasattr(part, "close"):
+            if part is not None:
                 part.close()
         if self._lexical is not None:
             self._lexical.close()
@@ -170,9 +166,3 @@ class OpenBook:
         parts = self.__dict__.pop("vector_parts", None)
         if parts and parts[0] is not None:
             parts[0].close()
-
-    @_once
-    def sources(self) -> Any:
-        from book_agent.adapters.sources.resolver import SourceResolver
-
-        return SourceResolver(self.package, self.runtime_dir)

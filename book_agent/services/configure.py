@@ -1,4 +1,8 @@
-"""The per-book runtime config file (versioned JSON in the book's runtime dir)."""
+"""`configure(book, **settings)`: the rules that turn settings into a book's RuntimeConfig.
+
+The file itself (config.json in the runtime dir) is the RuntimeStore's; here are what a
+setting may be, what it becomes, and the notes a user needs after changing it.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.storage.json_registry import write_json_atomic
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.network import check_endpoint
 from book_agent.domain.package import PackageInfo
-from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
+from book_agent.domain.runtime_config import ConfigError, RuntimeConfig, check_config_endpoints
+from book_agent.services.books import OpenBooks
+from book_agent.services.context import Ports
 
-CONFIG_NAME = "config.json"
-MAX_CONFIG_BYTES = 1 << 20
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 # flat keyword -> (section, field): what `configure(book, **settings)` accepts
@@ -28,42 +30,6 @@ FLAT_SETTINGS = {
     "reranker_endpoint": ("reranker", "endpoint"),
     "reranker_factory": ("reranker", "factory"),
 }
-
-
-def load_config(runtime_dir: Path) -> RuntimeConfig:
-    from book_agent.adapters.storage.input_files import load_json_file
-
-    path = runtime_dir / CONFIG_NAME
-    if not path.exists():
-        return RuntimeConfig()
-    try:
-        config = RuntimeConfig.from_dict(load_json_file(path, MAX_CONFIG_BYTES))
-    except (OSError, ValueError) as exc:  # ConfigError, InputTooLarge are ValueErrors
-        raise BookAgentError(
-            "config.invalid", f"the runtime config {path} is invalid: {exc}",
-            remediation=f"fix or delete {path} (then `book-agent configure BOOK ...`)",
-        ) from exc
-    check_endpoints(config)  # a hand-edited file is held to the same rule as `configure`
-    return config
-
-
-def save_config(runtime_dir: Path, config: RuntimeConfig) -> None:
-    try:
-        write_json_atomic(runtime_dir / CONFIG_NAME, config.to_dict())
-    except OSError as exc:
-        raise BookAgentError(
-            "config.write_failed", f"cannot write {runtime_dir / CONFIG_NAME}: {exc.strerror or exc}",
-            details={"path": str(runtime_dir / CONFIG_NAME)},
-            remediation="check that the data dir is writable and the disk not full",
-        ) from exc
-
-
-def check_endpoints(config: RuntimeConfig) -> None:
-    """Every URL the config may request passes the one endpoint rule (domain/network.py)."""
-    urls = [*config.network.allowed_endpoints, config.query.endpoint, config.reranker.endpoint]
-    for url in urls:
-        if url is not None:
-            check_endpoint(url)
 
 
 def config_notes(config: RuntimeConfig, package: PackageInfo) -> list[str]:
@@ -118,5 +84,25 @@ def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeCo
     except ConfigError as exc:
         raise BookAgentError("config.invalid", f"invalid settings: {exc}",
                              remediation="see `book-agent configure --help`") from exc
-    check_endpoints(config)
+    check_config_endpoints(config)
     return config
+
+
+def configure(ports: Ports, books: OpenBooks, book_ref: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """Write the book's runtime config (network policy, query, reranker); returns it with notes."""
+    ports.registry.get(book_ref)
+    runtime_dir = ports.runtime_dir(book_ref)
+    reset = bool(settings.pop("reset", False))
+    config = apply_settings(RuntimeConfig() if reset else ports.runtime.load_config(runtime_dir), settings)
+    _check_reranker(ports, config, runtime_dir)  # refuse a reranker that could not load, before saving
+    book = books.open(book_ref)
+    ports.runtime.save_config(runtime_dir, config)
+    books.forget(book_ref)
+    return {"book_id": book_ref, "config": config.to_dict(), "notes": config_notes(config, book.package)}
+
+
+def _check_reranker(ports: Ports, config: RuntimeConfig, runtime_dir: Path) -> None:
+    reranker = ports.parts.reranker(config, runtime_dir)
+    close = getattr(reranker, "close", None)
+    if callable(close):
+        close()

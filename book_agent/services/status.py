@@ -1,6 +1,6 @@
 """`status(book)`: package health, sidecar freshness, what each capability needs, the config.
 
-Kept apart from the BookAgent facade (book_agent/agent.py), which only delegates here.
+The BookAgent facade (book_agent/agent.py) only delegates here.
 """
 
 from __future__ import annotations
@@ -8,30 +8,27 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from book_agent.app import books, sidecars
-from book_agent.app.config_store import load_config
-from book_agent.app.fingerprint import changes
-from book_agent.app.registration import database_sha
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.registry_entry import database_sha
+from book_agent.domain.sidecar_stamps import lexical_stamp
+from book_agent.services.books import OpenBooks
+from book_agent.services.context import Ports
 
-if TYPE_CHECKING:
-    from book_agent.agent import BookAgent
 
-
-def book_status(agent: BookAgent, book_ref: str, verify: bool = False) -> dict[str, Any]:
+def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = False) -> dict[str, Any]:
     """The status dict of contracts/core.md; never a key (auth_env_set says whether it is set)."""
-    entry = agent.registry.get(book_ref)
+    entry = ports.registry.get(book_ref)
     root = Path(entry["package_root"])
-    runtime_dir = agent.runtime_dir(book_ref)
-    changed = changes(root, entry.get("fingerprint") or {}) if root.exists() else ["(package folder missing)"]
-    info = books.inspect_dir(root, verify_hashes=verify) if root.exists() else None
+    runtime_dir = ports.runtime_dir(book_ref)
+    changed = ports.packages.changes(root, entry.get("fingerprint") or {}) if root.exists() else ["(package folder missing)"]
+    info = ports.packages.inspect(root, verify_hashes=verify) if root.exists() else None
     diagnostics = [d.to_dict() for d in info.diagnostics] if info else []
     healthy = info is not None and not info.has_errors and not changed
-    lexical = sidecars.lexical_state(runtime_dir, sidecars.lexical_stamp(
+    lexical = ports.runtime.lexical_state(runtime_dir, lexical_stamp(
         str(entry.get("manifest_sha256") or ""), database_sha(info))) if info else {"present": False, "fresh": False}
-    config = load_config(runtime_dir)
+    config = ports.runtime.load_config(runtime_dir)
     network = asdict(config.network)
     return {
         "book_id": book_ref,
@@ -44,7 +41,7 @@ def book_status(agent: BookAgent, book_ref: str, verify: bool = False) -> dict[s
         "capabilities": {
             "lexical_search": {"available": healthy and lexical.get("fresh", False),
                                "needs": "a fresh lexical sidecar (`book-agent prepare BOOK`)"},
-            "vector_search": _vector_capability(agent, book_ref, healthy, info),
+            "vector_search": _vector_capability(books, book_ref, healthy, info),
             "sources": {"available": healthy, "kind": info.original_kind if info else None},
             "render_page": {"available": healthy and bool(info and info.original_kind == "pdf"),
                             "needs": "a PDF original (EPUB has no fixed pages)"},
@@ -55,7 +52,7 @@ def book_status(agent: BookAgent, book_ref: str, verify: bool = False) -> dict[s
     }
 
 
-def _vector_capability(agent: BookAgent, book_ref: str, healthy: bool, info: PackageInfo | None) -> dict[str, Any]:
+def _vector_capability(books: OpenBooks, book_ref: str, healthy: bool, info: PackageInfo | None) -> dict[str, Any]:
     needs = ("the package's vectors and a query encoder for its model: the model's files on this machine, "
              "or remote requests allowed to an exact endpoint with auth_env set; or a caller-supplied "
              "query vector")
@@ -63,10 +60,11 @@ def _vector_capability(agent: BookAgent, book_ref: str, healthy: bool, info: Pac
     if not (healthy and manifest):
         return {"available": False, "needs": needs, "model": (manifest or {}).get("model"),
                 "reason": "the package has no vectors" if healthy else "the package is not healthy"}
-    book = agent._book(book_ref)
+    book = books.open(book_ref)
     store, runtime, evidence, problem = book.vector_parts
-    if problem is not None:
-        return {"available": False, "needs": needs, "model": manifest.get("model"), "reason": problem.message}
+    if problem is not None or runtime is None:
+        reason = problem.message if problem is not None else "no query runtime"
+        return {"available": False, "needs": needs, "model": manifest.get("model"), "reason": reason}
     encoding = runtime.availability()
     check = book.vector_check(manifest.get("model"), runtime)
     return {"available": bool(encoding["available"]), "needs": needs, "model": manifest.get("model"),

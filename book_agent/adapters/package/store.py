@@ -1,0 +1,69 @@
+"""FilesystemPackageStore: book packages on disk, found, inspected and imported safely.
+
+The PackageStore port's one first-party adapter: it joins the inspector (package/), the
+archive importer (archives/) and the cheap change detection (package/fingerprint.py).
+Nothing here writes into a package; imported copies live in the data dir.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from book_agent.adapters.archives.filesystem import remove_tree
+from book_agent.adapters.archives.importer import import_archive
+from book_agent.adapters.archives.members import is_archive_file
+from book_agent.adapters.package import fingerprint
+from book_agent.adapters.package.inspector import PackageInspector, PackageValidator
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.package import MANIFEST_NAME, PackageInfo
+from book_agent.ports import PackageStore, Progress
+
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".gz")
+
+
+class FilesystemPackageStore(PackageStore):
+    def is_archive(self, path: Path) -> bool:
+        """A file that is not a manifest, read as an archive by its bytes; a file named like
+        an archive counts too, so a broken one gets the importer's precise error."""
+        if not path.is_file() or path.name == MANIFEST_NAME:
+            return False
+        return is_archive_file(path) or path.suffix.lower() in ARCHIVE_SUFFIXES
+
+    def inspect(self, root: Path, verify_hashes: bool = True) -> PackageInfo:
+        return PackageInspector().inspect(root, verify_hashes=verify_hashes)
+
+    def validate(self, info: PackageInfo) -> None:
+        PackageValidator().validate(info)
+
+    def import_archive(self, archive: Path, managed_dir: Path, progress: Progress | None) -> Path:
+        def check(extracted: Path) -> None:
+            self.validate(self.inspect(extracted))  # refuse before the rename: nothing half-imported stays
+
+        extracted = import_archive(archive, managed_dir, verify=check, progress=progress)
+        return self.inspect(extracted, verify_hashes=False).root
+
+    def inspect_any(self, path: Path) -> PackageInfo:
+        if not path.exists():
+            raise BookAgentError("package.not_found", f"{path} does not exist",
+                                 remediation="pass the path of a package folder or archive")
+        if not self.is_archive(path):
+            return self.inspect(path)
+        temporary = Path(tempfile.mkdtemp(prefix="book-agent-inspect-"))
+        try:
+            return self.inspect(import_archive(path, temporary))
+        finally:
+            remove_tree(temporary)  # the imported files are read-only
+
+    def remove_tree(self, folder: Path) -> None:
+        remove_tree(folder)
+
+    def fingerprint(self, root: Path) -> dict[str, list[int]]:
+        return fingerprint.fingerprint(root)
+
+    def changes(self, root: Path, recorded: dict[str, Any]) -> list[str]:
+        return fingerprint.changes(root, recorded)
+
+    def manifest_sha256(self, root: Path) -> str:
+        return fingerprint.manifest_sha256(root)

@@ -1,1 +1,0 @@
-"""Application wiring behind the BookAgent facade (may import adapters; the core may not)."""

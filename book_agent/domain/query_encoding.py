@@ -1,0 +1,32 @@
+"""A query as the vector channel sees it: the vector (or why there is none) and its route."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from book_agent.domain.diagnostics import Diagnostic
+from book_agent.domain.records import Vector
+
+OK, UNAVAILABLE, USER_SUPPLIED = "ok", "unavailable", "user-supplied-unverified"
+
+
+@dataclass
+class QueryEncoding:
+    status: str  # ok | unavailable | user-supplied-unverified
+    vector: Vector | None
+    route: str | None
+    model: str | None
+    dimensions: int | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: dict[str, Any] | None = None  # BookAgentError.to_dict() when unavailable
+
+    def to_dict(self, include_vector: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "status": self.status, "route": self.route, "model": self.model,
+            "dimensions": self.dimensions,
+            "diagnostics": [d.to_dict() for d in self.diagnostics], "error": self.error,
+        }
+        if include_vector:
+            data["vector"] = [float(x) for x in self.vector] if self.vector is not None else None
+        return data

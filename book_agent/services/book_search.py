@@ -1,0 +1,50 @@
+"""Search and evaluate one registered book (the facade's `search` and `evaluate`).
+
+The ranking itself is services/search.py (HybridSearch); here the book is opened, the
+visual-fallback advice is added to a search, and an eval's question file is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.visual_fallback import VisualFallbackPolicy
+from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
+from book_agent.services.books import OpenBooks
+from book_agent.services.evaluation import evaluate, parse_questions
+
+
+class BookSearch:
+    def __init__(self, books: OpenBooks) -> None:
+        self._books = books
+
+    def search(self, book_ref: str, query: str, top_k: int = 6, strict: bool = False,
+               query_vector: Sequence[float] | None = None, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+        book = self._books.open(book_ref)
+        result = book.searcher().search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
+        result["visual_fallback"] = VisualFallbackPolicy().evaluate(query, result["hits"], hints=hints)
+        return result
+
+    def warm_up(self, book_ref: str) -> dict[str, bool]:
+        return self._books.open(book_ref).warm_up()
+
+    def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
+        """recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid."""
+        result = evaluate(self._books.open(book_ref).searcher(), parse_questions(_question_lines(questions_path)), k=k)
+        result["book_id"] = book_ref
+        return result
+
+
+def _question_lines(questions_path: str | Path) -> list[str]:
+    try:
+        return read_limited(questions_path, MAX_QUESTIONS_BYTES).decode("utf-8").splitlines()
+    except InputTooLarge as exc:
+        raise BookAgentError("eval.questions_too_large", f"{questions_path} is larger than {exc.limit} bytes",
+                             details={"limit_bytes": exc.limit},
+                             remediation="split the questions into several files") from exc
+    except (OSError, ValueError) as exc:
+        raise BookAgentError("eval.bad_questions", f"cannot read {questions_path}: {exc}",
+                             remediation="pass a UTF-8 JSON Lines file of questions") from exc

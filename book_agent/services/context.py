@@ -1,0 +1,41 @@
+"""What every use case is given: the data dir and the adapters behind the ports.
+
+Built by the composition root (book_agent/bootstrap.py); tests build one with fakes
+(book_agent/testing). A service never constructs an adapter itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from book_agent.ports import BookParts, MarkdownReader, PackageStore, Registry, RuntimeStore
+
+# (host, home, data_dir, edition) -> the contract's HostAdapter facade (or a fake of it)
+HostFactory = Callable[[str, str | None, str | None, str | None], Any]
+
+
+@dataclass(frozen=True)
+class Ports:
+    data_dir: Path
+    registry: Registry
+    packages: PackageStore
+    runtime: RuntimeStore
+    parts: BookParts
+    markdown: MarkdownReader
+    hosts: HostFactory
+
+    def runtime_dir(self, book_id: str) -> Path:
+        return self.data_dir / "books" / book_id
+
+    @property
+    def managed_dir(self) -> Path:
+        """Where archives are imported (data_dir/packages/<sha>/...)."""
+        return self.data_dir / "packages"
+
+    @property
+    def cache_dir(self) -> Path:
+        """Shared by every book (model files fetched for local encoders, when allowed)."""
+        return self.data_dir / "cache"

@@ -1,0 +1,58 @@
+"""Reading use cases: a record, the Markdown rendition, the skill, and the original book
+(locate a passage, read it back, render a page). Each goes through the book's ports."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from book_agent.services.books import OpenBooks
+from book_agent.services.context import Ports
+
+
+class Reading:
+    def __init__(self, ports: Ports, books: OpenBooks) -> None:
+        self._ports = ports
+        self._books = books
+
+    def read_entry(self, book_ref: str, record_id: str) -> dict[str, Any]:
+        book = self._books.open(book_ref)
+        record = book.records.get(record_id)
+        data: dict[str, Any] = record.to_dict()
+        data["book_id"] = book.book_id
+        data["evidence_id"] = f"{book.book_id}#{record.record_id}"
+        data["source_locator"] = {"book_id": book.book_id, **record.source}
+        return data
+
+    def read_markdown(self, book_ref: str, record_id: str | None = None, start: int | None = None,
+                      end: int | None = None, heading: str | None = None, context_chars: int = 500) -> dict[str, Any]:
+        book = self._books.open(book_ref)
+        span = None
+        if record_id is not None:
+            record = book.records.get(record_id)
+            span = (record.md_start, record.md_end)
+        return self._ports.markdown.read_markdown(
+            book.package, record_span=span, record_id=record_id, start=start, end=end, heading=heading,
+            context_chars=context_chars)
+
+    def get_skill(self, book_ref: str) -> dict[str, Any]:
+        return self._ports.markdown.read_skill(self._books.open(book_ref).package)
+
+    def locate_source(self, book_ref: str, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A hit, a record id, an evidence_id or a quotation -> a verified locator."""
+        book = self._books.open(book_ref)
+        if isinstance(hit_or_text, str) and hit_or_text.startswith(book.book_id + "#"):
+            hit_or_text = hit_or_text.split("#", 1)[1]
+        if isinstance(hit_or_text, str):
+            found = book.records.fetch([hit_or_text]).get(hit_or_text)
+            if found is not None:  # a record id, else a quotation
+                hit_or_text = found.to_dict()
+        return book.sources.locate(hit_or_text, hints=hints)
+
+    def read_source(self, book_ref: str, locator: dict[str, Any], max_chars: int = 12000) -> dict[str, Any]:
+        return self._books.open(book_ref).sources.read_source(locator, max_chars=max_chars)
+
+    def render_page(self, book_ref: str, page_index: int, clip: Sequence[float] | None = None, dpi: int = 150,
+                    include_image: bool = False) -> dict[str, Any]:
+        return self._books.open(book_ref).sources.render_page(page_index, clip=clip, dpi=dpi,
+                                                              include_image=include_image)

@@ -1,0 +1,234 @@
+"""Registration use cases: inspect, init, remove, prepare.
+
+`init` is one transaction: a package is registered whole, or not at all.
+
+Everything that can fail runs before the registry entry is written: the archive import,
+the full inspection (every hash, every record), the runtime dir, the config, the lexical
+index (built to a staged file). Only then is the entry put, and the staged index renamed
+into place. Each step that writes something pushes its undo; any failure (a coded error, a
+crash of the indexer, Ctrl-C) runs the undos in reverse, so a failed `init` leaves the
+registry as it was and no runtime dir, imported copy or temp file behind; a failed re-init
+leaves the previous registration intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.package import PackageInfo
+from book_agent.domain.registry_entry import RegistryEntry, conflict, database_sha, new_entry
+from book_agent.domain.sidecar_stamps import lexical_stamp
+from book_agent.ports import Progress
+from book_agent.services.books import OpenBooks
+from book_agent.services.configure import apply_settings
+from book_agent.services.context import Ports
+
+LISTED_KEYS = ("book_id", "title", "package_root", "source", "imported", "registered_at")
+
+
+class Undo:
+    """Undo actions, run newest first; an undo that fails does not stop the others."""
+
+    def __init__(self) -> None:
+        self._steps: list[Callable[[], object]] = []
+
+    def push(self, step: Callable[[], object]) -> None:
+        self._steps.append(step)
+
+    def run(self) -> None:
+        # Ctrl-C while undoing must not leave the rest undone: the original error is what
+        # propagates once every step has run.
+        for step in reversed(self._steps):
+            with contextlib.suppress(Exception, KeyboardInterrupt):
+                step()
+        self._steps.clear()
+
+
+class Registration:
+    def __init__(self, ports: Ports, books: OpenBooks) -> None:
+        self._ports = ports
+        self._books = books
+
+    def inspect(self, path: str | Path) -> dict[str, Any]:
+        """Inspect a package folder or archive without registering it."""
+        source = Path(path).expanduser()
+        report = self._ports.packages.inspect_any(source).to_dict()
+        if self._ports.packages.is_archive(source):
+            # the paths point into the temporary folder it was extracted to, now removed
+            report["archive"] = {"path": str(source.resolve()), "extracted_to_temporary_folder": True,
+                                 "paths_are_temporary": True}
+        return report
+
+    def init(self, path: str | Path, reranker: str, replace: bool, progress: Progress | None) -> str:
+        """Verify and register; returns the book_id. All or nothing (see the module doc)."""
+        source = Path(path).expanduser().resolve()
+        undo = Undo()
+        try:
+            entry, previous = self._register(source, reranker, replace, progress, undo)
+        except BaseException:
+            undo.run()
+            raise
+        book_id = str(entry["book_id"])
+        self._books.forget(book_id)
+        self.measure_language_evidence(book_id)
+        if previous and previous.get("imported") and previous.get("package_root") != entry["package_root"]:
+            self.drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
+        return book_id
+
+    def _register(self, source: Path, reranker: str, replace: bool, progress: Progress | None,
+                  undo: Undo) -> tuple[RegistryEntry, RegistryEntry | None]:
+        ports = self._ports
+        imported = ports.packages.is_archive(source)
+        root = self._import(source, progress, undo) if imported else source
+        info = ports.packages.inspect(root, verify_hashes=True)
+        ports.packages.validate(info)
+        entry = new_entry(info, source, imported, ports.packages.fingerprint(info.root),
+                          ports.packages.manifest_sha256(info.root))
+        previous = self._registered(entry["book_id"])
+        refused = conflict(previous, entry, replace)
+        if refused is not None:
+            raise refused  # before anything is written for this book
+        runtime_dir = ports.runtime_dir(entry["book_id"])
+        self._make_dir(runtime_dir, undo)
+        with ports.runtime.build_lock(runtime_dir):
+            ports.runtime.sweep_stale_temps(runtime_dir)
+            self._write_config(runtime_dir, reranker, undo)
+            staged = self._stage_lexical(entry, info, runtime_dir, progress, undo)
+            # pushed first: a put that fails after writing (a crash, Ctrl-C) is undone too
+            undo.push(lambda: self._restore(entry, previous))
+            ports.registry.put(entry, replace=replace)
+            if staged is not None:
+                staged.replace(ports.runtime.lexical_path(runtime_dir))
+        return entry, previous
+
+    def _registered(self, book_id: str) -> RegistryEntry | None:
+        try:
+            return self._ports.registry.get(book_id)
+        except BookAgentError as exc:
+            if exc.code == "book.not_registered":
+                return None
+            raise
+
+    def _restore(self, entry: RegistryEntry, previous: RegistryEntry | None) -> None:
+        """Put back what `entry` replaced, if the registry still holds `entry` (a concurrent
+        init that won the book_id keeps it)."""
+        current = self._registered(entry["book_id"]) or {}
+        if any(current.get(k) != entry.get(k) for k in ("package_root", "registered_at", "manifest_sha256")):
+            return
+        if previous is None:
+            self._ports.registry.remove(entry["book_id"])
+        else:
+            self._ports.registry.put(previous, replace=True)
+
+    def _import(self, source: Path, progress: Progress | None, undo: Undo) -> Path:
+        managed = self._ports.managed_dir
+        _undo_new_dir(managed, undo)
+        root = self._ports.packages.import_archive(source, managed, progress)
+        undo.push(lambda: self.drop_unused_import(root))
+        return root
+
+    def _make_dir(self, folder: Path, undo: Undo) -> None:
+        _undo_new_dir(folder.parent, undo)
+        if not folder.exists():
+            undo.push(lambda: self._ports.runtime.remove_dir(folder))
+        self._ports.runtime.create_dir(folder)
+
+    def _write_config(self, runtime_dir: Path, reranker: str, undo: Undo) -> None:
+        runtime = self._ports.runtime
+        if reranker == "none" and runtime.has_config(runtime_dir):
+            return
+        undo.push(runtime.config_snapshot(runtime_dir))
+        runtime.save_config(runtime_dir, apply_settings(runtime.load_config(runtime_dir), {"reranker": reranker}))
+
+    def _stage_lexical(self, entry: RegistryEntry, info: PackageInfo, runtime_dir: Path,
+                       progress: Progress | None, undo: Undo) -> Path | None:
+        """Build the lexical index beside the live one (None when the live one is already fresh)."""
+        assert info.database_path is not None
+        expected = lexical_stamp(str(entry.get("manifest_sha256") or ""), database_sha(info))
+        if self._ports.runtime.lexical_state(runtime_dir, expected)["fresh"]:
+            return None
+        staged = runtime_dir / f".lexical-staged-{secrets.token_hex(6)}.sqlite"
+        undo.push(lambda: staged.unlink(missing_ok=True))
+        self._ports.runtime.build_lexical(info.database_path, staged, expected, progress)
+        return staged
+
+    def drop_unused_import(self, package_root: Path) -> bool:
+        """Remove an imported copy (data_dir/packages/<sha>/...) that no registration uses."""
+        managed = self._ports.managed_dir.resolve()
+        try:
+            folder = package_root.resolve().relative_to(managed).parts[0]
+        except (ValueError, IndexError):
+            return False  # not ours: a package folder registered in place
+        entries = self._ports.registry.list()
+        if any(Path(e["package_root"]).resolve().is_relative_to(managed / folder) for e in entries):
+            return False
+        self._ports.packages.remove_tree(managed / folder)
+        return True
+
+    def remove(self, book_ref: str) -> dict[str, Any]:
+        """Unregister a book: its runtime dir goes, and its imported copy if it was imported.
+
+        A package folder registered in place is never touched; a malformed registry entry
+        is removed too (that is how it is repaired)."""
+        try:
+            entry: RegistryEntry = self._ports.registry.get(book_ref)
+        except BookAgentError as exc:
+            if exc.code != "registry.corrupt":
+                raise
+            entry = {}
+        self._books.forget(book_ref)
+        self._ports.registry.remove(book_ref)
+        runtime = self._ports.runtime_dir(book_ref)
+        if runtime.exists():
+            self._ports.runtime.remove_dir(runtime)
+        removed_copy = bool(entry.get("imported")) and self.drop_unused_import(Path(entry["package_root"]))
+        return {"book_id": book_ref, "removed": True, "runtime_dir_removed": str(runtime),
+                "imported_copy_removed": removed_copy, "package_root": entry.get("package_root")}
+
+    def list_books(self) -> list[dict[str, Any]]:
+        return [{k: e.get(k) for k in LISTED_KEYS} for e in self._ports.registry.list()]
+
+    def prepare(self, book_ref: str, progress: Progress | None) -> dict[str, Any]:
+        """(Re)build the sidecars that are missing, corrupt or stale, under the build lock."""
+        ports = self._ports
+        entry = ports.registry.get(book_ref)
+        info = ports.packages.inspect(Path(entry["package_root"]), verify_hashes=False)
+        self._books.forget(book_ref)
+        assert info.database_path is not None
+        expected = lexical_stamp(str(entry.get("manifest_sha256") or ""), database_sha(info))
+        runtime_dir = ports.runtime_dir(book_ref)
+        ports.runtime.create_dir(runtime_dir)
+        with ports.runtime.build_lock(runtime_dir):
+            ports.runtime.sweep_stale_temps(runtime_dir)
+            state = ports.runtime.lexical_state(runtime_dir, expected)
+            result: dict[str, Any] = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
+            if not state["fresh"]:
+                count = ports.runtime.build_lexical(info.database_path, ports.runtime.lexical_path(runtime_dir),
+                                                    expected, progress)
+                result["lexical"] = {"built": True, "record_count": count, "was": state}
+        result["language_evidence"] = self.measure_language_evidence(book_ref)
+        return result
+
+    def measure_language_evidence(self, book_id: str) -> dict[str, Any] | None:
+        """Does the model read the book's scripts? Measured once per model and route (cached)."""
+        book = self._books.open(book_id)
+        store, runtime, _, problem = book.vector_parts
+        if problem is not None or runtime is None:
+            return None
+        try:
+            check = book.vector_check((book.package.vector_manifest or {}).get("model"), runtime, store)
+        except BookAgentError as exc:  # evidence is optional: search falls back to what is known
+            return {"status": "failed", "code": exc.code, "reason": exc.message}
+        self._books.forget(book_id)  # the next search reads the new evidence
+        return {k: v for k, v in check.items() if k != "stamp"} if check else None
+
+
+def _undo_new_dir(folder: Path, undo: Undo) -> None:
+    """A folder created for this init goes again on failure, when nothing else is in it."""
+    if not folder.exists():
+        undo.push(lambda: folder.rmdir() if folder.is_dir() and not any(folder.iterdir()) else None)

@@ -24,8 +24,13 @@ $(STAMP): pyproject.toml Makefile
 	@# the real Codex CLI checks what `host install codex` writes (pinned; cached in .tools/)
 	./tools/install_codex_cli.sh >/dev/null
 
+# The layer contracts (import-linter, [tool.importlinter] in pyproject.toml): make lint and
+# make test both check them, so CI does.
+IMPORTS := $(VENV)/bin/lint-imports --no-cache --no-logo
+
 # The default tier: everything but tests marked slow. Under CI=true, also the slow tier.
 test: install
+	$(IMPORTS)
 	$(PY) -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 	@if [ "$${CI:-}" = "true" ]; then $(MAKE) --no-print-directory test-slow; fi
 
@@ -35,6 +40,7 @@ test-slow: install
 lint: install
 	$(VENV)/bin/ruff check book_agent tests tools
 	$(PY) -m mypy book_agent
+	$(IMPORTS)
 	$(PY) -m pytest -q tests/test_architecture.py
 
 demo: install

@@ -97,6 +97,7 @@ class Registry(Protocol):
 class PackageStore(Protocol):
     """Book packages on disk: finding, verifying and importing them. Never writes into a package."""
 
+    def exists(self, path: Path) -> bool: ...
     def is_archive(self, path: Path) -> bool:
         """A zip or tar(.gz) file, judged by its bytes (a manifest file is not an archive)."""
         ...
@@ -116,6 +117,10 @@ class PackageStore(Protocol):
     def remove_tree(self, folder: Path) -> None:
         """Remove a folder this program made (imported copies are read-only)."""
         ...
+    def drop_import(self, package_root: Path, managed_dir: Path, roots_in_use: Sequence[Path]) -> bool:
+        """Remove the imported copy holding `package_root` (managed_dir/<sha>/...) unless a root
+        in use lies inside it; False for a package that is not an import."""
+        ...
     def fingerprint(self, root: Path) -> dict[str, list[int]]: ...
     def changes(self, root: Path, recorded: dict[str, Any]) -> list[str]:
         """Listed files that are no longer what the fingerprint recorded ('.' for the root)."""
@@ -129,8 +134,12 @@ class RuntimeStore(Protocol):
 
     Every write is atomic; builders hold the dir's build lock."""
 
-    def create_dir(self, runtime_dir: Path) -> None:
-        """Raises BookAgentError(code='book.runtime_dir_failed')."""
+    def create_dir(self, runtime_dir: Path) -> Callable[[], None]:
+        """Create it (and its parents); returns an undo that removes what this call created.
+        Raises BookAgentError(code='book.runtime_dir_failed')."""
+        ...
+    def undo_new_folder(self, folder: Path) -> Callable[[], None]:
+        """An undo that removes `folder` if it does not exist now and is empty by then."""
         ...
     def remove_dir(self, runtime_dir: Path) -> None: ...
     def build_lock(self, runtime_dir: Path) -> AbstractContextManager[None]: ...
@@ -150,6 +159,12 @@ class RuntimeStore(Protocol):
     def build_lexical(self, database_path: Path, target: Path, expected: dict[str, str],
                       progress: Progress | None) -> int:
         """Build the FTS sidecar at `target`; returns the record count."""
+        ...
+    def publish(self, staged: Path, target: Path) -> None:
+        """Move a finished sidecar into place atomically."""
+        ...
+    def discard(self, path: Path) -> None:
+        """Remove a staged file (missing is fine)."""
         ...
     def read_vector_check(self, runtime_dir: Path, stamp: dict[str, str]) -> dict[str, Any] | None: ...
     def write_vector_check(self, runtime_dir: Path, stamp: dict[str, str], result: dict[str, Any]) -> None: ...

@@ -94,7 +94,7 @@ class Registration:
         if refused is not None:
             raise refused  # before anything is written for this book
         runtime_dir = ports.runtime_dir(entry["book_id"])
-        self._make_dir(runtime_dir, undo)
+        undo.push(ports.runtime.create_dir(runtime_dir))
         with ports.runtime.build_lock(runtime_dir):
             ports.runtime.sweep_stale_temps(runtime_dir)
             self._write_config(runtime_dir, reranker, undo)
@@ -103,7 +103,7 @@ class Registration:
             undo.push(lambda: self._restore(entry, previous))
             ports.registry.put(entry, replace=replace)
             if staged is not None:
-                staged.replace(ports.runtime.lexical_path(runtime_dir))
+                ports.runtime.publish(staged, ports.runtime.lexical_path(runtime_dir))
         return entry, previous
 
     def _registered(self, book_id: str) -> RegistryEntry | None:
@@ -127,16 +127,10 @@ class Registration:
 
     def _import(self, source: Path, progress: Progress | None, undo: Undo) -> Path:
         managed = self._ports.managed_dir
-        _undo_new_dir(managed, undo)
+        undo.push(self._ports.runtime.undo_new_folder(managed))
         root = self._ports.packages.import_archive(source, managed, progress)
         undo.push(lambda: self.drop_unused_import(root))
         return root
-
-    def _make_dir(self, folder: Path, undo: Undo) -> None:
-        _undo_new_dir(folder.parent, undo)
-        if not folder.exists():
-            undo.push(lambda: self._ports.runtime.remove_dir(folder))
-        self._ports.runtime.create_dir(folder)
 
     def _write_config(self, runtime_dir: Path, reranker: str, undo: Undo) -> None:
         runtime = self._ports.runtime
@@ -153,22 +147,14 @@ class Registration:
         if self._ports.runtime.lexical_state(runtime_dir, expected)["fresh"]:
             return None
         staged = runtime_dir / f".lexical-staged-{secrets.token_hex(6)}.sqlite"
-        undo.push(lambda: staged.unlink(missing_ok=True))
+        undo.push(lambda: self._ports.runtime.discard(staged))
         self._ports.runtime.build_lexical(info.database_path, staged, expected, progress)
         return staged
 
     def drop_unused_import(self, package_root: Path) -> bool:
         """Remove an imported copy (data_dir/packages/<sha>/...) that no registration uses."""
-        managed = self._ports.managed_dir.resolve()
-        try:
-            folder = package_root.resolve().relative_to(managed).parts[0]
-        except (ValueError, IndexError):
-            return False  # not ours: a package folder registered in place
-        entries = self._ports.registry.list()
-        if any(Path(e["package_root"]).resolve().is_relative_to(managed / folder) for e in entries):
-            return False
-        self._ports.packages.remove_tree(managed / folder)
-        return True
+        in_use = [Path(e["package_root"]) for e in self._ports.registry.list()]
+        return self._ports.packages.drop_import(package_root, self._ports.managed_dir, in_use)
 
     def remove(self, book_ref: str) -> dict[str, Any]:
         """Unregister a book: its runtime dir goes, and its imported copy if it was imported.
@@ -184,8 +170,7 @@ class Registration:
         self._books.forget(book_ref)
         self._ports.registry.remove(book_ref)
         runtime = self._ports.runtime_dir(book_ref)
-        if runtime.exists():
-            self._ports.runtime.remove_dir(runtime)
+        self._ports.runtime.remove_dir(runtime)
         removed_copy = bool(entry.get("imported")) and self.drop_unused_import(Path(entry["package_root"]))
         return {"book_id": book_ref, "removed": True, "runtime_dir_removed": str(runtime),
                 "imported_copy_removed": removed_copy, "package_root": entry.get("package_root")}
@@ -227,8 +212,3 @@ class Registration:
         self._books.forget(book_id)  # the next search reads the new evidence
         return {k: v for k, v in check.items() if k != "stamp"} if check else None
 
-
-def _undo_new_dir(folder: Path, undo: Undo) -> None:
-    """A folder created for this init goes again on failure, when nothing else is in it."""
-    if not folder.exists():
-        undo.push(lambda: folder.rmdir() if folder.is_dir() and not any(folder.iterdir()) else None)

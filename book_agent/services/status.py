@@ -22,8 +22,9 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
     entry = ports.registry.get(book_ref)
     root = Path(entry["package_root"])
     runtime_dir = ports.runtime_dir(book_ref)
-    changed = ports.packages.changes(root, entry.get("fingerprint") or {}) if root.exists() else ["(package folder missing)"]
-    info = ports.packages.inspect(root, verify_hashes=verify) if root.exists() else None
+    present = ports.packages.exists(root)
+    changed = ports.packages.changes(root, entry.get("fingerprint") or {}) if present else ["(package folder missing)"]
+    info = ports.packages.inspect(root, verify_hashes=verify) if present else None
     diagnostics = [d.to_dict() for d in info.diagnostics] if info else []
     healthy = info is not None and not info.has_errors and not changed
     lexical = ports.runtime.lexical_state(runtime_dir, lexical_stamp(

@@ -8,6 +8,7 @@ Nothing here writes into a package; imported copies live in the data dir.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".gz")
 
 
 class FilesystemPackageStore(PackageStore):
+    def exists(self, path: Path) -> bool:
+        return path.exists()
+
     def is_archive(self, path: Path) -> bool:
         """A file that is not a manifest, read as an archive by its bytes; a file named like
         an archive counts too, so a broken one gets the importer's precise error."""
@@ -58,6 +62,17 @@ class FilesystemPackageStore(PackageStore):
 
     def remove_tree(self, folder: Path) -> None:
         remove_tree(folder)
+
+    def drop_import(self, package_root: Path, managed_dir: Path, roots_in_use: Sequence[Path]) -> bool:
+        managed = managed_dir.resolve()
+        try:
+            folder = managed / package_root.resolve().relative_to(managed).parts[0]
+        except (ValueError, IndexError):
+            return False  # not ours: a package folder registered in place
+        if any(root.resolve().is_relative_to(folder) for root in roots_in_use):
+            return False
+        remove_tree(folder)
+        return True
 
     def fingerprint(self, root: Path) -> dict[str, list[int]]:
         return fingerprint.fingerprint(root)

@@ -30,7 +30,9 @@ VECTOR_CHECK_NAME = "vector-check.json"
 
 
 class RuntimeDirStore(RuntimeStore):
-    def create_dir(self, runtime_dir: Path) -> None:
+    def create_dir(self, runtime_dir: Path) -> Callable[[], None]:
+        undo_parent = self.undo_new_folder(runtime_dir.parent)
+        new = not runtime_dir.exists()
         try:
             runtime_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -39,6 +41,23 @@ class RuntimeDirStore(RuntimeStore):
                 details={"runtime_dir": str(runtime_dir)},
                 remediation="check that the data dir is a writable folder (--data-dir / $BOOK_AGENT_HOME)",
             ) from exc
+
+        def undo() -> None:
+            if new:
+                remove_tree(runtime_dir)
+            undo_parent()
+
+        return undo
+
+    def undo_new_folder(self, folder: Path) -> Callable[[], None]:
+        if folder.exists():
+            return lambda: None
+
+        def undo() -> None:
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+
+        return undo
 
     def remove_dir(self, runtime_dir: Path) -> None:
         remove_tree(runtime_dir)
@@ -111,6 +130,12 @@ class RuntimeDirStore(RuntimeStore):
     def build_lexical(self, database_path: Path, target: Path, expected: dict[str, str],
                       progress: Progress | None) -> int:
         return fts.build_sidecar(database_path, target, expected, progress)
+
+    def publish(self, staged: Path, target: Path) -> None:
+        os.replace(staged, target)
+
+    def discard(self, path: Path) -> None:
+        path.unlink(missing_ok=True)
 
     # --- the vector self-check ------------------------------------------------------------
 

@@ -25,10 +25,10 @@ from book_agent.domain.fusion import (
     vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
+from book_agent.domain.limits import DEFAULT_TOP_K, MAX_TOP_K
 from book_agent.domain.records import Record, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 
-MAX_TOP_K = 100
 FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
@@ -78,7 +78,7 @@ class HybridSearch:
     def search(
         self,
         query: str,
-        top_k: int = 6,
+        top_k: int = DEFAULT_TOP_K,
         strict: bool = False,
         query_vector: Sequence[float] | None = None,
         hints: dict[str, Any] | None = None,

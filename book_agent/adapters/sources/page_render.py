@@ -22,10 +22,10 @@ from typing import Any
 
 from book_agent.adapters.sources.pdf import PageBox, PdfSource
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DEFAULT_DPI, DPI_RANGE
 
 MAX_PIXELS = 25_000_000
 MIN_CLIP_W, MIN_CLIP_H = 200.0, 100.0
-DPI_RANGE = (18, 1200)
 SCALE_RANGE = (0.25, 16.0)
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -94,7 +94,7 @@ def choose_scale(dpi: Any, scale: Any) -> float:
         return float(scale)
     if isinstance(dpi, bool) or not isinstance(dpi, int | float) or not DPI_RANGE[0] <= dpi <= DPI_RANGE[1]:
         raise BookAgentError("source.render_option_invalid", f"dpi {dpi!r} is outside {DPI_RANGE[0]}..{DPI_RANGE[1]}",
-                             details={"dpi": dpi}, remediation="pass a dpi such as 150")
+                             details={"dpi": dpi}, remediation=f"pass a dpi such as {DEFAULT_DPI}")
     return float(dpi) / 72.0
 
 
@@ -123,7 +123,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def render_page(pdf: PdfSource, renders_dir: Path, cache_tag: str, page_index: Any, clip: Any = None,
-                scale: Any = None, dpi: Any = 150, include_image: bool = False,
+                scale: Any = None, dpi: Any = DEFAULT_DPI, include_image: bool = False,
                 max_pixels: int = MAX_PIXELS) -> dict[str, Any]:
     page_index = pdf.check_page(page_index)
     wanted = choose_scale(dpi, scale)

@@ -63,6 +63,13 @@ async def _call(session: BookSession, tool: str, fn: Callable[[Any], Any]) -> An
 
 
 def register_tools(server: FastMCP, session: BookSession) -> None:
+    """The eight tools, in this order: the package's own text first, then the original's."""
+    _register_package_tools(server, session)
+    _register_source_tools(server, session)
+
+
+def _register_package_tools(server: FastMCP, session: BookSession) -> None:
+    """search, read_entry, read_markdown, get_skill: answers from the package."""
     book = session.book_id
 
     @server.tool(name="search", description=d.SEARCH, output_schema=schemas.SEARCH, annotations=SEARCH_HINTS)
@@ -105,6 +112,11 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
     @server.tool(name="get_skill", description=d.GET_SKILL, output_schema=schemas.SKILL, annotations=READ_ONLY)
     async def get_skill() -> Any:
         return await _call(session, "get_skill", lambda a: a.get_skill(book))
+
+
+def _register_source_tools(server: FastMCP, session: BookSession) -> None:
+    """locate_source, read_source, render_page (the original PDF/EPUB), and status."""
+    book = session.book_id
 
     @server.tool(name="locate_source", description=d.LOCATE_SOURCE, output_schema=schemas.LOCATOR, annotations=READ_ONLY)
     async def locate_source(

@@ -12,15 +12,13 @@ file; the file name encodes the original's identity, page, clip and scale (the c
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.sources.pdf import PageBox, PdfSource
+from book_agent.adapters.storage.atomic_write import write_atomic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_DPI, DPI_RANGE
 
@@ -111,15 +109,7 @@ def _png_size(path: Path) -> tuple[int, int] | None:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".render-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, data, prefix=".render-")
 
 
 def render_page(pdf: PdfSource, renders_dir: Path, cache_tag: str, page_index: Any, clip: Any = None,

@@ -8,13 +8,12 @@ write itself is temp file + fsync + os.replace (a reader never sees half a file)
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from book_agent.adapters.storage.atomic_write import write_atomic
 from book_agent.domain.errors import BookAgentError
 
 REGISTRY_VERSION = 1
@@ -36,16 +35,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except UnicodeEncodeError:
         payload = (json.dumps(data, indent=2, ensure_ascii=True, sort_keys=True) + "\n").encode("ascii")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, payload, durable=True)
 
 
 def conflict(current: dict[str, Any] | None, entry: dict[str, Any], replace: bool) -> BookAgentError | None:

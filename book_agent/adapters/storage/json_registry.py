@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.storage.atomic_write import write_atomic
+from book_agent.adapters.storage.input_files import InputTooLarge, read_limited
 from book_agent.domain.errors import BookAgentError
 
 REGISTRY_VERSION = 1
@@ -113,15 +114,12 @@ class JsonRegistry:
         if not self.path.exists():
             return {"version": REGISTRY_VERSION, "books": {}}
         try:
-            with open(self.path, "rb") as handle:
-                raw = handle.read(MAX_REGISTRY_BYTES + 1)
-            if len(raw) > MAX_REGISTRY_BYTES:
-                raise ValueError(f"it is larger than {MAX_REGISTRY_BYTES} bytes")
-            data = json.loads(raw.decode("utf-8"))
+            data = json.loads(read_limited(self.path, MAX_REGISTRY_BYTES).decode("utf-8"))
         except (OSError, ValueError, RecursionError) as exc:
+            reason = f"it is larger than {MAX_REGISTRY_BYTES} bytes" if isinstance(exc, InputTooLarge) else exc
             raise BookAgentError(
                 "registry.corrupt",
-                f"the registry {self.path} cannot be read: {exc}",
+                f"the registry {self.path} cannot be read: {reason}",
                 remediation=f"restore or delete {self.path} and run `book-agent init` again",
             ) from exc
         if not isinstance(data, dict) or not isinstance(data.get("books"), dict):

@@ -22,6 +22,7 @@ from book_agent.adapters.storage.sqlite_records import COLUMNS, fetch_records, r
 from book_agent.adapters.storage.vector_normalization import check_normalization
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.providers import METRICS
 from book_agent.domain.records import Record, Vector, VectorHit
 
 _FIX_DB = "Run `book-agent inspect` on the package; its index.sqlite is damaged or not a package database."
@@ -146,7 +147,7 @@ class PrebuiltVectorStoreAdapter:
     def load(self) -> vector_matrix.VectorMatrix:
         """The matrix (loaded on first use, then shared by the whole process)."""
         if self._matrix is None:
-            if self.manifest is None or self.dimensions is None or self.metric not in ("cosine", "dot"):
+            if self.manifest is None or self.dimensions is None or self.metric not in METRICS:
                 raise BookAgentError(
                     "vector.unavailable",
                     "this book has no usable vector manifest: vector search cannot run",

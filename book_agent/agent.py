@@ -21,7 +21,7 @@ from book_agent.services.book_search import BookSearch
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import configure
 from book_agent.services.context import Ports
-from book_agent.services.hosts import Hosts
+from book_agent.services.hosts import Hosts, registered_books
 from book_agent.services.reading import Reading
 from book_agent.services.registration import Registration
 from book_agent.services.status import book_status
@@ -40,7 +40,7 @@ class BookAgent:
         self.data_dir = ports.data_dir
         self.registry = ports.registry
         self.books = OpenBooks(ports)
-        self.hosts = Hosts(ports, self.books)
+        self.hosts = Hosts(ports.hosts, registered_books(self.books, ports.data_dir))
         self._registration = Registration(ports, self.books)
         self._search = BookSearch(self.books)
         self._reading = Reading(ports, self.books)

@@ -1,10 +1,7 @@
 """The ports: one small Protocol per role the core calls. Each docstring is the contract.
 
-First-party adapters (book_agent/adapters/) subclass their port, so `class JsonRegistry(Registry)`
-tells a reader who implements what; third-party ones (reranker plug-ins) only need the shape.
-The composition root (book_agent/bootstrap.py) is the one place that picks the adapters.
-Values crossing a port are domain types (book_agent/domain/), never an adapter's own.
-"""
+First-party adapters subclass their port (`class JsonRegistry(Registry)`); plug-ins only need
+the shape. bootstrap.py picks the adapters; values crossing a port are domain types."""
 
 from __future__ import annotations
 
@@ -28,8 +25,6 @@ __all__ = [
 Progress = Callable[[int, int], None]
 
 
-# --- storage ------------------------------------------------------------------------------
-
 
 @runtime_checkable
 class RecordSource(Protocol):
@@ -38,11 +33,9 @@ class RecordSource(Protocol):
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
         """The records with these ids (unknown ids are simply absent)."""
         ...
-
     def get(self, record_id: str) -> Record:
         """Raises BookAgentError(code='record.not_found') for an unknown id."""
         ...
-
     def close(self) -> None: ...
 
 
@@ -73,7 +66,6 @@ class LexicalIndex(Protocol):
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
         """Best first. Query text is never parsed as query syntax: any string is safe."""
         ...
-
     def close(self) -> None: ...
 
 
@@ -170,8 +162,6 @@ class RuntimeStore(Protocol):
     def write_vector_check(self, runtime_dir: Path, stamp: dict[str, str], result: dict[str, Any]) -> None: ...
 
 
-# --- query encoding and reranking -----------------------------------------------------------
-
 
 @runtime_checkable
 class QueryEncoder(Protocol):
@@ -181,7 +171,6 @@ class QueryEncoder(Protocol):
     def route(self) -> str:
         """How queries are encoded, e.g. `local:numpy:/path` or `remote:siliconflow:URL`."""
         ...
-
     def encode(self, text: str) -> Vector:
         """Raises QueryRuntimeError when the model or provider cannot serve the query."""
         ...
@@ -219,8 +208,6 @@ class Reranker(Protocol):
     def provider_info(self) -> dict[str, Any]: ...
 
 
-# --- the original book ----------------------------------------------------------------------
-
 
 @runtime_checkable
 class SourceReader(Protocol):
@@ -253,8 +240,6 @@ class MarkdownReader(Protocol):
     def read_skill(self, package: PackageInfo) -> dict[str, Any]: ...
 
 
-# --- one book's parts, opened on demand -----------------------------------------------------
-
 
 @runtime_checkable
 class BookParts(Protocol):
@@ -276,8 +261,6 @@ class SourceAndPages(SourceReader, PageRenderer, Protocol):
     """The sources adapter serves both roles (one open document per book)."""
 
 
-# --- AI hosts ---------------------------------------------------------------------------------
-
 
 @runtime_checkable
 class HostPort(Protocol):
@@ -291,33 +274,26 @@ class HostPort(Protocol):
     def detect(self) -> dict[str, Any]:
         """{installed: bool, evidence: [paths that exist], ...}: whether the host seems present."""
         ...
-
     def config_path(self) -> Path | None:
         """The user-level MCP config file we edit, or None when no program may write it."""
         ...
-
     def skills_dir(self) -> Path:
         """The folder that holds one sub-folder per installed skill."""
         ...
-
     def server_entry(self, argv: list[str], auth_env: str | None) -> dict[str, Any]:
         """The keys book-agent manages in the server's entry (never a credential value)."""
         ...
-
     def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
         """The config text with our entry set (other keys kept). Raises host.config_malformed."""
         ...
-
     def remove_server(self, text: str, path: Path, name: str) -> tuple[str, bool]:
         """(text without our entry, whether nothing but an empty shell is left)."""
         ...
-
     def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None: ...
 
     def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
         """Known refusals and caveats: [{code, message}]."""
         ...
-
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
         """{steps: [...], snippet: str, deeplink: str | None} for doing it by hand."""
         ...

@@ -18,13 +18,12 @@ from fastmcp import Client
 from package_builder import break_package
 
 from book_agent import __version__
-from book_agent.adapters.sources.page_render import DPI_RANGE
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DPI_RANGE, MAX_TOP_K
 from book_agent.mcp.images import MAX_IMAGE_BYTES, with_image
 from book_agent.mcp.published import document
 from book_agent.mcp.server import build_server, check_book, serve
-from book_agent.services.search import MAX_TOP_K
 
 CONTRACTS = Path(__file__).resolve().parent.parent / "contracts"
 TOOLS = {"search", "read_entry", "read_markdown", "get_skill", "locate_source", "read_source", "render_page", "status"}

@@ -13,115 +13,109 @@ forward variable names (Codex `env_vars`), the book's configured auth_env: never
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from book_agent.cli.common import agent, emit
 
+if TYPE_CHECKING:
+    from book_agent.services.hosts import Hosts
+
 # (ctx, book_id) -> BookAgent.resolve()'s dict plus "data_dir"; tests pass their own.
 Resolver = Callable[[typer.Context, str], dict[str, Any]]
+HostsOf = Callable[[typer.Context], "Hosts"]
 
 HOST_HELP = "codex, trae, workbuddy or cherry-studio."
 EDITION_HELP = "Trae edition: intl (Trae) or cn (Trae CN)."
 HOME_HELP = "Use this folder as the user's home for the host's files (a sandbox)."
 
+# the arguments and options the host commands share
+HostArg = Annotated[str, typer.Argument(help=HOST_HELP)]
+BookArg = Annotated[str, typer.Argument(help="A registered book_id.")]
+EditionOpt = Annotated[str | None, typer.Option("--edition", help=EDITION_HELP)]
+HomeOpt = Annotated[str | None, typer.Option("--home", help=HOME_HELP)]
+ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the changes (else a dry run).")]
+SkillDirOpt = Annotated[str | None, typer.Option("--skill-dir", help="Install skills here instead.")]
+InstalledSkillDirOpt = Annotated[str | None, typer.Option("--skill-dir", help="Skills were installed here.")]
 
-def default_resolver(ctx: typer.Context, book: str) -> dict[str, Any]:
-    book_agent = agent(ctx)
-    return {**book_agent.resolve(book), "data_dir": str(book_agent.data_dir)}
+
+def default_hosts(ctx: typer.Context) -> Hosts:
+    return agent(ctx).hosts
+
+
+def resolver_hosts(resolve: Resolver) -> Callable[[typer.Context], Hosts]:
+    """Host use cases over another way of resolving books (tests pass their own)."""
+    from book_agent.bootstrap import host_adapter
+    from book_agent.services.hosts import HostBook, Hosts
+
+    def build(ctx: typer.Context) -> Hosts:
+        def book(book_ref: str) -> HostBook:
+            resolved = resolve(ctx, book_ref)
+            auth_env = ((resolved.get("config") or {}).get("network") or {}).get("auth_env")
+            return HostBook(resolved["package"], auth_env, resolved["data_dir"])
+
+        return Hosts(host_adapter, book)
+
+    return build
 
 
 def register(app: typer.Typer, resolver: Resolver | None = None) -> None:
-    resolve = resolver or default_resolver
+    hosts: HostsOf = resolver_hosts(resolver) if resolver is not None else default_hosts
     group = typer.Typer(help="Install a book into an AI host (MCP server + skills).", no_args_is_help=True)
+    _add_change_commands(group, hosts)
+    _add_check_commands(group, hosts)
+    app.add_typer(group, name="host")
 
-    def adapter(ctx: typer.Context, host: str, edition: str | None, home: str | None, data_dir: str | None) -> Any:
-        from book_agent.adapters.hosts import HostAdapter
 
-        return HostAdapter(host, home=home, data_dir=data_dir, edition=edition)
-
-    def book_parts(ctx: typer.Context, book: str) -> tuple[dict[str, Any], str | None, str]:
-        resolved = resolve(ctx, book)
-        auth_env = ((resolved.get("config") or {}).get("network") or {}).get("auth_env")
-        return resolved["package"], auth_env, resolved["data_dir"]
+def _add_change_commands(group: typer.Typer, hosts: HostsOf) -> None:
+    """detect, then plan, install, uninstall (dry runs unless --apply)."""
 
     @group.command("detect")
-    def detect(ctx: typer.Context, host: str = typer.Argument(..., help=HOST_HELP),
-               edition: str = typer.Option(None, "--edition", help=EDITION_HELP),
-               home: str = typer.Option(None, "--home", help=HOME_HELP)) -> None:
+    def detect(ctx: typer.Context, host: HostArg, edition: EditionOpt = None,
+               home: HomeOpt = None) -> None:
         """Whether the host seems installed, and where its config and skills would go."""
-        emit(ctx, adapter(ctx, host, edition, home, None).inspect())
-
-    def plan_or_apply(ctx: typer.Context, operation: str, host: str, book: str, edition: str | None,
-                      home: str | None, skill_dir: str | None, apply: bool) -> None:
-        from pathlib import Path
-
-        package, auth_env, data_dir = book_parts(ctx, book)
-        target = adapter(ctx, host, edition, home, data_dir)
-        folder = Path(skill_dir) if skill_dir else None
-        if operation == "uninstall":
-            result = target.uninstall(package, folder, apply=apply)
-        else:
-            result = target.install(package, None, apply=apply, skill_dir=folder, auth_env=auth_env)
-        emit(ctx, result, render_plan)
+        emit(ctx, hosts(ctx).detect(host, edition, home))
 
     @group.command("plan")
-    def plan(ctx: typer.Context, host: str = typer.Argument(..., help=HOST_HELP),
-             book: str = typer.Argument(..., help="A registered book_id."),
-             edition: str = typer.Option(None, "--edition", help=EDITION_HELP),
-             home: str = typer.Option(None, "--home", help=HOME_HELP),
-             skill_dir: str = typer.Option(None, "--skill-dir", help="Install skills here instead.")) -> None:
+    def plan(ctx: typer.Context, host: HostArg, book: BookArg, edition: EditionOpt = None,
+             home: HomeOpt = None, skill_dir: SkillDirOpt = None) -> None:
         """Show exactly what `install` would change (paths and unified diffs). Writes nothing."""
-        plan_or_apply(ctx, "install", host, book, edition, home, skill_dir, False)
+        emit(ctx, hosts(ctx).install(host, book, False, edition, home, skill_dir), render_plan)
 
     @group.command("install")
-    def install(ctx: typer.Context, host: str = typer.Argument(..., help=HOST_HELP),
-                book: str = typer.Argument(..., help="A registered book_id."),
-                apply: bool = typer.Option(False, "--apply", help="Write the changes (else a dry run)."),
-                edition: str = typer.Option(None, "--edition", help=EDITION_HELP),
-                home: str = typer.Option(None, "--home", help=HOME_HELP),
-                skill_dir: str = typer.Option(None, "--skill-dir", help="Install skills here instead.")) -> None:
+    def install(ctx: typer.Context, host: HostArg, book: BookArg, apply: ApplyOpt = False,
+                edition: EditionOpt = None, home: HomeOpt = None,
+                skill_dir: SkillDirOpt = None) -> None:
         """Register the book's MCP server and install its skills (a dry run without --apply)."""
-        plan_or_apply(ctx, "install", host, book, edition, home, skill_dir, apply)
+        emit(ctx, hosts(ctx).install(host, book, apply, edition, home, skill_dir), render_plan)
 
     @group.command("uninstall")
-    def uninstall(ctx: typer.Context, host: str = typer.Argument(..., help=HOST_HELP),
-                  book: str = typer.Argument(..., help="A registered book_id."),
-                  apply: bool = typer.Option(False, "--apply", help="Write the changes (else a dry run)."),
-                  edition: str = typer.Option(None, "--edition", help=EDITION_HELP),
-                  home: str = typer.Option(None, "--home", help=HOME_HELP),
-                  skill_dir: str = typer.Option(None, "--skill-dir", help="Skills were installed here.")) -> None:
+    def uninstall(ctx: typer.Context, host: HostArg, book: BookArg, apply: ApplyOpt = False,
+                  edition: EditionOpt = None, home: HomeOpt = None,
+                  skill_dir: InstalledSkillDirOpt = None) -> None:
         """Remove our server entry and exactly the skill files we installed (a dry run without --apply)."""
-        plan_or_apply(ctx, "uninstall", host, book, edition, home, skill_dir, apply)
+        emit(ctx, hosts(ctx).uninstall(host, book, apply, edition, home, skill_dir), render_plan)
+
+
+def _add_check_commands(group: typer.Typer, hosts: HostsOf) -> None:
+    """verify, instructions: they write nothing."""
 
     @group.command("verify")
-    def verify(ctx: typer.Context, host: str = typer.Argument(..., help=HOST_HELP),
-               book: str = typer.Argument(..., help="A registered book_id."),
-               edition: str = typer.Option(None, "--edition", help=EDITION_HELP),
-               home: str = typer.Option(None, "--home", help=HOME_HELP),
-               skill_dir: str = typer.Option(None, "--skill-dir", help="Skills were installed here.")) -> None:
+    def verify(ctx: typer.Context, host: HostArg, book: BookArg, edition: EditionOpt = None,
+               home: HomeOpt = None, skill_dir: InstalledSkillDirOpt = None) -> None:
         """Read back the server entry and the skill files: missing, modified or outdated."""
-        from pathlib import Path
-
-        package, auth_env, data_dir = book_parts(ctx, book)
-        target = adapter(ctx, host, edition, home, data_dir)
-        result = target.verify(package, None, Path(skill_dir) if skill_dir else None, auth_env=auth_env)
+        result = hosts(ctx).verify(host, book, edition, home, skill_dir)
         emit(ctx, result)
         if not result["ok"]:
             raise typer.Exit(1)
 
     @group.command("instructions")
-    def instructions(ctx: typer.Context, host: str = typer.Argument(..., help=HOST_HELP),
-                     book: str = typer.Argument(..., help="A registered book_id."),
-                     edition: str = typer.Option(None, "--edition", help=EDITION_HELP),
-                     home: str = typer.Option(None, "--home", help=HOME_HELP)) -> None:
+    def instructions(ctx: typer.Context, host: HostArg, book: BookArg, edition: EditionOpt = None,
+                     home: HomeOpt = None) -> None:
         """How to install by hand (and Cherry Studio's deep link)."""
-        package, auth_env, data_dir = book_parts(ctx, book)
-        text = adapter(ctx, host, edition, home, data_dir).render_manual_instructions(package, auth_env=auth_env)
+        text = hosts(ctx).instructions(host, book, edition, home)
         emit(ctx, {"host": host, "instructions": text}, lambda d: print(d["instructions"], end=""))
-
-    app.add_typer(group, name="host")
 
 
 def render_plan(plan: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ import typer
 
 from book_agent.cli.common import agent, emit
 from book_agent.cli.search_args import parse_hints, read_vector
+from book_agent.domain.limits import DEFAULT_TOP_K, MAX_TOP_K
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +19,7 @@ def search(
     ctx: typer.Context,
     book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id."),
     query: str = typer.Argument(..., metavar="QUERY", help="What to look for, in any language."),
-    top_k: int = typer.Option(6, "--top-k", "-k", metavar="N", help="How many hits (1-100)."),
+    top_k: int = typer.Option(DEFAULT_TOP_K, "--top-k", "-k", metavar="N", help=f"How many hits (1-{MAX_TOP_K})."),
     strict: bool = typer.Option(False, "--strict", help="Fail instead of answering from fewer channels."),
     query_vector: str = typer.Option(None, "--query-vector", metavar="FILE", help="A JSON array file ('-' for stdin): a query vector made with the package's model."),
     hint: list[str] = typer.Option(None, "--hint", metavar="KEY=VALUE", help="key=value hints (repeatable), e.g. visual=true."),

@@ -12,6 +12,7 @@ from typing import Any
 
 from book_agent.cli.output import argument_error, load_json_argument
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DEFAULT_TOP_K
 
 # option -> (destination, takes a value); must match the typer command in cli/search.py
 SEARCH_OPTIONS = {
@@ -23,7 +24,7 @@ SEARCH_OPTIONS = {
 def parse_search_argv(args: list[str]) -> dict[str, Any] | None:
     """`BOOK QUERY [options]` as keyword arguments, or None when typer should handle it."""
     positional: list[str] = []
-    parsed: dict[str, Any] = {"top_k": "6", "strict": False, "query_vector": None, "hint": []}
+    parsed: dict[str, Any] = {"top_k": str(DEFAULT_TOP_K), "strict": False, "query_vector": None, "hint": []}
     i = 0
     while i < len(args):
         arg = args[i]

@@ -14,6 +14,7 @@ import typer
 from book_agent.cli.common import agent, emit
 from book_agent.cli.output import argument_error, load_json_argument
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS, DPI_RANGE, MAX_CHARS_LIMIT
 
 
 def register(app: typer.Typer) -> None:
@@ -82,7 +83,7 @@ def source(
     ctx: typer.Context,
     book: str = typer.Argument(..., help="A registered book_id."),
     locator_json: str = typer.Option(..., "--locator-json", help="A JSON file holding a locator ('-' for stdin)."),
-    max_chars: int = typer.Option(12000, "--max-chars", help="At most this many characters (1-200000)."),
+    max_chars: int = typer.Option(DEFAULT_MAX_CHARS, "--max-chars", help=f"At most this many characters (1-{MAX_CHARS_LIMIT})."),
 ) -> None:
     """The original's own text at a locator (PDF page via PDFium, EPUB chapter via selectolax)."""
     locator = _read_json(locator_json, "locator")
@@ -94,7 +95,7 @@ def render(
     book: str = typer.Argument(..., help="A registered book_id."),
     page_index: int = typer.Argument(..., help="0-based page index."),
     clip: str = typer.Option(None, "--clip", help="x0,y0,x1,y1 in PDF points (origin bottom-left)."),
-    dpi: int = typer.Option(150, "--dpi", help="Resolution (18-1200)."),
+    dpi: int = typer.Option(DEFAULT_DPI, "--dpi", help=f"Resolution ({DPI_RANGE[0]}-{DPI_RANGE[1]})."),
 ) -> None:
     """Render a PDF page (or a clip of it) to a PNG in the runtime dir; prints its path."""
     result = agent(ctx).render_page(book, page_index, clip=_parse_clip(clip) if clip else None, dpi=dpi)

@@ -15,11 +15,7 @@ from typing import Any
 
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import PackageInfo
-
-PROVIDERS: tuple[str, ...] = ("siliconflow", "openai-compatible", "local")
-REMOTE_PROVIDERS: tuple[str, ...] = ("siliconflow", "openai-compatible")
-METRICS: tuple[str, ...] = ("cosine", "dot")
-DEFAULT_ENDPOINTS: dict[str, str] = {"siliconflow": "https://api.siliconflow.cn/v1/embeddings"}
+from book_agent.domain.providers import DEFAULT_ENDPOINTS, METRICS, PROVIDERS, REMOTE_PROVIDERS
 
 # BCP-47 "mul" marks a multilingual model; the codes after it are the ones we can vouch for.
 MULTILINGUAL: tuple[str, ...] = (

@@ -7,7 +7,7 @@ contracts/mcp-tools.json) as prose.
 
 from __future__ import annotations
 
-from book_agent.adapters.sources.page_render import DPI_RANGE
+from book_agent.domain.limits import DPI_RANGE
 
 CITE = (
     "Cite evidence as [evidence_id] and, where you quote the original, with its locator "

@@ -1,7 +1,7 @@
 """The tools: each one a thin, typed door to one BookAgent method of the served book.
 
 Arguments are validated by their JSON schema (generated from these signatures) before a tool
-runs; its bounds are the core's own (search's MAX_TOP_K, the renderer's DPI_RANGE), imported, so
+runs; its bounds are the core's own (domain/limits.py: MAX_TOP_K, DPI_RANGE, MAX_CHARS_LIMIT), imported, so
 the MCP server never refuses what the CLI accepts or the reverse; results are the same dicts the CLI prints with `--json`, sent as structuredContent plus a
 JSON text block. Errors go through book_agent.mcp.errors only.
 """
@@ -14,14 +14,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastmcp.tools.base import ToolResult
 from pydantic import Field
 
-from book_agent.adapters.sources.page_render import DPI_RANGE
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import (
+    DEFAULT_DPI,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_TOP_K,
+    DPI_RANGE,
+    MAX_CHARS_LIMIT,
+    MAX_TOP_K,
+)
 from book_agent.domain.unicode_text import scrub
 from book_agent.mcp import descriptions as d
 from book_agent.mcp import schemas
 from book_agent.mcp.errors import bad_arguments, error_result, internal_error
 from book_agent.mcp.images import with_image
-from book_agent.services.search import MAX_TOP_K
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -57,12 +63,19 @@ async def _call(session: BookSession, tool: str, fn: Callable[[Any], Any]) -> An
 
 
 def register_tools(server: FastMCP, session: BookSession) -> None:
+    """The eight tools, in this order: the package's own text first, then the original's."""
+    _register_package_tools(server, session)
+    _register_source_tools(server, session)
+
+
+def _register_package_tools(server: FastMCP, session: BookSession) -> None:
+    """search, read_entry, read_markdown, get_skill: answers from the package."""
     book = session.book_id
 
     @server.tool(name="search", description=d.SEARCH, output_schema=schemas.SEARCH, annotations=SEARCH_HINTS)
     async def search(
         query: Annotated[str, Field(min_length=1, max_length=4000, description="The question or keywords, any language.")],
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits to return.")] = 6,
+        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits to return.")] = DEFAULT_TOP_K,
         strict: Annotated[bool, Field(description="Fail instead of degrading when a channel is unavailable.")] = False,
         query_vector: Annotated[
             list[float] | None,
@@ -100,6 +113,11 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
     async def get_skill() -> Any:
         return await _call(session, "get_skill", lambda a: a.get_skill(book))
 
+
+def _register_source_tools(server: FastMCP, session: BookSession) -> None:
+    """locate_source, read_source, render_page (the original PDF/EPUB), and status."""
+    book = session.book_id
+
     @server.tool(name="locate_source", description=d.LOCATE_SOURCE, output_schema=schemas.LOCATOR, annotations=READ_ONLY)
     async def locate_source(
         hit: Annotated[dict[str, Any] | None, Field(description="A hit object from search, passed unchanged.")] = None,
@@ -122,7 +140,7 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
     @server.tool(name="read_source", description=d.READ_SOURCE, output_schema=schemas.SOURCE_TEXT, annotations=READ_ONLY)
     async def read_source(
         locator: Annotated[dict[str, Any], Field(description="A locator from locate_source (or a hit's source_locator).")],
-        max_chars: Annotated[int, Field(ge=1, le=200000, description="Most characters to return.")] = 12000,
+        max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT, description="Most characters to return.")] = DEFAULT_MAX_CHARS,
     ) -> Any:
         return await _call(session, "read_source", lambda a: a.read_source(book, locator, max_chars=max_chars))
 
@@ -133,7 +151,7 @@ def register_tools(server: FastMCP, session: BookSession) -> None:
             list[float] | None,
             Field(min_length=4, max_length=4, description="[x0, y0, x1, y1] in PDF points, origin bottom-left."),
         ] = None,
-        dpi: Annotated[int, Field(ge=DPI_RANGE[0], le=DPI_RANGE[1], description="Resolution of the render.")] = 150,
+        dpi: Annotated[int, Field(ge=DPI_RANGE[0], le=DPI_RANGE[1], description="Resolution of the render.")] = DEFAULT_DPI,
         include_image: Annotated[bool, Field(description="Also return the PNG as image content.")] = False,
     ) -> Any:
         def render(a: Any) -> Any:

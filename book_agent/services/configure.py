@@ -12,6 +12,7 @@ from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.providers import REMOTE_PROVIDERS, SILICONFLOW_RERANK_ENDPOINT
 from book_agent.domain.runtime_config import ConfigError, RuntimeConfig, check_config_endpoints
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
@@ -41,15 +42,15 @@ def config_notes(config: RuntimeConfig, package: PackageInfo) -> list[str]:
     if provider == "local" and (network.allow_remote_requests or config.query.endpoint):
         notes.append(f"this book's vectors were made locally with {manifest.get('model')}: its queries are "
                      "encoded locally, never remotely; remote settings serve remote rerankers only")
-    endpoint = config.query.endpoint or (manifest.get("endpoint") if provider in ("siliconflow", "openai-compatible") else None)
-    if provider in ("siliconflow", "openai-compatible") and endpoint and endpoint not in network.allowed_endpoints:
+    endpoint = config.query.endpoint or (manifest.get("endpoint") if provider in REMOTE_PROVIDERS else None)
+    if provider in REMOTE_PROVIDERS and endpoint and endpoint not in network.allowed_endpoints:
         notes.append(f"queries would be encoded at {endpoint}, which is not an allowed endpoint: "
                      f"add --allowed-endpoint {endpoint} (and --allow-remote) to use it")
-    if provider in ("siliconflow", "openai-compatible") and network.allow_remote_requests and not network.auth_env:
+    if provider in REMOTE_PROVIDERS and network.allow_remote_requests and not network.auth_env:
         notes.append("remote requests are allowed but no --auth-env names the variable holding the key")
     rerank_endpoint = config.reranker.endpoint
     if config.reranker.provider == "siliconflow":
-        rerank_endpoint = rerank_endpoint or "https://api.siliconflow.cn/v1/rerank"
+        rerank_endpoint = rerank_endpoint or SILICONFLOW_RERANK_ENDPOINT
         if rerank_endpoint not in network.allowed_endpoints or not network.allow_remote_requests:
             notes.append(f"the siliconflow reranker posts to {rerank_endpoint}: allow it with --allow-remote "
                          f"--allowed-endpoint {rerank_endpoint}, or searches will report the rerank as not applied")

@@ -8,55 +8,70 @@ and `uninstall` are dry runs unless `apply` is True.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from book_agent.services.books import OpenBooks
-from book_agent.services.context import Ports
+from book_agent.services.context import HostFactory
+
+
+class HostBook(NamedTuple):
+    """What a host install needs of a registered book."""
+
+    package: dict[str, Any]  # PackageInfo.to_dict()
+    auth_env: str | None  # the configured variable NAME (never its value)
+    data_dir: str  # the data dir the MCP server will be started with
+
+
+BookResolver = Callable[[str], HostBook]
+
+
+def registered_books(books: OpenBooks, data_dir: Path) -> BookResolver:
+    def resolve(book_ref: str) -> HostBook:
+        book = books.open(book_ref)
+        return HostBook(book.package.to_dict(), book.config.network.auth_env, str(data_dir))
+
+    return resolve
 
 
 class Hosts:
-    def __init__(self, ports: Ports, books: OpenBooks) -> None:
-        self._ports = ports
-        self._books = books
-
-    def _adapter(self, host: str, edition: str | None, home: str | None) -> Any:
-        return self._ports.hosts(host, home, str(self._ports.data_dir), edition)
-
-    def _book(self, book_ref: str) -> tuple[dict[str, Any], str | None]:
-        book = self._books.open(book_ref)
-        return book.package.to_dict(), book.config.network.auth_env
+    def __init__(self, hosts: HostFactory, resolve: BookResolver) -> None:
+        self._hosts = hosts
+        self._resolve = resolve
 
     def detect(self, host: str, edition: str | None = None, home: str | None = None) -> dict[str, Any]:
         """Whether the host seems installed, and where its config and skills would go."""
-        result: dict[str, Any] = self._adapter(host, edition, home).inspect()
+        result: dict[str, Any] = self._hosts(host, home, None, edition).inspect()
         return result
 
     def install(self, host: str, book_ref: str, apply: bool = False, edition: str | None = None,
                 home: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
         """The plan (paths and unified diffs); with apply=True, written."""
-        package, auth_env = self._book(book_ref)
-        result: dict[str, Any] = self._adapter(host, edition, home).install(
-            package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=auth_env)
+        book = self._resolve(book_ref)
+        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).install(
+            book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env)
         return result
 
     def uninstall(self, host: str, book_ref: str, apply: bool = False, edition: str | None = None,
                   home: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
-        package, _ = self._book(book_ref)
-        result: dict[str, Any] = self._adapter(host, edition, home).uninstall(package, _folder(skill_dir), apply=apply)
+        book = self._resolve(book_ref)
+        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).uninstall(
+            book.package, _folder(skill_dir), apply=apply)
         return result
 
     def verify(self, host: str, book_ref: str, edition: str | None = None, home: str | None = None,
                skill_dir: str | None = None) -> dict[str, Any]:
         """Read back the server entry and the skill files: missing, modified or outdated."""
-        package, auth_env = self._book(book_ref)
-        result: dict[str, Any] = self._adapter(host, edition, home).verify(
-            package, None, _folder(skill_dir), auth_env=auth_env)
+        book = self._resolve(book_ref)
+        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).verify(
+            book.package, None, _folder(skill_dir), auth_env=book.auth_env)
         return result
 
     def instructions(self, host: str, book_ref: str, edition: str | None = None, home: str | None = None) -> str:
-        package, auth_env = self._book(book_ref)
-        text: str = self._adapter(host, edition, home).render_manual_instructions(package, auth_env=auth_env)
+        book = self._resolve(book_ref)
+        text: str = self._hosts(host, home, book.data_dir, edition).render_manual_instructions(
+            book.package, auth_env=book.auth_env)
         return text
 
 

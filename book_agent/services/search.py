@@ -25,10 +25,10 @@ from book_agent.domain.fusion import (
     vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
+from book_agent.domain.limits import DEFAULT_TOP_K, MAX_TOP_K
 from book_agent.domain.records import Record, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 
-MAX_TOP_K = 100
 FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
@@ -70,6 +70,39 @@ def _not_ran(error: BookAgentError, status: str = "unavailable") -> dict[str, An
             "remediation": error.remediation}
 
 
+def _check_arguments(query: Any, top_k: int, query_vector: Sequence[float] | None) -> None:
+    if not isinstance(query, str):
+        raise BookAgentError("search.bad_query", "the query must be text")
+    if not query.strip() and query_vector is None:
+        raise BookAgentError("search.empty_query", "the query is empty",
+                             remediation="ask a question or give a few words to look for")
+    if not 1 <= int(top_k) <= MAX_TOP_K:
+        raise BookAgentError(
+            "search.bad_top_k", f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}",
+            remediation=f"pass --top-k between 1 and {MAX_TOP_K}",
+        )
+
+
+def _degraded_warnings(strict: bool, lexical_info: dict[str, Any], vector_info: dict[str, Any]) -> list[str]:
+    """One warning per channel that could not run; a strict search raises instead."""
+    degraded = [name for name, info in (("lexical", lexical_info), ("vector", vector_info))
+                if not info["ran"] and info.get("status") != "not-applicable"]
+    if strict and degraded:
+        info = lexical_info if "lexical" in degraded else vector_info
+        raise BookAgentError(
+            "search.channel_degraded",
+            f"strict search: the {' and '.join(degraded)} channel could not run: {info.get('reason')}",
+            details={"channels": {"lexical": lexical_info, "vector": vector_info}},
+            remediation=info.get("remediation") or "run without --strict to accept a degraded search",
+        )
+    warnings: list[str] = []
+    for name in degraded:
+        info = lexical_info if name == "lexical" else vector_info
+        warnings.append(f"{name} channel did not run: {info.get('reason')}"
+                        + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
+    return warnings
+
+
 class HybridSearch:
     def __init__(self, book_id: str, channels: SearchChannels) -> None:
         self.book_id = book_id
@@ -78,44 +111,20 @@ class HybridSearch:
     def search(
         self,
         query: str,
-        top_k: int = 6,
+        top_k: int = DEFAULT_TOP_K,
         strict: bool = False,
         query_vector: Sequence[float] | None = None,
         hints: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        if not isinstance(query, str):
-            raise BookAgentError("search.bad_query", "the query must be text")
-        if not query.strip() and query_vector is None:
-            raise BookAgentError("search.empty_query", "the query is empty",
-                                 remediation="ask a question or give a few words to look for")
-        if not 1 <= int(top_k) <= MAX_TOP_K:
-            raise BookAgentError(
-                "search.bad_top_k", f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}",
-                remediation=f"pass --top-k between 1 and {MAX_TOP_K}",
-            )
+        _check_arguments(query, top_k, query_vector)
         started = time.perf_counter()
         if not query_terms(query) and query_vector is None:
             return self._wordless(query, top_k, hints, started)
         rerank_wanted = self._rerank_wanted()
         depth = max(CANDIDATES_MIN, top_k * 5)
-        warnings: list[str] = []
         lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
-        degraded = [name for name, info in (("lexical", lexical_info), ("vector", vector_info))
-                    if not info["ran"] and info.get("status") != "not-applicable"]
-        if strict and degraded:
-            info = lexical_info if "lexical" in degraded else vector_info
-            raise BookAgentError(
-                "search.channel_degraded",
-                f"strict search: the {' and '.join(degraded)} channel could not run: {info.get('reason')}",
-                details={"channels": {"lexical": lexical_info, "vector": vector_info}},
-                remediation=info.get("remediation") or "run without --strict to accept a degraded search",
-            )
-        for name in degraded:
-            info = lexical_info if name == "lexical" else vector_info
-            warnings.append(f"{name} channel did not run: {info.get('reason')}"
-                            + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
-
+        warnings = _degraded_warnings(strict, lexical_info, vector_info)
         fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
                            lexical_info, vector_info)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
@@ -128,18 +137,19 @@ class HybridSearch:
         hits = hits[:top_k]
         for rank, hit in enumerate(hits, start=1):
             hit["rank"] = rank
+        return self._result(query, top_k, hits, {"lexical": lexical_info, "vector": vector_info},
+                            representation, rerank_info, hints, warnings, started)
+
+    def _result(self, query: str, top_k: int, hits: list[dict[str, Any]], channels: dict[str, Any],
+                representation: dict[str, Any], rerank: dict[str, Any], hints: dict[str, Any] | None,
+                warnings: list[str], started: float) -> dict[str, Any]:
+        """The search result (contracts/search.md); fusion weights are the channels' own."""
         return {
-            "book_id": self.book_id,
-            "query": query,
-            "top_k": top_k,
-            "hits": hits,
-            "channels": {"lexical": lexical_info, "vector": vector_info},
+            "book_id": self.book_id, "query": query, "top_k": top_k, "hits": hits, "channels": channels,
             "query_representation": representation,
             "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE,
-                       "weights": {"lexical": lexical_info["weight"], "vector": vector_info["weight"]}},
-            "rerank": rerank_info,
-            "hints": dict(hints or {}),
-            "warnings": warnings,
+                       "weights": {name: info["weight"] for name, info in channels.items()}},
+            "rerank": rerank, "hints": dict(hints or {}), "warnings": warnings,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
         }
 
@@ -148,17 +158,10 @@ class HybridSearch:
         nearest neighbours, but they would be confident-looking noise, so neither runs."""
         skipped = {"ran": False, "status": "skipped", "reason": "the query has no words to search for",
                    "weight": 0.0}
-        return {
-            "book_id": self.book_id, "query": query, "top_k": top_k, "hits": [],
-            "channels": {"lexical": dict(skipped), "vector": dict(skipped)},
-            "query_representation": {"kind": "text", "status": "not-encoded"},
-            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE,
-                       "weights": {"lexical": 0.0, "vector": 0.0}},
-            "rerank": {"rerank_requested": False, "rerank_applied": False},
-            "hints": dict(hints or {}),
-            "warnings": ["the query has no words or characters to search for (only punctuation or symbols)"],
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
-        }
+        return self._result(
+            query, top_k, [], {"lexical": dict(skipped), "vector": dict(skipped)},
+            {"kind": "text", "status": "not-encoded"}, {"rerank_requested": False, "rerank_applied": False},
+            hints, ["the query has no words or characters to search for (only punctuation or symbols)"], started)
 
     def channel_rankings(self, query: str, depth: int = CANDIDATES_MIN,
                          query_vector: Sequence[float] | None = None) -> dict[str, Any]:

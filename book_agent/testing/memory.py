@@ -10,8 +10,7 @@ Paths are only names here: nothing is read or written on disk.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,23 +19,16 @@ from typing import Any
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
-from book_agent.domain.records import LexicalHit, Record
+from book_agent.domain.records import Record
 from book_agent.domain.registry_entry import RegistryEntry, conflict
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.ports import (
-    BookParts,
-    LexicalIndex,
-    MarkdownReader,
     PackageStore,
     Progress,
-    QueryVectorizer,
-    RecordSource,
     Registry,
-    Reranker,
     RuntimeStore,
-    SourceAndPages,
-    VectorStore,
 )
+from book_agent.testing.memory_parts import MemoryBookParts, MemoryMarkdown
 
 
 @dataclass
@@ -216,83 +208,6 @@ class MemoryRuntime(RuntimeStore):
         self.vector_checks[runtime_dir] = {**result, "stamp": stamp}
 
 
-class MemoryRecords(RecordSource):
-    def __init__(self, records: Sequence[Record]) -> None:
-        self.by_id = {r.record_id: r for r in records}
-
-    def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
-        return {i: self.by_id[i] for i in record_ids if i in self.by_id}
-
-    def get(self, record_id: str) -> Record:
-        if record_id not in self.by_id:
-            raise BookAgentError("record.not_found", f"no record {record_id!r}")
-        return self.by_id[record_id]
-
-    def close(self) -> None:
-        pass
-
-
-class WordOverlapIndex(LexicalIndex):
-    """Scores a record by how many of the query's words it holds (a stand-in for BM25)."""
-
-    def __init__(self, records: Sequence[Record]) -> None:
-        self.words = {r.record_id: set(_words(r.text)) for r in records}
-
-    def search(self, query: str, top_k: int) -> list[LexicalHit]:
-        wanted = set(_words(query))
-        scored = [(len(wanted & words), rid) for rid, words in self.words.items() if wanted & words]
-        return [LexicalHit(rid, float(score)) for score, rid in sorted(scored, key=lambda s: (-s[0], s[1]))[:top_k]]
-
-    def close(self) -> None:
-        pass
-
-
-class MemoryBookParts(BookParts):
-    """Records and a word-overlap index for each fake book; no vectors, reranker or sources."""
-
-    def __init__(self, packages: MemoryPackages, runtime: MemoryRuntime | None = None) -> None:
-        self.packages = packages
-        self.runtime = runtime
-        self.opened: list[str] = []
-
-    def records(self, package: PackageInfo) -> RecordSource:
-        self.opened.append(f"records:{package.book_id}")
-        return MemoryRecords(self.packages.book(package.root).records)
-
-    def lexical_index(self, sidecar_path: Path) -> LexicalIndex:
-        self.opened.append(f"lexical:{sidecar_path}")
-        database = Path((self.runtime.sidecars[sidecar_path] if self.runtime else {})["database"])
-        return WordOverlapIndex(self.packages.by_database(database).records)
-
-    def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore:
-        raise AssertionError("fake books have no vectors")
-
-    def query_runtime(self, spec: dict[str, Any], config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer:
-        raise AssertionError("fake books have no vectors")
-
-    def reranker(self, config: RuntimeConfig, runtime_dir: Path) -> Reranker | None:
-        if config.reranker.provider != "none":
-            raise BookAgentError("rerank.unknown_provider", f"no fake reranker {config.reranker.provider!r}")
-        return None
-
-    def sources(self, package: PackageInfo, runtime_dir: Path) -> SourceAndPages:
-        raise BookAgentError("source.original_missing", "fake books have no original")
-
-
-class MemoryMarkdown(MarkdownReader):
-    def __init__(self, packages: MemoryPackages) -> None:
-        self.packages = packages
-
-    def read_markdown(self, package: PackageInfo, *, record_span: tuple[int | None, int | None] | None,
-                      record_id: str | None, start: int | None, end: int | None,
-                      heading: str | None, context_chars: int) -> dict[str, Any]:
-        text = "\n\n".join(r.text for r in self.packages.book(package.root).records)
-        return {"text": text[start or 0:end], "record_id": record_id}
-
-    def read_skill(self, package: PackageInfo) -> dict[str, Any]:
-        return {"text": self.packages.book(package.root).skill}
-
-
 def memory_adapters(books: dict[str, FakeBook]) -> dict[str, Any]:
     """Keyword arguments for `bootstrap.build_agent`/`build_ports`: every port in memory."""
     packages = MemoryPackages(books)
@@ -300,6 +215,3 @@ def memory_adapters(books: dict[str, FakeBook]) -> dict[str, Any]:
     return {"registry": MemoryRegistry(), "packages": packages, "runtime": runtime,
             "parts": MemoryBookParts(packages, runtime), "markdown": MemoryMarkdown(packages)}
 
-
-def _words(text: str) -> Iterator[str]:
-    return (w.lower() for w in re.findall(r"\w+", text))

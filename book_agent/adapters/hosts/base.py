@@ -17,6 +17,7 @@ from typing import Any
 
 from book_agent.adapters.hosts import json_config, safe_write
 from book_agent.adapters.hosts.errors import config_malformed
+from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import HostPort
 
 
@@ -52,12 +53,11 @@ def read_config(path: Path, host: str) -> str | None:
     if not target.is_file():
         return None
     try:
-        with open(target, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)  # a config is kilobytes: bounded like any input
+        data = read_limited(target, MAX_CONFIG_BYTES)  # a config is kilobytes: bounded like any input
     except OSError as exc:
         raise config_malformed(path, f"cannot be read ({exc.strerror or exc})", host) from exc
-    if len(data) > MAX_CONFIG_BYTES:
-        raise config_malformed(path, f"larger than {MAX_CONFIG_BYTES} bytes", host)
+    except InputTooLarge as exc:
+        raise config_malformed(path, f"larger than {MAX_CONFIG_BYTES} bytes", host) from exc
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -8,7 +8,6 @@ Files in the root that no entry lists are reported, never read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -17,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from book_agent.adapters.storage.file_hash import sha256_file
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import MANIFEST_NAME
 
-BLOCK = 1 << 20  # hash in 1 MiB blocks: constant memory for any file size
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _DRIVE = re.compile(r"[A-Za-z]:")
 MAX_LISTED_IN_DETAILS = 100
@@ -34,16 +33,6 @@ class ListedFiles:
     hashes: dict[str, str] = field(default_factory=dict)
     listed: set[str] = field(default_factory=set)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    buffer = bytearray(BLOCK)
-    view = memoryview(buffer)
-    with open(path, "rb", buffering=0) as handle:
-        while n := handle.readinto(buffer):
-            digest.update(view[:n])
-    return digest.hexdigest()
 
 
 def path_problem(rel: Any) -> str | None:

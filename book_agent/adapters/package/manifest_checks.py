@@ -13,6 +13,7 @@ from typing import Any
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.network import endpoint_problem
 from book_agent.domain.package import PACKAGE_SCHEMA, SUPPORTED_SCHEMA_VERSIONS, VECTORS_SCHEMA
+from book_agent.domain.providers import METRICS, PROVIDERS
 
 BOOK_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
@@ -26,8 +27,6 @@ VECTOR_KEYS = frozenset(
     {"schema", "schema_version", "provider", "model", "dimensions", "dtype", "normalized",
      "metric", "query_instruction", "languages", "record_count", "endpoint"}
 )
-PROVIDERS = ("siliconflow", "openai-compatible", "local")
-METRICS = ("cosine", "dot")
 
 
 def check_schema(data: dict[str, Any], expected: str, rel: str) -> list[Diagnostic]:

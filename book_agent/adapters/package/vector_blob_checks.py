@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from book_agent.domain.diagnostics import Diagnostic
+from book_agent.domain.diagnostics import Diagnostic, Severity
 
 BATCH = 2048  # rows per fetch: ~8 MiB of 1,024-dim blobs, constant memory for any size
 SAMPLE = 20  # record ids named in a diagnostic's details
@@ -84,26 +84,20 @@ def _scan(con: sqlite3.Connection, dims: int | None) -> list[Diagnostic]:
 
 
 def _orphans(con: sqlite3.Connection) -> list[Diagnostic]:
-    where = "FROM vectors v WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.record_id = v.record_id)"
-    count = int(con.execute(f"SELECT count(*) {where}").fetchone()[0])
-    if not count:
-        return []
-    sample = [str(r[0]) for r in con.execute(f"SELECT v.record_id {where} LIMIT {SAMPLE}")]
-    return [Diagnostic(
-        "package.vector_orphan",
-        f"{count} vector(s) belong to no record, e.g. {sample[0]!r}",
-        "error", {"count": count, "record_ids": sample},
-    )]
+    return _unmatched(con, "vectors", "records", "package.vector_orphan", "vector(s) belong to no record", "error")
 
 
 def _missing(con: sqlite3.Connection) -> list[Diagnostic]:
-    where = "FROM records r WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.record_id = r.record_id)"
+    return _unmatched(con, "records", "vectors", "package.vector_missing",
+                      "record(s) have no vector (vector search cannot find them)", "warning")
+
+
+def _unmatched(con: sqlite3.Connection, table: str, other: str, code: str, what: str,
+               severity: Severity) -> list[Diagnostic]:
+    """Rows of `table` whose record_id has no row in `other` (fixed table names, no input)."""
+    where = f"FROM {table} a WHERE NOT EXISTS (SELECT 1 FROM {other} b WHERE b.record_id = a.record_id)"
     count = int(con.execute(f"SELECT count(*) {where}").fetchone()[0])
     if not count:
         return []
-    sample = [str(r[0]) for r in con.execute(f"SELECT r.record_id {where} LIMIT {SAMPLE}")]
-    return [Diagnostic(
-        "package.vector_missing",
-        f"{count} record(s) have no vector (vector search cannot find them), e.g. {sample[0]!r}",
-        "warning", {"count": count, "record_ids": sample},
-    )]
+    sample = [str(r[0]) for r in con.execute(f"SELECT a.record_id {where} LIMIT {SAMPLE}")]
+    return [Diagnostic(code, f"{count} {what}, e.g. {sample[0]!r}", severity, {"count": count, "record_ids": sample})]

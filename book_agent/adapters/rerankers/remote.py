@@ -19,11 +19,11 @@ from book_agent.adapters.rerankers.config import RerankConfig
 from book_agent.adapters.rerankers.http import RerankHttpClient, parse_scores
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host
+from book_agent.domain.providers import SILICONFLOW_RERANK_ENDPOINT
 
 if TYPE_CHECKING:
     import httpx
 
-SILICONFLOW_ENDPOINT = "https://api.siliconflow.cn/v1/rerank"
 SILICONFLOW_MODEL = "BAAI/bge-reranker-v2-m3"
 
 
@@ -85,7 +85,7 @@ class SiliconFlowReranker(HttpReranker):
     provider = "siliconflow"
 
     def __init__(self, config: RerankConfig, client: httpx.Client | None = None) -> None:
-        super().__init__(config, config.endpoint or SILICONFLOW_ENDPOINT, client)
+        super().__init__(config, config.endpoint or SILICONFLOW_RERANK_ENDPOINT, client)
         self.model = config.model or SILICONFLOW_MODEL
         _require_http_url(self.endpoint)
 

@@ -71,9 +71,7 @@ def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
 def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, tuple[int, int]]]:
     """(text, fragments, anchors): every id's offset, and the block-level ids' extents
     [start, end) (an inline anchor opening a line extends to the end of that line)."""
-    from selectolax.lexbor import LexborHTMLParser
-
-    tree = LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
+    tree = _parse(xhtml)
     start = tree.body if tree.body is not None else tree.root
     out = _Builder()
     fragments: dict[str, int] = {}
@@ -116,28 +114,41 @@ def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, 
                     anchor = value if tag in BLOCK_TAGS else None
         stack.append((node, True, pre, anchor))
         child_pre = pre or tag == "pre"
-        children = []
-        child = node.child
-        while child is not None:
-            children.append(child)
-            child = child.next
-        stack.extend((c, False, child_pre, None) for c in reversed(children))
+        stack.extend((c, False, child_pre, None) for c in reversed(_children(node)))
     text = "".join(out.parts).rstrip()
+    return text, {k: min(v, len(text)) for k, v in fragments.items()}, _extents(text, anchors)
+
+
+def _parse(xhtml: bytes | str) -> Any:
+    from selectolax.lexbor import LexborHTMLParser
+
+    return LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
+
+
+def _children(node: Any) -> list[Any]:
+    children = []
+    child = node.child
+    while child is not None:
+        children.append(child)
+        child = child.next
+    return children
+
+
+def _extents(text: str, anchors: dict[str, list[int]]) -> dict[str, tuple[int, int]]:
+    """Each anchor's [start, end) clipped to the text; an inline anchor's line is its block."""
     extents: dict[str, tuple[int, int]] = {}
     for key, (a, b) in anchors.items():
         a = min(a, len(text))
-        if b <= a:  # an inline anchor: its line is its block
+        if b <= a:
             line_end = text.find("\n", a)
             b = len(text) if line_end < 0 else line_end
         extents[key] = (a, min(b, len(text)))
-    return text, {k: min(v, len(text)) for k, v in fragments.items()}, extents
+    return extents
 
 
 def image_sources(xhtml: bytes | str) -> list[str]:
     """The src of every <img> (and SVG <image> href) in document order, as written."""
-    from selectolax.lexbor import LexborHTMLParser
-
-    tree = LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
+    tree = _parse(xhtml)
     out: list[str] = []
     for node in tree.css("img, image"):
         attrs = node.attributes

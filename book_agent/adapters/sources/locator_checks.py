@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT
 
-MAX_CHARS_LIMIT = 200_000
 MAX_QUOTE_CHARS = 100_000
 
 
@@ -27,7 +27,7 @@ def check_max_chars(max_chars: Any) -> int:
             "source.max_chars_invalid",
             f"max_chars must be an integer from 1 to {MAX_CHARS_LIMIT}, not {max_chars!r}",
             details={"max_chars": max_chars, "limit": MAX_CHARS_LIMIT},
-            remediation="use the default 12000 (`--max-chars` / max_chars), or read a long page in several windows",
+            remediation=f"use the default {DEFAULT_MAX_CHARS} (`--max-chars` / max_chars), or read a long page in several windows",
         )
     return max_chars
 

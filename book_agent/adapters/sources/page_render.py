@@ -12,20 +12,18 @@ file; the file name encodes the original's identity, page, clip and scale (the c
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.sources.pdf import PageBox, PdfSource
+from book_agent.adapters.storage.atomic_write import write_atomic
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DEFAULT_DPI, DPI_RANGE
 
 MAX_PIXELS = 25_000_000
 MIN_CLIP_W, MIN_CLIP_H = 200.0, 100.0
-DPI_RANGE = (18, 1200)
 SCALE_RANGE = (0.25, 16.0)
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -94,7 +92,7 @@ def choose_scale(dpi: Any, scale: Any) -> float:
         return float(scale)
     if isinstance(dpi, bool) or not isinstance(dpi, int | float) or not DPI_RANGE[0] <= dpi <= DPI_RANGE[1]:
         raise BookAgentError("source.render_option_invalid", f"dpi {dpi!r} is outside {DPI_RANGE[0]}..{DPI_RANGE[1]}",
-                             details={"dpi": dpi}, remediation="pass a dpi such as 150")
+                             details={"dpi": dpi}, remediation=f"pass a dpi such as {DEFAULT_DPI}")
     return float(dpi) / 72.0
 
 
@@ -111,19 +109,11 @@ def _png_size(path: Path) -> tuple[int, int] | None:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".render-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, data, prefix=".render-")
 
 
 def render_page(pdf: PdfSource, renders_dir: Path, cache_tag: str, page_index: Any, clip: Any = None,
-                scale: Any = None, dpi: Any = 150, include_image: bool = False,
+                scale: Any = None, dpi: Any = DEFAULT_DPI, include_image: bool = False,
                 max_pixels: int = MAX_PIXELS) -> dict[str, Any]:
     page_index = pdf.check_page(page_index)
     wanted = choose_scale(dpi, scale)

@@ -29,6 +29,7 @@ from book_agent.adapters.sources.passage_search import UnitTexts
 from book_agent.adapters.sources.pdf import PdfSource
 from book_agent.adapters.sources.verify import Claim, build_locator, read_hit
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
 from book_agent.ports import SourceAndPages
@@ -161,7 +162,7 @@ class SourceResolver(SourceAndPages):
             if self.kind == "pdf":
                 info["page_count"] = self.pdf().page_count
                 info["renderable"] = True
-                info["render"] = {"format": "png", "default_dpi": 150, "max_pixels": MAX_PIXELS}
+                info["render"] = {"format": "png", "default_dpi": DEFAULT_DPI, "max_pixels": MAX_PIXELS}
             else:
                 spine = self.epub().spine
                 info["chapter_count"] = len(spine)
@@ -178,7 +179,7 @@ class SourceResolver(SourceAndPages):
         claim = Claim.from_sources(self, hit, hints or {})
         return build_locator(self, hit, claim)
 
-    def read_source(self, locator: Any, max_chars: int = 12000) -> dict[str, Any]:
+    def read_source(self, locator: Any, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
         max_chars = check_max_chars(max_chars)
         if not isinstance(locator, dict):
             raise locator_error(f"a locator must be an object, not {type(locator).__name__}")
@@ -227,7 +228,7 @@ class SourceResolver(SourceAndPages):
                                 {"spine_index": index, "chapter_count": len(spine)})
         return spine[index], None
 
-    def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = 150,
+    def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
                     include_image: bool = False, max_pixels: int = MAX_PIXELS) -> dict[str, Any]:
         if self.kind != "pdf":
             raise self._not_renderable()

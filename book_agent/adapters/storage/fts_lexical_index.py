@@ -14,7 +14,6 @@ import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote
 
 from book_agent.adapters.storage.cjk_fold import fold_chinese
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
@@ -33,7 +32,7 @@ def read_stamp(path: Path) -> dict[str, str] | None:
     if not path.is_file():
         return None
     try:
-        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        con = connect_readonly(path, immutable=False)
         try:
             rows = con.execute("SELECT key, value FROM meta").fetchall()
             con.execute("SELECT count(*) FROM ids").fetchone()
@@ -140,9 +139,7 @@ class FtsLexicalIndex(LexicalIndex):
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
             try:
-                self._con = sqlite3.connect(
-                    f"file:{quote(str(self.path))}?mode=ro", uri=True, check_same_thread=False
-                )
+                self._con = connect_readonly(self.path, check_same_thread=False, immutable=False)
             except sqlite3.Error as exc:
                 raise BookAgentError(
                     "lexical.index_missing",

@@ -8,15 +8,15 @@ write itself is temp file + fsync + os.replace (a reader never sees half a file)
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
+from book_agent.adapters.storage.atomic_write import write_atomic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.registry_entry import RegistryEntry, conflict, entry_problem
+from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import Registry
 
 REGISTRY_VERSION = 1
@@ -37,16 +37,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except UnicodeEncodeError:
         payload = (json.dumps(data, indent=2, ensure_ascii=True, sort_keys=True) + "\n").encode("ascii")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, payload, durable=True)
 
 
 class JsonRegistry(Registry):
@@ -96,15 +87,12 @@ class JsonRegistry(Registry):
         if not self.path.exists():
             return {"version": REGISTRY_VERSION, "books": {}}
         try:
-            with open(self.path, "rb") as handle:
-                raw = handle.read(MAX_REGISTRY_BYTES + 1)
-            if len(raw) > MAX_REGISTRY_BYTES:
-                raise ValueError(f"it is larger than {MAX_REGISTRY_BYTES} bytes")
-            data = json.loads(raw.decode("utf-8"))
+            data = json.loads(read_limited(self.path, MAX_REGISTRY_BYTES).decode("utf-8"))
         except (OSError, ValueError, RecursionError) as exc:
+            reason = f"it is larger than {MAX_REGISTRY_BYTES} bytes" if isinstance(exc, InputTooLarge) else exc
             raise BookAgentError(
                 "registry.corrupt",
-                f"the registry {self.path} cannot be read: {exc}",
+                f"the registry {self.path} cannot be read: {reason}",
                 remediation=f"restore or delete {self.path} and run `book-agent init` again",
             ) from exc
         if not isinstance(data, dict) or not isinstance(data.get("books"), dict):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from book_agent.adapters.archives.filesystem import remove_tree
 from book_agent.adapters.storage import fts_lexical_index as fts
 from book_agent.adapters.storage import runtime_files
+from book_agent.adapters.storage.atomic_write import write_atomic
 from book_agent.adapters.storage.json_registry import write_json_atomic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.runtime_config import RuntimeConfig, check_config_endpoints
@@ -148,7 +148,5 @@ class RuntimeDirStore(RuntimeStore):
         return data if isinstance(data, dict) and data.get("stamp") == stamp else None
 
     def write_vector_check(self, runtime_dir: Path, stamp: dict[str, str], result: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".vector-check-", suffix=".json", dir=runtime_dir)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({**result, "stamp": stamp}, handle, indent=1, ensure_ascii=False)
-        os.replace(tmp, runtime_dir / VECTOR_CHECK_NAME)
+        text = json.dumps({**result, "stamp": stamp}, indent=1, ensure_ascii=False)
+        write_atomic(runtime_dir / VECTOR_CHECK_NAME, text.encode("utf-8"), prefix=".vector-check-", suffix=".json")

@@ -12,10 +12,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 
-def readonly_uri(path: Path) -> str:
-    return "file:" + quote(str(Path(path).resolve())) + "?mode=ro&immutable=1"
+def readonly_uri(path: Path, immutable: bool = True) -> str:
+    return "file:" + quote(str(Path(path).resolve())) + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
 
 
-def connect_readonly(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
-    """Open a package's SQLite file read-only. Raises sqlite3.Error as SQLite does."""
-    return sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=check_same_thread)
+def connect_readonly(path: Path, check_same_thread: bool = True, immutable: bool = True) -> sqlite3.Connection:
+    """Open a package's SQLite file read-only. Raises sqlite3.Error as SQLite does.
+
+    `immutable=False` (plain `mode=ro`) is for our own runtime files, which a rebuild may
+    replace while they are open."""
+    return sqlite3.connect(readonly_uri(path, immutable), uri=True, check_same_thread=check_same_thread)

@@ -15,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.adapters.storage import vector_diagnostics as vector_checks
+from book_agent.adapters.package.database_checks import check_database
 from book_agent.adapters.storage import vector_matrix
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.adapters.storage.sqlite_records import COLUMNS, fetch_records, record_from_row
+from book_agent.adapters.storage.vector_normalization import check_normalization
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.providers import METRICS
 from book_agent.domain.records import Record, Vector, VectorHit
 from book_agent.ports import VectorStore
 
@@ -146,7 +148,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
     def load(self) -> vector_matrix.VectorMatrix:
         """The matrix (loaded on first use, then shared by the whole process)."""
         if self._matrix is None:
-            if self.manifest is None or self.dimensions is None or self.metric not in ("cosine", "dot"):
+            if self.manifest is None or self.dimensions is None or self.metric not in METRICS:
                 raise BookAgentError(
                     "vector.unavailable",
                     "this book has no usable vector manifest: vector search cannot run",
@@ -179,16 +181,12 @@ class PrebuiltVectorStoreAdapter(VectorStore):
     def validate(self) -> list[Diagnostic]:
         """Database and vector checks as diagnostics (no errors: the vectors are sound).
 
-        The package validator's checks (package_database.check_database: schema, counts,
+        The package validator's checks (database_checks.check_database: schema, counts,
         blob lengths, NaN/inf, orphans) plus whether `normalized: true` holds."""
-        try:
-            from book_agent.adapters.package.database_checks import check_database
-        except ImportError:  # stand-alone use: our own copy of the vector checks
-            return self._own_checks(vector_checks.check_vectors)
         _meta, found = check_database(self.database_path, self.manifest, self.book_id)
         if any(d.code.endswith("database_unreadable") for d in found):
             return found
-        return found + self._own_checks(vector_checks.check_normalization)
+        return found + self._own_checks(check_normalization)
 
     def _own_checks(self, check: Any) -> list[Diagnostic]:
         with self._lock:

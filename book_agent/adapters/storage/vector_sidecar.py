@@ -10,16 +10,16 @@ anything stale, truncated or altered is reported and rebuilt, never trusted.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from book_agent.adapters.storage.atomic_write import write_atomic
+from book_agent.adapters.storage.file_hash import sha256_file
 
 FORMAT = 1
 NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
@@ -37,11 +37,6 @@ class Stamp:
     normalized_at_load: bool
 
 
-def _file_sha256(path: Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def _file_state(path: Path) -> list[int]:
     st = path.stat()
     return [st.st_size, st.st_mtime_ns, st.st_ino]
@@ -56,7 +51,7 @@ def _intact(path: Path, stamp: dict[str, Any], name: str) -> bool:
     """
     if stamp.get(f"{name}_state") == _file_state(path):
         return True
-    return _file_sha256(path) == stamp.get(f"{name}_sha256")
+    return sha256_file(path) == stamp.get(f"{name}_sha256")
 
 
 def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
@@ -105,11 +100,11 @@ def write(folder: Path, stamp: Stamp, ids: list[str], matrix: F32) -> dict[str, 
         _atomic(folder, NPY, lambda handle: np.save(handle, matrix, allow_pickle=False))
         ids_bytes = json.dumps(ids, ensure_ascii=False).encode("utf-8")
         _atomic(folder, IDS, lambda handle: handle.write(ids_bytes))
-        database_sha256 = stamp.sha256 or _file_sha256(Path(stamp.database))
+        database_sha256 = stamp.sha256 or sha256_file(Path(stamp.database))
         record = {
             "format": FORMAT, **asdict(stamp), "database_sha256": database_sha256,
-            "rows": len(ids), "npy_sha256": _file_sha256(folder / NPY),
-            "ids_sha256": _file_sha256(folder / IDS),
+            "rows": len(ids), "npy_sha256": sha256_file(folder / NPY),
+            "ids_sha256": sha256_file(folder / IDS),
             "npy_state": _file_state(folder / NPY), "ids_state": _file_state(folder / IDS),
         }
         record.pop("sha256")
@@ -121,12 +116,4 @@ def write(folder: Path, stamp: Stamp, ids: list[str], matrix: F32) -> dict[str, 
 
 
 def _atomic(folder: Path, name: str, fill: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            fill(handle)
-        os.replace(tmp, folder / name)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(folder / name, fill, suffix="")

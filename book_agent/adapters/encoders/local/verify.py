@@ -8,12 +8,12 @@ small JSON file there (written atomically; an unwritable cache only costs a re-h
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
+
+from book_agent.adapters.storage.atomic_write import write_atomic
+from book_agent.adapters.storage.file_hash import sha256_file
 
 from . import errors
 
@@ -44,20 +44,10 @@ def _write_cache(cache_dir: Path | None, key: str, digest: str) -> None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         data = _read_cache(cache_dir)
         data[key] = digest
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".hashes-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=0, sort_keys=True)
-        os.replace(tmp, cache_dir / CACHE_FILE)
+        payload = json.dumps(data, indent=0, sort_keys=True).encode("utf-8")
+        write_atomic(cache_dir / CACHE_FILE, payload, prefix=".hashes-")
     except OSError:
         pass  # a read-only cache dir only means hashing again next start
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def file_sha256(path: Path, cache_dir: Path | None = None) -> tuple[str, bool]:

@@ -1,0 +1,19 @@
+"""Argument bounds and defaults every entry point shares (CLI, MCP, services, adapters).
+
+Defined once here so a driver (cli/, mcp/) states the same bounds as the code that enforces
+them without importing an adapter or a service for a number.
+"""
+
+from __future__ import annotations
+
+# search: hits per query
+MAX_TOP_K = 100
+DEFAULT_TOP_K = 6
+
+# render_page: resolution of a page render
+DPI_RANGE: tuple[int, int] = (18, 1200)
+DEFAULT_DPI = 150
+
+# read_source: characters returned per read
+MAX_CHARS_LIMIT = 200_000
+DEFAULT_MAX_CHARS = 12_000

@@ -22,6 +22,7 @@ from book_agent.services.books import OpenBooks
 from book_agent.services.configure import configure
 from book_agent.services.context import Ports
 from book_agent.services.hosts import Hosts, registered_books
+from book_agent.services.library import Library
 from book_agent.services.reading import Reading
 from book_agent.services.registration import Registration
 from book_agent.services.status import book_status
@@ -42,7 +43,8 @@ class BookAgent:
         self.books = OpenBooks(ports)
         self.hosts = Hosts(ports.hosts, registered_books(self.books, ports.data_dir))
         self._registration = Registration(ports, self.books)
-        self._search = BookSearch(self.books)
+        self._library = Library(ports, self.books, ports.library)
+        self._search = BookSearch(self.books, self._library)
         self._reading = Reading(ports, self.books)
 
     # --- registration -----------------------------------------------------------------
@@ -128,6 +130,7 @@ class BookAgent:
     def close(self) -> None:
         """Close every open book's files. The agent stays usable: books reopen on demand."""
         self.books.close()
+        self._library.close()
 
     def __enter__(self) -> BookAgent:
         return self

@@ -29,6 +29,7 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
+from book_agent.ports.library import LibraryIndex
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import resolve_data_dir
 
@@ -95,11 +96,13 @@ def build_ports(
     parts: BookParts | None = None,
     markdown: MarkdownReader | None = None,
     hosts: HostFactory | None = None,
+    library: LibraryIndex | None = None,
 ) -> Ports:
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None)."""
     from book_agent.adapters.package.store import FilesystemPackageStore
     from book_agent.adapters.sources.markdown_reader import PackageMarkdownReader
     from book_agent.adapters.storage.json_registry import JsonRegistry
+    from book_agent.adapters.storage.library_lexical_index import SqliteLibraryIndex
     from book_agent.adapters.storage.runtime_store import RuntimeDirStore
 
     folder = resolve_data_dir(data_dir)
@@ -111,6 +114,7 @@ def build_ports(
         parts=parts if parts is not None else LocalBookParts(),
         markdown=markdown if markdown is not None else PackageMarkdownReader(),
         hosts=hosts if hosts is not None else host_adapter,
+        library=library if library is not None else SqliteLibraryIndex(folder / "library"),
     )
 
 

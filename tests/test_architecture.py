@@ -10,7 +10,7 @@ from pathlib import Path
 import book_agent
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ["book_agent/domain", "book_agent/services", "book_agent/ports.py"]
+CORE = ["book_agent/domain", "book_agent/services", "book_agent/ports"]
 FORBIDDEN_FOR_CORE = ("book_agent.adapters", "book_agent.cli", "book_agent.mcp", "book_agent.bootstrap",
                       "book_agent.agent")
 IO_LIBRARIES = ("sqlite3", "httpx", "pypdfium2", "typer", "fastmcp", "selectolax", "tomlkit", "portalocker")

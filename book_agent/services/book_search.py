@@ -10,21 +10,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book_refs import parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
 from book_agent.services.books import OpenBooks
 from book_agent.services.evaluation import evaluate, parse_questions
+from book_agent.services.library import Library, LibraryRecords
+from book_agent.services.search import HybridSearch
 
 
 class BookSearch:
-    def __init__(self, books: OpenBooks) -> None:
+    def __init__(self, books: OpenBooks, library: Library) -> None:
         self._books = books
+        self._library = library
 
     def search(self, book_ref: str, query: str, top_k: int = 6, strict: bool = False,
                query_vector: Sequence[float] | None = None, hints: dict[str, Any] | None = None) -> dict[str, Any]:
-        book = self._books.open(book_ref)
-        result = book.searcher().search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
+        """One book (`id`), or a library (`a,b` or `@all`): then every hit says its book."""
+        ref = parse_book_ref(book_ref)
+        if ref.single:
+            result = self._books.open(book_ref).searcher().search(
+                query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
+        else:
+            result = self._library.search(ref, query, top_k, strict, query_vector, hints)
         result["visual_fallback"] = VisualFallbackPolicy().evaluate(query, result["hits"], hints=hints)
         return result
 
@@ -33,7 +42,14 @@ class BookSearch:
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid."""
-        result = evaluate(self._books.open(book_ref).searcher(), parse_questions(_question_lines(questions_path)), k=k)
+        questions = parse_questions(_question_lines(questions_path))
+        ref = parse_book_ref(book_ref)
+        if ref.single:
+            searcher = self._books.open(book_ref).searcher()
+        else:
+            searcher, _ = self._library.searcher(ref)
+            questions = [_qualified(q, searcher) for q in questions]
+        result = evaluate(searcher, questions, k=k)
         result["book_id"] = book_ref
         return result
 
@@ -48,3 +64,21 @@ def _question_lines(questions_path: str | Path) -> list[str]:
     except (OSError, ValueError) as exc:
         raise BookAgentError("eval.bad_questions", f"cannot read {questions_path}: {exc}",
                              remediation="pass a UTF-8 JSON Lines file of questions") from exc
+
+
+def _qualified(question: dict[str, Any], searcher: HybridSearch) -> dict[str, Any]:
+    """A library is ranked by evidence id: a relevant record id given alone means that
+    record in whichever searched book holds it."""
+    relevant = question["relevant"]
+    grades = relevant if isinstance(relevant, dict) else {rid: 1 for rid in relevant}
+    records = searcher.channels.records
+    assert isinstance(records, LibraryRecords)
+    qualified: dict[str, Any] = {}
+    for rid, grade in grades.items():
+        if "#" in str(rid):
+            qualified[str(rid)] = grade
+            continue
+        for book_id, book in records.books.items():
+            if str(rid) in book.records.fetch([str(rid)]):
+                qualified[f"{book_id}#{rid}"] = grade
+    return {**question, "relevant": qualified or grades}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.ports import BookParts, MarkdownReader, PackageStore, Registry, RuntimeStore
+from book_agent.ports.library import LibraryIndex
 
 # (host, home, data_dir, edition) -> the contract's HostAdapter facade (or a fake of it)
 HostFactory = Callable[[str, str | None, str | None, str | None], Any]
@@ -26,6 +27,7 @@ class Ports:
     parts: BookParts
     markdown: MarkdownReader
     hosts: HostFactory
+    library: LibraryIndex
 
     def runtime_dir(self, book_id: str) -> Path:
         return self.data_dir / "books" / book_id

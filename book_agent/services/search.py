@@ -8,7 +8,7 @@ a strict search raises instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,27 +26,16 @@ from book_agent.domain.fusion import (
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
 from book_agent.domain.limits import DEFAULT_TOP_K, MAX_TOP_K
-from book_agent.domain.records import Record, markdown_span
+from book_agent.domain.records import Record, evidence_id, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 
 FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
 
-def evidence_id(book_id: str, record_id: str) -> str:
-    """Stable and citable: the same book and record always give the same id."""
-    return f"{book_id}#{record_id}"
-
-
-def parse_evidence_id(value: str) -> tuple[str, str]:
-    book_id, sep, record_id = value.partition("#")
-    if not sep or not book_id or not record_id:
-        raise BookAgentError(
-            "search.bad_evidence_id",
-            f"{value!r} is not an evidence_id (BOOK_ID#RECORD_ID)",
-            remediation="pass the evidence_id exactly as a search hit gave it",
-        )
-    return book_id, record_id
+# (query, depth, query_vector) -> (record ids best first, their scores or None, channel info, representation)
+VectorSearch = Callable[[str, int, Sequence[float] | None],
+                        tuple[list[str], dict[str, float] | None, dict[str, Any], dict[str, Any]]]
 
 
 @dataclass
@@ -59,6 +48,8 @@ class SearchChannels:
     lexical_problem: BookAgentError | None = None  # why the lexical channel cannot run
     vector_problem: BookAgentError | None = None  # why the vector channel cannot run
     reranker: Reranker | None = None
+    # A vector channel of its own (a library's: one per model group), in place of the store and runtime
+    vector_search: VectorSearch | None = None
 
 
 def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
@@ -211,6 +202,8 @@ class HybridSearch:
         self, query: str, depth: int, query_vector: Sequence[float] | None
     ) -> tuple[list[str], dict[str, float] | None, dict[str, Any], dict[str, Any]]:
         ch = self.channels
+        if ch.vector_search is not None:
+            return ch.vector_search(query, depth, query_vector)
         representation: dict[str, Any] = {"kind": "text", "status": "not-encoded"}
         if ch.vector_store is None or ch.query_runtime is None:
             problem = ch.vector_problem or BookAgentError(

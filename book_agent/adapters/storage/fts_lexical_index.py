@@ -109,7 +109,7 @@ def _fill(
         out.executemany("INSERT INTO ids VALUES (?, ?)", [(start + i, str(r[0])) for i, r in enumerate(rows)])
         out.executemany(
             "INSERT INTO fts(rowid, body, headings) VALUES (?, ?, ?)",
-            [(start + i, index_text(r[1] or "", fold_chinese), index_text(_headings_text(r[2]), fold_chinese))
+            [(start + i, index_text(r[1] or "", fold_chinese), index_text(headings_text(r[2]), fold_chinese))
              for i, r in enumerate(rows)],
         )
         done += len(rows)
@@ -121,7 +121,7 @@ def _fill(
     return done
 
 
-def _headings_text(raw: str | None) -> str:
+def headings_text(raw: str | None) -> str:
     try:
         value = json.loads(raw or "[]")
     except (ValueError, RecursionError):

@@ -1,0 +1,51 @@
+"""Book references: one book id, a comma-separated list of ids (`a,b`), or `@all`.
+
+A single id keeps the one-book behaviour and result shape exactly; a list or `@all` is a
+library search. `@all` means every book registered at the time of the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from book_agent.domain.errors import BookAgentError
+
+ALL_BOOKS = "@all"
+MAX_REF_CHARS = 10_000
+
+
+@dataclass(frozen=True)
+class BookRef:
+    text: str
+    ids: tuple[str, ...]  # the ids named, duplicates dropped, in order (empty for @all)
+    everything: bool = False
+    duplicates: tuple[str, ...] = ()  # ids named more than once (dropped, reported)
+
+    @property
+    def single(self) -> bool:
+        """One plain book id: today's one-book search, result shape unchanged."""
+        return not self.everything and len(self.ids) == 1 and "," not in self.text
+
+
+def parse_book_ref(ref: object) -> BookRef:
+    if not isinstance(ref, str) or not ref.strip() or len(ref) > MAX_REF_CHARS:
+        raise _bad(ref, "a book reference is a book_id, a comma-separated list of them, or @all")
+    text = ref.strip()
+    if text == ALL_BOOKS:
+        return BookRef(text, (), everything=True)
+    if "," not in text:
+        return BookRef(ref, (ref,))  # an id is taken as it is (the registry says if it exists)
+    items = [item.strip() for item in text.split(",")]
+    if any(not item for item in items):
+        raise _bad(ref, "a list of books has an empty item (two commas, or one at an end)")
+    if ALL_BOOKS in items:
+        raise _bad(ref, "@all stands alone: it already means every registered book")
+    seen: dict[str, None] = {}
+    duplicates = [item for item in items if item in seen or seen.setdefault(item, None)]
+    return BookRef(text, tuple(seen), duplicates=tuple(dict.fromkeys(duplicates)))
+
+
+def _bad(ref: object, message: str) -> BookAgentError:
+    shown = ref if isinstance(ref, str) and len(ref) <= 200 else type(ref).__name__
+    return BookAgentError("book.bad_ref", message, details={"ref": shown},
+                          remediation="pass a registered book_id (`book-agent list`), `a,b`, or @all")

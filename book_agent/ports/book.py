@@ -1,0 +1,62 @@
+"""Ports of one book's original and rendition, and the factory of a book's parts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from book_agent.domain.package import PackageInfo
+from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.ports.search import QueryVectorizer, Reranker
+from book_agent.ports.storage import LexicalIndex, RecordSource, VectorStore
+
+
+@runtime_checkable
+class SourceReader(Protocol):
+    """The original (PDF or EPUB): where a passage is, and its text back."""
+
+    def locate(self, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A verified locator for a hit, record or quotation (contracts/sources.md)."""
+        ...
+    def read_source(self, locator: Any, max_chars: int = 12000) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class PageRenderer(Protocol):
+    """Page images of a fixed-layout original, cached in the runtime dir."""
+
+    def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = 150,
+                    include_image: bool = False) -> dict[str, Any]:
+        """Raises BookAgentError(code='render.*') for an EPUB or a bad page, clip or dpi."""
+        ...
+
+
+@runtime_checkable
+class MarkdownReader(Protocol):
+    """The package's Markdown rendition (book.md) and its agent skill (SKILL.md)."""
+
+    def read_markdown(self, package: PackageInfo, *, record_span: tuple[int | None, int | None] | None,
+                      record_id: str | None, start: int | None, end: int | None,
+                      heading: str | None, context_chars: int) -> dict[str, Any]: ...
+    def read_skill(self, package: PackageInfo) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class BookParts(Protocol):
+    """Opens the adapters one registered book needs. Each is opened once per process by the
+    caller (services/open_book.py) and closed by it; nothing is opened at construction."""
+
+    def records(self, package: PackageInfo) -> RecordSource: ...
+    def lexical_index(self, sidecar_path: Path) -> LexicalIndex: ...
+    def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore: ...
+    def query_runtime(self, spec: dict[str, Any], config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer: ...
+    def reranker(self, config: RuntimeConfig, runtime_dir: Path) -> Reranker | None:
+        """None for provider 'none'; raises BookAgentError(code='rerank.*') when it cannot load."""
+        ...
+    def sources(self, package: PackageInfo, runtime_dir: Path) -> SourceAndPages: ...
+
+
+@runtime_checkable
+class SourceAndPages(SourceReader, PageRenderer, Protocol):
+    """The sources adapter serves both roles (one open document per book)."""

@@ -1,0 +1,43 @@
+"""The AI-host port behind the HostAdapter facade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class HostPort(Protocol):
+    """One AI host's files (Codex TOML, Trae/WorkBuddy/Cherry Studio JSON), behind the
+    HostAdapter facade. Pure: reads nothing but the text it is given (and `detect` the disk)."""
+
+    host: str
+    edition: str | None
+    unconfirmed: tuple[str, ...]
+
+    def detect(self) -> dict[str, Any]:
+        """{installed: bool, evidence: [paths that exist], ...}: whether the host seems present."""
+        ...
+    def config_path(self) -> Path | None:
+        """The user-level MCP config file we edit, or None when no program may write it."""
+        ...
+    def skills_dir(self) -> Path:
+        """The folder that holds one sub-folder per installed skill."""
+        ...
+    def server_entry(self, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+        """The keys book-agent manages in the server's entry (never a credential value)."""
+        ...
+    def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
+        """The config text with our entry set (other keys kept). Raises host.config_malformed."""
+        ...
+    def remove_server(self, text: str, path: Path, name: str) -> tuple[str, bool]:
+        """(text without our entry, whether nothing but an empty shell is left)."""
+        ...
+    def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None: ...
+
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+        """Known refusals and caveats: [{code, message}]."""
+        ...
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+        """{steps: [...], snippet: str, deeplink: str | None} for doing it by hand."""
+        ...

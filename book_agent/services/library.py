@@ -1,0 +1,189 @@
+"""Library search: several books (`a,b` or `@all`) searched as one.
+
+Ranking must not suffer from splitting a corpus into books, so nothing is merged after the
+fact: the lexical channel is one BM25 index over the whole library (its statistics global,
+narrowed to the books asked for); the vector channel searches each model group (books whose
+vectors share a model and dimensions, so their cosines compare) exactly and merges by score;
+the two are fused as for one book (services/search.py). Record ids inside the search are
+evidence ids (`book_id#record_id`), unique across books; each hit says its book.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from book_agent.domain.book_refs import BookRef
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.fusion import LanguageEvidence
+from book_agent.domain.lexical_text import TOKENIZER_VERSION
+from book_agent.domain.library import LibraryMember, library_stamp
+from book_agent.domain.records import LexicalHit, Record
+from book_agent.domain.registry_entry import database_sha
+from book_agent.ports import LexicalIndex, RecordSource
+from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
+from book_agent.services.books import OpenBooks
+from book_agent.services.context import Ports
+from book_agent.services.library_vectors import ModelGroups
+from book_agent.services.open_book import OpenBook
+from book_agent.services.search import HybridSearch, SearchChannels
+
+
+class LibraryRecords(RecordSource):
+    """Records of several open books, by evidence id (`book_id#record_id`)."""
+
+    def __init__(self, books: dict[str, OpenBook]) -> None:
+        self.books = books
+
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        wanted: dict[str, list[str]] = {}
+        for key in record_ids:
+            book_id, _, record_id = key.partition("#")
+            if book_id in self.books and record_id:
+                wanted.setdefault(book_id, []).append(record_id)
+        found: dict[str, Record] = {}
+        for book_id, ids in wanted.items():
+            for record_id, record in self.books[book_id].records.fetch(ids).items():
+                found[f"{book_id}#{record_id}"] = replace(record, record_id=f"{book_id}#{record_id}")
+        return found
+
+    def get(self, record_id: str) -> Record:
+        found = self.fetch([record_id]).get(record_id)
+        if found is None:
+            raise BookAgentError("record.not_found", f"no record {record_id!r} in this library")
+        return found
+
+    def close(self) -> None:
+        pass
+
+
+class NarrowedLexical(LexicalIndex):
+    """The library's BM25 index, its hits narrowed to the books searched (None: every book)."""
+
+    def __init__(self, index: LibraryLexicalIndex, book_ids: Sequence[str] | None) -> None:
+        self.index = index
+        self.book_ids = book_ids
+
+    def search(self, query: str, top_k: int) -> list[LexicalHit]:
+        return self.index.search(query, top_k, self.book_ids)
+
+    def close(self) -> None:
+        pass  # the library keeps its index open while it is fresh
+
+
+class Library:
+    def __init__(self, ports: Ports, books: OpenBooks, index: LibraryIndex) -> None:
+        self._ports = ports
+        self._books = books
+        self._index = index
+        self._open: tuple[str, LibraryLexicalIndex] | None = None  # (stamp, index) kept open while fresh
+
+    def book_ids(self, ref: BookRef) -> list[str]:
+        """The registered ids a reference names; an unknown id in a list is an error naming it."""
+        if ref.everything:
+            return [str(e["book_id"]) for e in self._ports.registry.list()]
+        for book_id in ref.ids:
+            self._ports.registry.get(book_id)  # book.not_registered names the id
+        return list(ref.ids)
+
+    def open_books(self, ids: list[str], strict: bool) -> tuple[dict[str, OpenBook], list[dict[str, Any]]]:
+        """The books that open; the others (a changed package) are skipped with the reason,
+        or, in strict mode, fail the search."""
+        opened: dict[str, OpenBook] = {}
+        skipped: list[dict[str, Any]] = []
+        for book_id in ids:
+            try:
+                opened[book_id] = self._books.open(book_id)
+            except BookAgentError as exc:
+                if strict:
+                    raise
+                skipped.append({"book_id": book_id, "searched": False, "code": exc.code, "reason": exc.message,
+                                "remediation": exc.remediation})
+        return opened, skipped
+
+    def lexical(self, searched: dict[str, OpenBook]) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
+        """The library-wide BM25 index over every registered book that opens (rebuilt when a
+        book was registered, replaced or removed since it was built)."""
+        members = [_member(book) for book in self._every_openable_book(searched)]
+        expected = library_stamp(members, TOKENIZER_VERSION)
+        state = self._index.state(expected)
+        info: dict[str, Any] = {"records": state["record_count"], "rebuilt": False}
+        if not state["fresh"]:
+            info.update(records=self._index.build(members, expected, None), rebuilt=True)
+        key = expected["books"]
+        if self._open is None or self._open[0] != key or info["rebuilt"]:
+            self.close()
+            self._open = (key, self._index.open())
+        return self._open[1], info
+
+    def close(self) -> None:
+        if self._open is not None:
+            self._open[1].close()
+            self._open = None
+
+    def _every_openable_book(self, searched: dict[str, OpenBook]) -> list[OpenBook]:
+        books = dict(searched)
+        for entry in self._ports.registry.list():
+            book_id = str(entry["book_id"])
+            if book_id not in books:
+                try:
+                    books[book_id] = self._books.open(book_id)
+                except BookAgentError:
+                    continue  # a changed package is left out until it is restored
+        return [books[k] for k in sorted(books)]
+
+    def searcher(self, ref: BookRef, strict: bool = False) -> tuple[HybridSearch, dict[str, Any]]:
+        """A HybridSearch over the library's channels, and what the result reports about it."""
+        ids = self.book_ids(ref)
+        opened, skipped = self.open_books(ids, strict)
+        lexical, index_info = self.lexical(opened)
+        every = set(opened) == {str(e["book_id"]) for e in self._ports.registry.list()}
+        groups = ModelGroups(opened)
+        channels = SearchChannels(
+            lexical=NarrowedLexical(lexical, None if every else sorted(opened)),
+            vector_store=None, query_runtime=None, records=LibraryRecords(opened),
+            language_evidence=groups.language_evidence() or LanguageEvidence(),
+            vector_search=groups.search)
+        report = {"books": [{"book_id": b, "searched": True} for b in opened] + skipped,
+                  "lexical_index": index_info, "groups": groups, "duplicates": list(ref.duplicates)}
+        return HybridSearch(ref.text, channels), report
+
+    def search(self, ref: BookRef, query: str, top_k: int, strict: bool,
+               query_vector: Sequence[float] | None, hints: dict[str, Any] | None) -> dict[str, Any]:
+        searcher, report = self.searcher(ref, strict)
+        result = searcher.search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
+        for hit in result["hits"]:
+            _split_hit(hit)
+        groups: ModelGroups = report["groups"]
+        vector_notes = groups.notes()
+        for book in report["books"]:
+            if book["book_id"] in vector_notes:
+                book["vector"] = vector_notes[book["book_id"]]
+        result["books"] = report["books"]
+        result["library"] = {"books_searched": sum(1 for b in report["books"] if b["searched"]),
+                             "lexical_index": report["lexical_index"], "model_groups": groups.describe()}
+        result["warnings"] += [f"book {b['book_id']} was skipped: {b['reason']}" for b in report["books"]
+                               if not b["searched"]]
+        if report["duplicates"]:
+            result["warnings"].append("named more than once (searched once): " + ", ".join(report["duplicates"]))
+        if not report["books"]:
+            result["warnings"].append("no books are registered: `book-agent init PACKAGE` adds one")
+        return result
+
+
+def _member(book: OpenBook) -> LibraryMember:
+    assert book.package.database_path is not None
+    count = int((book.package.vector_manifest or {}).get("count") or 0)
+    stamp = f"{book.entry.get('manifest_sha256') or ''}:{database_sha(book.package) or ''}"
+    return LibraryMember(book.book_id, Path(book.package.database_path), count, stamp)
+
+
+def _split_hit(hit: dict[str, Any]) -> None:
+    """`book_id#record_id` back into the hit's own fields (the evidence id stays citable)."""
+    book_id, _, record_id = str(hit["record_id"]).partition("#")
+    hit["book_id"] = book_id
+    hit["record_id"] = record_id
+    hit["evidence_id"] = f"{book_id}#{record_id}"
+    hit["source_locator"]["book_id"] = book_id

@@ -1,0 +1,122 @@
+"""A library's vector channel: books grouped by embedding model, each group searched exactly.
+
+Cosines of one model compare across books, so a group's hits merge by score as if its books
+were one. Different models' scores do not compare: with more than one group, each group's
+scores are divided by its best (the fusion's own normalisation), so no model wins by scale.
+A query is encoded once per group; a caller's query vector serves only the groups whose
+dimensions it matches, and the other books say why their vector channel did not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.fusion import LanguageEvidence
+from book_agent.domain.query_encoding import QueryEncoding
+from book_agent.ports import QueryVectorizer
+from book_agent.services.open_book import OpenBook
+
+Ranked = list[tuple[str, float]]
+
+
+class ModelGroups:
+    def __init__(self, books: dict[str, OpenBook]) -> None:
+        self.groups: dict[tuple[str, int], list[OpenBook]] = {}
+        self._notes: dict[str, str] = {}
+        for book in books.values():
+            manifest = book.package.vector_manifest or {}
+            if not manifest:
+                self._notes[book.book_id] = "no vectors: lexical channel only"
+                continue
+            key = (str(manifest.get("model")), int(manifest.get("dimensions") or 0))
+            self.groups.setdefault(key, []).append(book)
+
+    def notes(self) -> dict[str, str]:
+        return dict(self._notes)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [{"model": model, "dimensions": dims, "books": [b.book_id for b in books]}
+                for (model, dims), books in sorted(self.groups.items())]
+
+    def language_evidence(self) -> LanguageEvidence | None:
+        """The largest group's evidence gates the channel (exact when there is one model)."""
+        if not self.groups:
+            return None
+        books = max(self.groups.values(), key=len)
+        for book in books:
+            _, runtime, evidence, problem = book.vector_parts
+            if problem is None and runtime is not None:
+                return evidence
+        return None
+
+    def search(self, query: str, depth: int, query_vector: Sequence[float] | None
+               ) -> tuple[list[str], dict[str, float] | None, dict[str, Any], dict[str, Any]]:
+        merged: Ranked = []
+        ran: list[dict[str, Any]] = []
+        representation: dict[str, Any] = {"kind": "text", "status": "not-encoded"}
+        for (model, dims), books in sorted(self.groups.items()):
+            found, encoding = self._search_group(model, dims, books, query, depth, query_vector)
+            if encoding is not None:
+                representation = encoding.to_dict(include_vector=False)
+            if found is None:
+                continue
+            ran.append({"model": model, "candidates": len(found), "route": encoding.route if encoding else None})
+            merged += _normalised(found) if len(self.groups) > 1 else found
+        if not ran:
+            return [], None, self._not_ran(), representation
+        merged.sort(key=lambda pair: -pair[1])
+        merged = merged[:depth]
+        info = {"ran": True, "status": representation.get("status", "ok"), "candidates": len(merged), "groups": ran}
+        return [key for key, _ in merged], dict(merged), info, representation
+
+    def _search_group(self, model: str, dims: int, books: list[OpenBook], query: str, depth: int,
+                      query_vector: Sequence[float] | None) -> tuple[Ranked | None, QueryEncoding | None]:
+        if query_vector is not None and len(query_vector) != dims:
+            self._note(books, f"not searched by vector: the query vector has {len(query_vector)} dimensions, "
+                              f"this book's model {model} has {dims}")
+            return None, None
+        usable = [(b, b.vector_parts) for b in books]
+        usable = [(b, parts) for b, parts in usable if parts[0] is not None and parts[3] is None]
+        if not usable:
+            self._note(books, "vector channel unavailable for this book")
+            return None, None
+        encoding = _encode(usable[0][1][1], query, query_vector)
+        if encoding is None or encoding.vector is None:
+            reason = ((encoding.error or {}).get("message") if encoding else None) or "the query could not be encoded"
+            self._note(books, f"vector channel did not run: {reason}")
+            return None, encoding
+        found: Ranked = []
+        for book, (store, _, _, _) in usable:
+            assert store is not None
+            found += [(f"{book.book_id}#{h.record.record_id}", h.score) for h in store.search(encoding.vector, depth)]
+        found.sort(key=lambda pair: -pair[1])
+        return found[:depth], encoding
+
+    def _note(self, books: list[OpenBook], note: str) -> None:
+        for book in books:
+            self._notes[book.book_id] = note
+
+    def _not_ran(self) -> dict[str, Any]:
+        status = "unavailable" if self.groups else "not-applicable"
+        reason = ("no book searched has vectors" if not self.groups
+                  else "no book's vector channel could run (see each book's `vector` note)")
+        return {"ran": False, "status": status, "reason": reason, "code": "search.no_vectors",
+                "remediation": None}
+
+
+def _encode(runtime: QueryVectorizer | None, query: str, query_vector: Sequence[float] | None) -> QueryEncoding | None:
+    if runtime is None:
+        return None
+    if query_vector is not None:
+        return runtime.accept_query_vector(query_vector)  # a bad vector is the caller's error: it raises
+    try:
+        return runtime.encode_query(query)
+    except BookAgentError:
+        return None
+
+
+def _normalised(found: Ranked) -> Ranked:
+    best = max((score for _, score in found), default=0.0)
+    return [(key, max(score, 0.0) / best) for key, score in found] if best > 0 else found

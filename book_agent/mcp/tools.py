@@ -9,22 +9,19 @@ JSON text block. Errors go through book_agent.mcp.errors only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 from fastmcp.tools.base import ToolResult
-from pydantic import Field
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import (
     DEFAULT_DPI,
     DEFAULT_MAX_CHARS,
     DEFAULT_TOP_K,
-    DPI_RANGE,
-    MAX_CHARS_LIMIT,
-    MAX_TOP_K,
 )
 from book_agent.domain.unicode_text import scrub
 from book_agent.mcp import descriptions as d
+from book_agent.mcp import params as P
 from book_agent.mcp import schemas
 from book_agent.mcp.errors import bad_arguments, error_result, internal_error
 from book_agent.mcp.images import with_image
@@ -37,13 +34,6 @@ if TYPE_CHECKING:
 READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
 # search may call the query-encoding or rerank endpoint the book's config allows.
 SEARCH_HINTS: dict[str, Any] = {"readOnlyHint": True, "idempotentHint": True}
-
-RecordId = Annotated[str, Field(min_length=1, max_length=512, description="A record_id from a search hit.")]
-Hints = Annotated[
-    dict[str, Any] | None,
-    Field(description="Optional hints, e.g. {\"page_index\": 12}, {\"href\": \"text/ch03.xhtml\"}, {\"visual\": true}."),
-]
-
 
 # Calls whose time depends on the input or on a remote endpoint; the rest are bounded reads
 # and answer on the quick lane meanwhile (see book_agent.mcp.session).
@@ -74,14 +64,11 @@ def _register_package_tools(server: FastMCP, session: BookSession) -> None:
 
     @server.tool(name="search", description=d.SEARCH, output_schema=schemas.SEARCH, annotations=SEARCH_HINTS)
     async def search(
-        query: Annotated[str, Field(min_length=1, max_length=4000, description="The question or keywords, any language.")],
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits to return.")] = DEFAULT_TOP_K,
-        strict: Annotated[bool, Field(description="Fail instead of degrading when a channel is unavailable.")] = False,
-        query_vector: Annotated[
-            list[float] | None,
-            Field(description="A ready embedding made with this book's model (rarely needed)."),
-        ] = None,
-        hints: Hints = None,
+        query: P.Query,
+        top_k: P.TopK = DEFAULT_TOP_K,
+        strict: P.Strict = False,
+        query_vector: P.QueryVector = None,
+        hints: P.Hints = None,
     ) -> Any:
         return await _call(
             session,
@@ -90,16 +77,16 @@ def _register_package_tools(server: FastMCP, session: BookSession) -> None:
         )
 
     @server.tool(name="read_entry", description=d.READ_ENTRY, output_schema=schemas.RECORD, annotations=READ_ONLY)
-    async def read_entry(record_id: RecordId) -> Any:
+    async def read_entry(record_id: P.RecordId) -> Any:
         return await _call(session, "read_entry", lambda a: a.read_entry(book, record_id))
 
     @server.tool(name="read_markdown", description=d.READ_MARKDOWN, output_schema=schemas.MARKDOWN, annotations=READ_ONLY)
     async def read_markdown(
-        record_id: Annotated[str | None, Field(description="Read around this record.")] = None,
-        start: Annotated[int | None, Field(ge=0, description="Start character offset in book.md.")] = None,
-        end: Annotated[int | None, Field(ge=0, description="End character offset (exclusive).")] = None,
-        heading: Annotated[str | None, Field(min_length=1, description="Read the section with this heading.")] = None,
-        context_chars: Annotated[int, Field(ge=0, le=20000, description="Context on each side of a record.")] = 500,
+        record_id: P.MarkdownRecordId = None,
+        start: P.Start = None,
+        end: P.End = None,
+        heading: P.Heading = None,
+        context_chars: P.ContextChars = 500,
     ) -> Any:
         return await _call(
             session,
@@ -120,10 +107,10 @@ def _register_source_tools(server: FastMCP, session: BookSession) -> None:
 
     @server.tool(name="locate_source", description=d.LOCATE_SOURCE, output_schema=schemas.LOCATOR, annotations=READ_ONLY)
     async def locate_source(
-        hit: Annotated[dict[str, Any] | None, Field(description="A hit object from search, passed unchanged.")] = None,
-        record_id: Annotated[str | None, Field(min_length=1, description="A record_id to locate.")] = None,
-        quote: Annotated[str | None, Field(min_length=1, max_length=20000, description="A literal passage to find.")] = None,
-        hints: Hints = None,
+        hit: P.Hit = None,
+        record_id: P.LocateRecordId = None,
+        quote: P.Quote = None,
+        hints: P.Hints = None,
     ) -> Any:
         given = [name for name, value in (("hit", hit), ("record_id", record_id), ("quote", quote)) if value is not None]
         if len(given) != 1:
@@ -139,20 +126,17 @@ def _register_source_tools(server: FastMCP, session: BookSession) -> None:
 
     @server.tool(name="read_source", description=d.READ_SOURCE, output_schema=schemas.SOURCE_TEXT, annotations=READ_ONLY)
     async def read_source(
-        locator: Annotated[dict[str, Any], Field(description="A locator from locate_source (or a hit's source_locator).")],
-        max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT, description="Most characters to return.")] = DEFAULT_MAX_CHARS,
+        locator: P.Locator,
+        max_chars: P.MaxChars = DEFAULT_MAX_CHARS,
     ) -> Any:
         return await _call(session, "read_source", lambda a: a.read_source(book, locator, max_chars=max_chars))
 
     @server.tool(name="render_page", description=d.RENDER_PAGE, output_schema=schemas.RENDER, annotations=READ_ONLY)
     async def render_page(
-        page_index: Annotated[int, Field(ge=0, description="0-based PDF page index (a locator's page_index).")],
-        clip: Annotated[
-            list[float] | None,
-            Field(min_length=4, max_length=4, description="[x0, y0, x1, y1] in PDF points, origin bottom-left."),
-        ] = None,
-        dpi: Annotated[int, Field(ge=DPI_RANGE[0], le=DPI_RANGE[1], description="Resolution of the render.")] = DEFAULT_DPI,
-        include_image: Annotated[bool, Field(description="Also return the PNG as image content.")] = False,
+        page_index: P.PageIndex,
+        clip: P.Clip = None,
+        dpi: P.Dpi = DEFAULT_DPI,
+        include_image: P.IncludeImage = False,
     ) -> Any:
         def render(a: Any) -> Any:
             data = a.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image)

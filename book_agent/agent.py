@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.ports import Progress, Registry
 from book_agent.services.book_search import BookSearch
 from book_agent.services.books import OpenBooks
@@ -93,9 +94,13 @@ class BookAgent:
 
     # --- search and sources --------------------------------------------------------------
 
-    def search(self, book_ref: str, query: str, top_k: int = 6, strict: bool = False,
+    def search(self, book_ref: str | BookRef, query: str, top_k: int = 6, strict: bool = False,
                query_vector: Sequence[float] | None = None, hints: dict[str, Any] | None = None) -> dict[str, Any]:
         return self._search.search(book_ref, query, top_k, strict, query_vector, hints)
+
+    def library_books(self, book_ref: str | BookRef = ALL_BOOKS) -> list[dict[str, Any]]:
+        """The books a reference names (`@all`, `a,b`, or one id): id, title, language, records, model."""
+        return self._library.describe(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
     def warm_up(self, book_ref: str) -> dict[str, bool]:
         """Load a book's search parts now (the MCP server does it after its handshake)."""

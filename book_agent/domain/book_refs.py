@@ -20,11 +20,17 @@ class BookRef:
     ids: tuple[str, ...]  # the ids named, duplicates dropped, in order (empty for @all)
     everything: bool = False
     duplicates: tuple[str, ...] = ()  # ids named more than once (dropped, reported)
+    library: bool = True  # False for one plain book id: today's one-book search and result shape
 
     @property
     def single(self) -> bool:
-        """One plain book id: today's one-book search, result shape unchanged."""
-        return not self.everything and len(self.ids) == 1 and "," not in self.text
+        return not self.library
+
+
+def library_of(book_ids: list[str]) -> BookRef:
+    """A library reference to exactly these books (a library server narrowing its search)."""
+    ids = tuple(dict.fromkeys(book_ids))
+    return BookRef(",".join(ids), ids)
 
 
 def parse_book_ref(ref: object) -> BookRef:
@@ -34,7 +40,7 @@ def parse_book_ref(ref: object) -> BookRef:
     if text == ALL_BOOKS:
         return BookRef(text, (), everything=True)
     if "," not in text:
-        return BookRef(ref, (ref,))  # an id is taken as it is (the registry says if it exists)
+        return BookRef(ref, (ref,), library=False)  # an id is taken as it is (the registry says if it exists)
     items = [item.strip() for item in text.split(",")]
     if any(not item for item in items):
         raise _bad(ref, "a list of books has an empty item (two commas, or one at an end)")

@@ -74,3 +74,34 @@ read_source instead."""
 STATUS = """Health and capabilities of this book: package checks (hashes, schema), runtime sidecars (full-text
 index, vector matrix), which search channels, rerankers and source features are available, and
 diagnostics with remediation. Use it when another tool reports an error or a missing capability."""
+
+LIBRARY_INSTRUCTIONS = """This server answers from a LIBRARY of book packages ("{ref}": {count} book(s) now{more}).
+Typical flow: `list_books` to see what the library holds -> `search` (the whole library, or
+`books: [...]` to narrow) -> answer only from the hits' text -> cite each claim with the hit's
+evidence_id ("book_id#record_id"), in square brackets. Every hit says its book_id; tools that
+read one record or page (`read_entry`, `read_markdown`, `get_skill`, `locate_source`,
+`read_source`, `render_page`, `status`) take that book_id. To check or quote the original,
+call `locate_source` with the hit, then `read_source` with the returned locator. When
+visual_fallback.recommended is true, call `render_page` (include_image=true to see it).
+Each book's own usage notes: `get_skill` with its book_id. Errors come back as tool errors
+whose text is JSON: {{"error": {{code, message, details, remediation}}}}.
+"""
+
+LIST_BOOKS = """The books this library server serves, now (books registered later appear without a restart when
+it serves @all). Returns {library, books: [{book_id, title, language, records, model, dimensions,
+kind, available}]}; a book whose package changed since registration is listed with available=false
+and the reason. Call it first to know which books to search or to name in `books`."""
+
+LIBRARY_SEARCH = f"""Search the library (every book it serves, or only `books`) for passages relevant to a question.
+Ranking is library-wide: one BM25 index over all books, vectors compared within each embedding
+model. Returns {{book_id (the library reference), query, hits, books, library, channels, warnings,
+...}}; each hit has book_id, rank, evidence_id, record_id, text (the full passage), headings,
+source_locator and scores. Answer only from hit text. {CITE} `books` must name served books
+(see list_books). A book whose package changed is skipped with a warning (strict=true fails
+instead). query_vector applies only to books whose model has its dimensions; each book in
+`books` says when its vector channel did not run."""
+
+
+def for_one_book(text: str) -> str:
+    """A one-book tool's description, as a library tool that takes the book_id."""
+    return "Give book_id: the book (from list_books, or a hit's book_id). " + text

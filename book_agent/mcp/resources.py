@@ -61,3 +61,27 @@ def register_resources(server: FastMCP, session: BookSession, skill_uri: str, me
     async def metadata() -> str:
         data = await _read(session, "metadata resource", lambda a: _metadata(a, book))
         return json.dumps(data, ensure_ascii=False, default=str, indent=2)
+
+
+LIBRARY_SKILL = """# Using this book library
+
+Call `list_books` to see the books, `search` to search them all (or `books: [...]` to narrow),
+and cite each claim with the hit's evidence_id (`book_id#record_id`). Each book has its own
+usage notes: `get_skill` with its book_id. Tools that read one record or page take the book_id
+a hit carries.
+"""
+
+
+def register_library_resources(server: FastMCP, session: BookSession) -> None:
+    ref = session.book_id
+
+    @server.resource("book://library/skill", name="skill", mime_type="text/markdown",
+                     description="How to use this library server: list, search, cite, read one book.")
+    async def skill() -> str:
+        return LIBRARY_SKILL
+
+    @server.resource("book://library/books", name="books", mime_type="application/json",
+                     description="The books this library serves (as list_books returns them).")
+    async def books() -> str:
+        data = await _read(session, "books resource", lambda a: {"library": ref, "books": a.library_books(ref)})
+        return json.dumps(data, ensure_ascii=False, default=str, indent=2)

@@ -71,7 +71,20 @@ def check_book(agent: Any, book_id: str) -> dict[str, Any]:
     return resolved
 
 
-def _title(resolved: dict[str, Any] | None) -> str:
+def check_library(agent: Any, ref: str) -> list[dict[str, Any]]:
+    """A library server may start with no book (`@all` on an empty data dir: books registered
+    later appear); a list must name registered books only."""
+    books: list[dict[str, Any]] = agent.library_books(ref)
+    return books
+
+
+def is_library(ref: str) -> bool:
+    from book_agent.domain.book_refs import parse_book_ref
+
+    return parse_book_ref(ref).library
+
+
+def _title(resolved: Any) -> str:
     package = (resolved or {}).get("package") or {}
     return str(package.get("title") or (resolved or {}).get("title") or "untitled")
 
@@ -82,7 +95,7 @@ def build_server(
     data_dir: Path | str | None = None,
     *,
     session: BookSession | None = None,
-    resolved: dict[str, Any] | None = None,
+    resolved: dict[str, Any] | list[dict[str, Any]] | None = None,
     warm_up: bool = False,
 ) -> FastMCP:
     """The server for one book. `agent` (a BookAgent or a fake with its methods) is optional:
@@ -91,7 +104,7 @@ def build_server(
     from fastmcp import FastMCP
 
     from book_agent.mcp.middleware import ArgumentErrors
-    from book_agent.mcp.resources import register_resources
+    from book_agent.mcp.resources import register_library_resources, register_resources
     from book_agent.mcp.tools import register_tools
     from book_agent.mcp.warmup import BackgroundWarmUp
 
@@ -101,14 +114,28 @@ def build_server(
     server = FastMCP(
         server_name(book_id),
         version=__version__,  # else fastmcp reports its own version in serverInfo
-        instructions=descriptions.INSTRUCTIONS.format(book_id=book_id, title=_title(resolved)),
+        instructions=_instructions(book_id, resolved),
         mask_error_details=True,
         on_duplicate="error",
         middleware=[ArgumentErrors(), BackgroundWarmUp(session, enabled=warm_up)],
     )
-    register_tools(server, session)
-    register_resources(server, session, resource_uri(book_id, "skill"), resource_uri(book_id, "metadata"))
+    if is_library(book_id):
+        from book_agent.mcp.library_tools import register_library_tools
+
+        register_library_tools(server, session)
+        register_library_resources(server, session)
+    else:
+        register_tools(server, session)
+        register_resources(server, session, resource_uri(book_id, "skill"), resource_uri(book_id, "metadata"))
     return server
+
+
+def _instructions(ref: str, resolved: Any) -> str:
+    if not is_library(ref):
+        return descriptions.INSTRUCTIONS.format(book_id=ref, title=_title(resolved))
+    count = len(resolved) if isinstance(resolved, list) else 0
+    more = "; books registered later are served too" if ref.strip() == "@all" else ""
+    return descriptions.LIBRARY_INSTRUCTIONS.format(ref=ref, count=count, more=more)
 
 
 def _configure_logging() -> None:
@@ -133,7 +160,8 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -
     session = BookSession(book_id, agent=agent, data_dir=data_dir)
     try:
         try:
-            resolved = session.run_sync(lambda a: check_book(a, book_id))
+            check = check_library if is_library(book_id) else check_book
+            resolved = session.run_sync(lambda a: check(a, book_id))
         except BookAgentError as exc:
             raise BookAgentError(
                 exc.code,

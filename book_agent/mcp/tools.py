@@ -40,7 +40,7 @@ SEARCH_HINTS: dict[str, Any] = {"readOnlyHint": True, "idempotentHint": True}
 WORK_LANE = frozenset({"search", "locate_source", "read_source", "render_page"})
 
 
-async def _call(session: BookSession, tool: str, fn: Callable[[Any], Any]) -> Any:
+async def call(session: BookSession, tool: str, fn: Callable[[Any], Any]) -> Any:
     try:
         result = await session.run(fn, lane="work" if tool in WORK_LANE else "quick")
         # Text from the book (a PDF's broken ToUnicode map) may hold lone surrogates: repair
@@ -70,7 +70,7 @@ def _register_package_tools(server: FastMCP, session: BookSession) -> None:
         query_vector: P.QueryVector = None,
         hints: P.Hints = None,
     ) -> Any:
-        return await _call(
+        return await call(
             session,
             "search",
             lambda a: a.search(book, query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints),
@@ -78,7 +78,7 @@ def _register_package_tools(server: FastMCP, session: BookSession) -> None:
 
     @server.tool(name="read_entry", description=d.READ_ENTRY, output_schema=schemas.RECORD, annotations=READ_ONLY)
     async def read_entry(record_id: P.RecordId) -> Any:
-        return await _call(session, "read_entry", lambda a: a.read_entry(book, record_id))
+        return await call(session, "read_entry", lambda a: a.read_entry(book, record_id))
 
     @server.tool(name="read_markdown", description=d.READ_MARKDOWN, output_schema=schemas.MARKDOWN, annotations=READ_ONLY)
     async def read_markdown(
@@ -88,7 +88,7 @@ def _register_package_tools(server: FastMCP, session: BookSession) -> None:
         heading: P.Heading = None,
         context_chars: P.ContextChars = 500,
     ) -> Any:
-        return await _call(
+        return await call(
             session,
             "read_markdown",
             lambda a: a.read_markdown(
@@ -98,7 +98,7 @@ def _register_package_tools(server: FastMCP, session: BookSession) -> None:
 
     @server.tool(name="get_skill", description=d.GET_SKILL, output_schema=schemas.SKILL, annotations=READ_ONLY)
     async def get_skill() -> Any:
-        return await _call(session, "get_skill", lambda a: a.get_skill(book))
+        return await call(session, "get_skill", lambda a: a.get_skill(book))
 
 
 def _register_source_tools(server: FastMCP, session: BookSession) -> None:
@@ -122,14 +122,14 @@ def _register_source_tools(server: FastMCP, session: BookSession) -> None:
                 target = a.read_entry(book, record_id)
             return a.locate_source(book, target, hints=hints)
 
-        return await _call(session, "locate_source", locate)
+        return await call(session, "locate_source", locate)
 
     @server.tool(name="read_source", description=d.READ_SOURCE, output_schema=schemas.SOURCE_TEXT, annotations=READ_ONLY)
     async def read_source(
         locator: P.Locator,
         max_chars: P.MaxChars = DEFAULT_MAX_CHARS,
     ) -> Any:
-        return await _call(session, "read_source", lambda a: a.read_source(book, locator, max_chars=max_chars))
+        return await call(session, "read_source", lambda a: a.read_source(book, locator, max_chars=max_chars))
 
     @server.tool(name="render_page", description=d.RENDER_PAGE, output_schema=schemas.RENDER, annotations=READ_ONLY)
     async def render_page(
@@ -142,8 +142,8 @@ def _register_source_tools(server: FastMCP, session: BookSession) -> None:
             data = a.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image)
             return with_image(data) if include_image else data
 
-        return await _call(session, "render_page", render)
+        return await call(session, "render_page", render)
 
     @server.tool(name="status", description=d.STATUS, output_schema=schemas.STATUS, annotations=READ_ONLY)
     async def status() -> Any:
-        return await _call(session, "status", lambda a: a.status(book))
+        return await call(session, "status", lambda a: a.status(book))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from book_agent.domain.book_refs import parse_book_ref
+from book_agent.domain.book_refs import BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
@@ -25,12 +25,12 @@ class BookSearch:
         self._books = books
         self._library = library
 
-    def search(self, book_ref: str, query: str, top_k: int = 6, strict: bool = False,
+    def search(self, book_ref: str | BookRef, query: str, top_k: int = 6, strict: bool = False,
                query_vector: Sequence[float] | None = None, hints: dict[str, Any] | None = None) -> dict[str, Any]:
         """One book (`id`), or a library (`a,b` or `@all`): then every hit says its book."""
-        ref = parse_book_ref(book_ref)
+        ref = book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref)
         if ref.single:
-            result = self._books.open(book_ref).searcher().search(
+            result = self._books.open(ref.text).searcher().search(
                 query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         else:
             result = self._library.search(ref, query, top_k, strict, query_vector, hints)
@@ -38,7 +38,13 @@ class BookSearch:
         return result
 
     def warm_up(self, book_ref: str) -> dict[str, bool]:
-        return self._books.open(book_ref).warm_up()
+        """Load the search parts now: one book's, or a library's index and every book's."""
+        ref = parse_book_ref(book_ref)
+        if ref.single:
+            return self._books.open(book_ref).warm_up()
+        searcher, report = self._library.searcher(ref)
+        warmed = [self._books.open(b["book_id"]).warm_up() for b in report["books"] if b["searched"]]
+        return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid."""

@@ -88,6 +88,22 @@ class Library:
             self._ports.registry.get(book_id)  # book.not_registered names the id
         return list(ref.ids)
 
+    def describe(self, ref: BookRef) -> list[dict[str, Any]]:
+        """The books a reference names: id, title, language, records, model (or why not usable)."""
+        rows: list[dict[str, Any]] = []
+        for book_id in self.book_ids(ref):
+            try:
+                book = self._books.open(book_id)
+            except BookAgentError as exc:
+                rows.append({"book_id": book_id, "available": False, "code": exc.code, "reason": exc.message})
+                continue
+            vectors = book.package.vector_manifest or {}
+            rows.append({"book_id": book_id, "available": True, "title": book.package.title,
+                         "language": (book.package.archive_manifest or {}).get("language"),
+                         "records": vectors.get("record_count"), "model": vectors.get("model"),
+                         "dimensions": vectors.get("dimensions"), "kind": book.package.original_kind})
+        return rows
+
     def open_books(self, ids: list[str], strict: bool) -> tuple[dict[str, OpenBook], list[dict[str, Any]]]:
         """The books that open; the others (a changed package) are skipped with the reason,
         or, in strict mode, fail the search."""
@@ -175,7 +191,7 @@ class Library:
 
 def _member(book: OpenBook) -> LibraryMember:
     assert book.package.database_path is not None
-    count = int((book.package.vector_manifest or {}).get("count") or 0)
+    count = int((book.package.vector_manifest or {}).get("record_count") or 0)
     stamp = f"{book.entry.get('manifest_sha256') or ''}:{database_sha(book.package) or ''}"
     return LibraryMember(book.book_id, Path(book.package.database_path), count, stamp)
 

@@ -113,8 +113,10 @@ def _stamp(docs: list[dict[str, str]], vectors: np.ndarray) -> dict[str, str]:
             "vectors_sha256": hashlib.sha256(np.ascontiguousarray(vectors).tobytes()).hexdigest()}
 
 
-def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path) -> Path:
-    """Write the package of the book a split's questions are asked of at dest (replaced whole)."""
+def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path,
+                  docs: list[dict[str, str]] | None = None, book_id: str | None = None) -> Path:
+    """Write the package of the book a split's questions are asked of at dest (replaced whole);
+    `docs` and `book_id`: a part of it (a library splits the book into several)."""
     from eval_vectors import DIMS, MODEL
     from package_builder import RecordSpec
     from package_builder import build_package as write_package
@@ -122,14 +124,32 @@ def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path
     chapters: dict[str, int] = {}
     records = [RecordSpec(d["_id"], d["text"], [d["title"]] if d["title"] else [],
                           chapters.setdefault(d["title"], len(chapters)))
-               for d in eval_set.book_docs(split)]
+               for d in (eval_set.book_docs(split) if docs is None else docs)]
     if dest.exists():
         shutil.rmtree(dest)
+    book_id = book_id or eval_set.book_id(split)
     return Path(write_package(
-        dest, book_id=eval_set.book_id(split), title=f"Eval set {eval_set.name} ({split})", kind="epub",
+        dest, book_id=book_id, title=f"Eval set {eval_set.name} ({split}): {book_id}", kind="epub",
         records=records, dims=DIMS, vectors=vectors, model=MODEL, provider="local",
         language=LANGUAGES.get(eval_set.name, "en"),
     ))
+
+
+def registered_library(agent: Any, eval_set: EvalSet, split: str, parts: int, work_dir: Path = WORK_DIR,
+                       progress: bool = True) -> list[str]:
+    """The split's book cut into `parts` books of consecutive documents, each registered."""
+    docs = eval_set.book_docs(split)
+    vectors = document_vectors(eval_set, docs, progress)
+    size = -(-len(docs) // parts)
+    ids = []
+    for part in range(parts):
+        book_id = f"{eval_set.book_id(split)}-part{part + 1}of{parts}"
+        chunk = slice(part * size, min(len(docs), (part + 1) * size))
+        package = build_package(eval_set, split, vectors[chunk], work_dir / "library" / book_id,
+                                docs=docs[chunk], book_id=book_id)
+        agent.init(package, replace=True)
+        ids.append(book_id)
+    return ids
 
 
 def registered_book(agent: Any, eval_set: EvalSet, split: str, work_dir: Path = WORK_DIR,

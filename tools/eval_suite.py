@@ -32,9 +32,11 @@ from eval_sets import (
     load_set,
     query_vectors,
     registered_book,
+    registered_library,
 )
 
 TOLERANCE = 0.005  # "hybrid >= best single channel" allows this much (the issue's bound)
+LIBRARY_TOLERANCE = 0.01  # a corpus split into books ranks within this of the one book (issue 15)
 P50_QUERIES = 50
 
 
@@ -88,6 +90,21 @@ def evaluate_set(agent: Any, name: str, split: str, p50_queries: int, sets_dir: 
     }
 
 
+def library_figures(name: str, split: str, parts: int, one_book: dict[str, Any], sets_dir: Path,
+                    work_dir: Path) -> dict[str, Any]:
+    """The same questions asked of the set's book split into `parts` books, searched as @all."""
+    from book_agent import BookAgent
+
+    eval_set = load_set(name, sets_dir)
+    with BookAgent(work_dir / f"data-library-{name}-{split}-{parts}") as agent:
+        books = registered_library(agent, eval_set, split, parts, work_dir)
+        report = agent.evaluate(",".join(books), work_dir / "questions" / f"{name}-{split}.jsonl", k=100)
+    channels = {c: m["ndcg@10"] for c, m in report["summary"].items()}
+    deltas = {c: round(channels[c] - one_book["channels"][c]["ndcg@10"], 4) for c in channels}
+    return {"books": parts, "ndcg@10": channels, "delta_vs_one_book": deltas,
+            "within_tolerance": all(abs(d) <= LIBRARY_TOLERANCE for d in deltas.values())}
+
+
 def render(results: list[dict[str, Any]]) -> str:
     lines = [f"{'set':12s} {'split':5s} {'n':>5s}  {'channel':13s} {'nDCG@10':>8s} {'R@100':>7s} {'MRR@10':>7s}"]
     for r in results:
@@ -96,6 +113,10 @@ def render(results: list[dict[str, Any]]) -> str:
             lines.append(f"{head}  {channel:13s} {m['ndcg@10']:8.4f} {m['recall@100']:7.4f} {m['mrr@10']:7.4f}")
         checks = ", ".join(f"{k}={'yes' if v else 'NO'}" for k, v in r["checks"].items())
         lines.append(f"{'':24s}  warm search p50 {r['warm_search_p50_ms']} ms; {checks}")
+        if r.get("library"):
+            lib = r["library"]
+            shown = ", ".join(f"{c} {v:.4f} ({lib['delta_vs_one_book'][c]:+.4f})" for c, v in lib["ndcg@10"].items())
+            lines.append(f"{'':24s}  split into {lib['books']} books, nDCG@10: {shown}")
     return "\n".join(lines)
 
 
@@ -105,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="test", help="qrels split to report on (tune on dev)")
     parser.add_argument("--p50-queries", type=int, default=P50_QUERIES, help="text searches timed per set")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument("--library", type=int, default=0, metavar="N",
+                        help="also split each set's book into N books and search them as one library")
     parser.add_argument("--sets-dir", type=Path, default=SETS_DIR, help="BEIR-layout sets (vectors cached in ../vectors)")
     parser.add_argument("--work-dir", type=Path, default=WORK_DIR, help="packages, data dir and query caches")
     args = parser.parse_args(argv)
@@ -115,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         results.append(evaluate_set(agent, name, args.split, args.p50_queries, args.sets_dir, args.work_dir))
+        if args.library > 1:
+            results[-1]["library"] = library_figures(name, args.split, args.library, results[-1],
+                                                     args.sets_dir, args.work_dir)
+            results[-1]["checks"]["library_within_0.01"] = results[-1]["library"]["within_tolerance"]
         if not args.json:
             print(render(results[-1:]), file=sys.stderr)
     agent.close()

@@ -8,10 +8,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from package_builder import build_package
 
 from book_agent import BookAgent, BookAgentError
 from book_agent.app.sidecars import lexical_path
+from tests.support.package_builder import build_package
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_data_dir_comes_from_the_environment(monkeypatch, tmp_path):
 
 
 def test_no_operation_changes_a_byte_of_the_package(agent, pdf_package):
-    from package_builder import tree_fingerprint
+    from tests.support.package_builder import tree_fingerprint
 
     os.chmod(pdf_package, 0o755)
     before = tree_fingerprint(pdf_package)

@@ -7,9 +7,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from package_builder import tree_fingerprint
 
 from book_agent import BookAgent, BookAgentError
+from tests.support.package_builder import tree_fingerprint
 
 
 def zip_package(root: Path, archive: Path, folder: str = "my-book") -> Path:

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import book_agent
+from tests.support import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 CORE = ["book_agent/domain", "book_agent/services", "book_agent/ports.py"]
 FORBIDDEN_FOR_CORE = ("book_agent.adapters", "book_agent.cli", "book_agent.mcp", "book_agent.bootstrap",
                       "book_agent.agent", "book_agent.app", "adapters")

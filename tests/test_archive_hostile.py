@@ -12,12 +12,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hostile_archives import CORPUS, Hostile
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from book_agent.adapters.archives.importer import ArchiveLimits, import_archive, remove_tree
 from book_agent.domain.errors import BookAgentError
+from tests.support.hostile_archives import CORPUS, Hostile
 
 
 def snapshot(root: Path) -> dict[str, tuple[str, int]]:
@@ -73,7 +73,7 @@ def test_corpus_codes_cover_the_issue_list() -> None:
 
 def test_the_same_members_without_the_hostile_one_import(tmp_path: Path) -> None:
     """Control: the corpus' benign part imports, so refusals above are about the hostile member."""
-    from hostile_archives import good_files, write_zip
+    from tests.support.hostile_archives import good_files, write_zip
 
     archive = write_zip(tmp_path / "good.zip", good_files())
     dest = import_archive(archive, tmp_path / "managed")

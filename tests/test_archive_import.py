@@ -24,8 +24,9 @@ from book_agent.adapters.archives.importer import (
     import_archive,
 )
 from book_agent.domain.errors import BookAgentError
+from tests.support import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 
 
 def contents(root: Path) -> dict[str, str]:

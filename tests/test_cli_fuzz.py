@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from package_builder import tree_fingerprint
 
 from book_agent.agent import BookAgent
 from book_agent.cli.entry import run
+from tests.support.package_builder import tree_fingerprint
 
 BOOK = "test-book"
 CODE = re.compile(r"^[a-z_]+\.[a-z_]+$")

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_support import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent.cli.output import json_text
+from tests.support.cli_support import run_cli
 
 BAD = b"\xff\xfe"  # not UTF-8: Python keeps it as the lone surrogates \udcff \udcfe
 

@@ -18,9 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-import tiny_bert
 from fastmcp import Client
-from package_builder import build_package
 
 from book_agent import blas
 from book_agent.adapters.encoders.local import LocalQueryEncoder, bert_numpy, clear_model_cache
@@ -30,6 +28,8 @@ from book_agent.adapters.encoders.local.weights import load_weights, pack
 from book_agent.agent import BookAgent
 from book_agent.app import sidecars
 from book_agent.mcp.server import build_server
+from tests.support import tiny_bert
+from tests.support.package_builder import build_package
 
 HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.encoders.local")
 # Runs the CLI in-process and reports, even when it exits, which heavy modules it loaded.

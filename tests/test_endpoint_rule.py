@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import run_cli
-from package_builder import rehash
 
 from book_agent.adapters.package.inspector import PackageInspector
 from book_agent.adapters.rerankers import create_reranker
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host
+from tests.support.cli_support import run_cli
+from tests.support.package_builder import rehash
 
 SECRET = "s3cr3t-pw"
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import REPO_ROOT
+
+ROOT = REPO_ROOT
 AREAS = ("package", "archive", "query", "network", "vector", "record", "search", "lexical", "book",
          "registry", "config", "cli", "eval", "source", "render", "rerank", "host", "mcp", "markdown", "skill")
 CODE = re.compile(r"^(?:" + "|".join(AREAS) + r")\.[a-z][a-z0-9_]*$")

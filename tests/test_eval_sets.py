@@ -12,13 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_books import BOOKS, eval_packages, load_book, minilm_available, questions_path, records_of
 
 from book_agent.agent import BookAgent
+from tests.support import REPO_ROOT
+from tests.support.eval_books import (
+    BOOKS,
+    eval_packages,
+    load_book,
+    minilm_available,
+    questions_path,
+    records_of,
+)
 
 __all__ = ["eval_packages"]  # the session fixture, imported so pytest sees it here
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 EXAMPLE = ROOT / "examples" / "art-of-war-package"
 EXAMPLE_QUESTIONS = ROOT / "examples" / "art-of-war.questions.jsonl"
 
@@ -73,7 +81,7 @@ def _subset(result: dict[str, Any], questions: Path, kind: str, channel: str) ->
 
 
 def _need_weights() -> None:
-    from conftest import require_real_part
+    from tests.support.parts import require_real_part
 
     require_real_part(minilm_available(), "the all-MiniLM-L6-v2 weights")
 

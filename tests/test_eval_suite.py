@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from eval_books import MODEL, minilm_available
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
+from tests.support import REPO_ROOT
+from tests.support.eval_books import MODEL, minilm_available
+
+TOOLS = REPO_ROOT / "tools"
 
 DOCS = [
     ("d1", "Rivers", "Rivers carry sediment downstream and flood the valleys in spring."),
@@ -45,7 +47,7 @@ def _write_set(root: Path) -> Path:
 
 @pytest.mark.realweights
 def test_the_suite_reports_every_channel_and_reuses_its_caches(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    from conftest import require_real_part
+    from tests.support.parts import require_real_part
 
     require_real_part(minilm_available(), f"the {MODEL} weights")
     sys.path.insert(0, str(TOOLS))

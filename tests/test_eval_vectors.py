@@ -5,13 +5,14 @@ cache fails here instead of skewing `make eval`."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from eval_books import MODEL, minilm_available
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import REPO_ROOT
+from tests.support.eval_books import MODEL, minilm_available
+
+ROOT = REPO_ROOT
 TOOLS = ROOT / "tools"
 SETS = ("fairytaleqa", "covid-qa", "xquad-en", "drcd", "xquad-zh")
 
@@ -31,7 +32,7 @@ def tools_modules():
 @pytest.mark.realweights
 @pytest.mark.parametrize("name", SETS)
 def test_committed_vectors_match_a_fresh_encoding(tools_modules, name: str):
-    from conftest import require_real_part
+    from tests.support.parts import require_real_part
 
     require_real_part(minilm_available(), f"the {MODEL} weights")
     eval_sets, eval_vectors = tools_modules

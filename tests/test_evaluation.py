@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from loopback import Reply
 
 from book_agent import BookAgent, BookAgentError
 from book_agent.domain.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
+from tests.support.loopback import Reply
 
 
 def test_metrics_match_hand_computed_values():

@@ -14,8 +14,9 @@ import pytest
 
 from book_agent.adapters.package.inspector import PackageInspector, PackageValidator
 from book_agent.adapters.sources.resolver import SourceResolver
+from tests.support import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 PACKAGE = ROOT / "examples" / "art-of-war-package"
 EPUB = ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
 sys.path.insert(0, str(ROOT / "tools"))

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import tomlkit
 import typer
-from hosts_helpers import AUTH_ENV, SECRET, make_package, snapshot
 from typer.testing import CliRunner
 
 from book_agent.cli import host as host_cli
 from book_agent.cli.argv import GlobalOptions
 from book_agent.domain.package import PackageInfo
+from tests.support.hosts_helpers import AUTH_ENV, SECRET, make_package, snapshot
 
 
 def make_app(resolver: host_cli.Resolver | None) -> typer.Typer:

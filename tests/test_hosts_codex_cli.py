@@ -9,12 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import require_real_part
-from hosts_helpers import AUTH_ENV, SECRET, make_package
 
 from book_agent.adapters.hosts import HostAdapter, mcp_command
+from tests.support import REPO_ROOT
+from tests.support.hosts_helpers import AUTH_ENV, SECRET, make_package
+from tests.support.parts import require_real_part
 
-CODEX = Path(__file__).resolve().parent.parent / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
+CODEX = REPO_ROOT / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
 
 
 def codex(codex_home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from loopback import LoopbackServer, Reply
 
 from book_agent.adapters.http.json_post import (
     JsonPoster,
@@ -20,6 +19,7 @@ from book_agent.adapters.http.json_post import (
     ssl_context,
 )
 from book_agent.adapters.http.retry_policy import MAX_RETRIES_CAP, RetryPolicy
+from tests.support.loopback import LoopbackServer, Reply
 
 KEY = "sk-post-SECRET-7777-do-not-leak"
 PATH = "/v1/thing"

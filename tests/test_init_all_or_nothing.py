@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from package_builder import build_package, synthetic_records, tree_fingerprint
 
 from book_agent.adapters.storage.json_registry import JsonRegistry
 from book_agent.adapters.storage.runtime_files import STALE_SECONDS, build_lock
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
+from tests.support.package_builder import build_package, synthetic_records, tree_fingerprint
 
 
 class Boom(Exception):

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from package_builder import RecordSpec, build_package
 
 from book_agent.adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar, read_stamp
 from book_agent.domain.lexical_text import cjk_tokens, index_text, query_terms
+from tests.support.package_builder import RecordSpec, build_package
 
 RECORDS = [
     RecordSpec("zh1", "在古代的戰爭中，將軍們經常研究兵法以求勝利，並且重視後勤與地形。", ["中文"], 0),
@@ -107,7 +107,7 @@ def test_stamp_is_written_and_a_corrupt_sidecar_reads_as_none(index, tmp_path: P
 
 @pytest.fixture(scope="module")
 def big_index(tmp_path_factory: pytest.TempPathFactory) -> FtsLexicalIndex:
-    from package_builder import synthetic_records
+    from tests.support.package_builder import synthetic_records
 
     root = build_package(tmp_path_factory.mktemp("big") / "pkg", kind="epub", vectors="none",
                          records=synthetic_records(2500, cjk_share=0.1))
@@ -119,7 +119,7 @@ def big_index(tmp_path_factory: pytest.TempPathFactory) -> FtsLexicalIndex:
 
 
 def test_a_long_question_finds_its_passage(big_index):
-    from package_builder import synthetic_records
+    from tests.support.package_builder import synthetic_records
 
     source = synthetic_records(2500, cjk_share=0.1)[1234]
     words = [w for w in source.text.rstrip(".").split() if w][:30]

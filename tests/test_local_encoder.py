@@ -16,18 +16,16 @@ import pytest
 from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer
 
-sys.path.insert(0, str(Path(__file__).parent))
-import tiny_bert  # noqa: E402
-
-from book_agent.adapters.encoders.local import (  # noqa: E402
+from book_agent.adapters.encoders.local import (
     LocalQueryEncoder,
     clear_model_cache,
     find_model,
 )
-from book_agent.adapters.encoders.local import verify as verify_mod  # noqa: E402
-from book_agent.domain.errors import QueryRuntimeError  # noqa: E402
+from book_agent.adapters.encoders.local import verify as verify_mod
+from book_agent.domain.errors import QueryRuntimeError
+from tests.support import DATA_DIR, tiny_bert
 
-REFERENCE = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.reference.json"
+REFERENCE = DATA_DIR / "all-MiniLM-L6-v2.reference.json"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 TEXT = "The general must seem unable when able to attack"
 

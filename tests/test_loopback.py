@@ -1,5 +1,6 @@
 import httpx
-from loopback import Reply
+
+from tests.support.loopback import Reply
 
 
 def test_loopback_server_replays_queue_then_handler(loopback_server):

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from package_builder import SAMPLE_RECORDS
-from sources_support import package_info
 
 from book_agent.adapters.sources.markdown_reader import (
     parse_front_matter,
@@ -15,6 +13,8 @@ from book_agent.adapters.sources.markdown_reader import (
 )
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
+from tests.support.package_builder import SAMPLE_RECORDS
+from tests.support.sources_support import package_info
 
 
 def _span(root: Path, record_id: str) -> tuple[int, int]:

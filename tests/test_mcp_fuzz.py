@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from package_builder import tree_fingerprint
-from stdio_session import RawSession, call
 
 from book_agent.agent import BookAgent
+from tests.support.package_builder import tree_fingerprint
+from tests.support.stdio_session import RawSession, call
 
 BOOK = "test-book"
 ANSWER_BOUND_S = 60.0  # per call; a 20,000-character quote or a 1200-dpi render takes well under it

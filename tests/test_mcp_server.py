@@ -15,7 +15,6 @@ from typing import Any
 import jsonschema
 import pytest
 from fastmcp import Client
-from package_builder import break_package
 
 from book_agent import __version__
 from book_agent.adapters.sources.page_render import DPI_RANGE
@@ -25,8 +24,10 @@ from book_agent.mcp.images import MAX_IMAGE_BYTES, with_image
 from book_agent.mcp.published import document
 from book_agent.mcp.server import build_server, check_book, serve
 from book_agent.services.search import MAX_TOP_K
+from tests.support import REPO_ROOT
+from tests.support.package_builder import break_package
 
-CONTRACTS = Path(__file__).resolve().parent.parent / "contracts"
+CONTRACTS = REPO_ROOT / "contracts"
 TOOLS = {"search", "read_entry", "read_markdown", "get_skill", "locate_source", "read_source", "render_page", "status"}
 BOOK = "test-book"
 

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp_types import JSONRPCResponse
-from package_builder import tree_fingerprint
-from stdio_session import RawSession, call, rpc
 
 from book_agent.agent import BookAgent
 from book_agent.domain.unicode_text import has_lone_surrogate, scrub, scrub_text, surrogate_paths
 from book_agent.mcp.stdio import read_bounded
 from book_agent.mcp.wire import encode, read_line
+from tests.support.package_builder import tree_fingerprint
+from tests.support.stdio_session import RawSession, call, rpc
 
 BOOK = "test-book"
 S = "\ud800 spies"  # the red team's lone high surrogate

@@ -5,7 +5,14 @@ import sqlite3
 
 import pypdfium2 as pdfium
 import pytest
-from package_builder import BREAKAGES, break_package, build_package, sha256_file, tree_fingerprint
+
+from tests.support.package_builder import (
+    BREAKAGES,
+    break_package,
+    build_package,
+    sha256_file,
+    tree_fingerprint,
+)
 
 
 def test_pdf_package_is_complete_and_hashes_match(pdf_package):

@@ -14,7 +14,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from package_builder import (
+
+from book_agent import BookAgentError, PackageInspector, PackageValidator
+from book_agent.adapters.package.database_checks import check_database
+from tests.support.package_builder import (
     BREAKAGES,
     break_package,
     build_package,
@@ -23,9 +26,6 @@ from package_builder import (
     synthetic_records,
     tree_fingerprint,
 )
-
-from book_agent import BookAgentError, PackageInspector, PackageValidator
-from book_agent.adapters.package.database_checks import check_database
 
 EXPECTED_CODE = {
     "missing_markdown": "package.file_missing",

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_support import run_cli
-from package_builder import tree_fingerprint
 
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
+from tests.support.cli_support import run_cli
+from tests.support.package_builder import tree_fingerprint
 
 LISTED = ["book.md", "SKILL.md", "index.sqlite", "vectors.json", "original/book.pdf", "book-package.json"]
 

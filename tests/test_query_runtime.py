@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import tiny_bert
-from package_builder import build_package
 
 from book_agent.adapters.encoders.query_runtime import QueryRuntime
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
@@ -20,6 +18,8 @@ from book_agent.domain.query_runtime_spec import (
     resolve_query_runtime,
 )
 from book_agent.domain.runtime_config import RuntimeConfig
+from tests.support import tiny_bert
+from tests.support.package_builder import build_package
 
 MANIFEST: dict[str, Any] = {
     "schema": "book-agent.vectors", "schema_version": "0.1", "provider": "siliconflow",

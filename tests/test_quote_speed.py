@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sources_support import package_info
 
 from book_agent.adapters.sources.passage_search import UnitTexts, find_passage
 from book_agent.adapters.sources.resolver import SourceResolver
@@ -27,8 +26,10 @@ from book_agent.domain.text_match import (
     normalize,
     normalize_key,
 )
+from tests.support import REPO_ROOT
+from tests.support.sources_support import package_info
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 EXAMPLE = ROOT / "examples" / "art-of-war-package"
 BOUND_S = 10.0  # "well under a second" on a workstation; this only catches a return to quadratic
 

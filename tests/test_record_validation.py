@@ -13,11 +13,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from cli_support import run_cli
-from package_builder import rehash, tree_fingerprint
 
 from book_agent.adapters.package.inspector import PackageInspector
 from book_agent.adapters.storage.json_registry import JsonRegistry
+from tests.support import REPO_ROOT
+from tests.support.cli_support import run_cli
+from tests.support.package_builder import rehash, tree_fingerprint
 
 
 def loosen(root: Path) -> sqlite3.Connection:
@@ -149,7 +150,7 @@ def test_an_epub_package_checks_hrefs(epub_package: Path) -> None:
 
 
 def test_valid_packages_have_no_record_diagnostics(pdf_package: Path, epub_package: Path) -> None:
-    example = Path(__file__).resolve().parent.parent / "examples" / "art-of-war-package"
+    example = REPO_ROOT / "examples" / "art-of-war-package"
     for root in (pdf_package, epub_package, example):
         codes = {d.code for d in PackageInspector().inspect(root, verify_hashes=False).diagnostics}
         assert not codes & {"package.record_invalid", "package.record_id_duplicate", "package.record_seq_duplicate"}

@@ -10,10 +10,10 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from package_builder import RecordSpec, build_package
 
 from book_agent import BookAgentError
 from book_agent.adapters.storage.json_registry import JsonRegistry
+from tests.support.package_builder import RecordSpec, build_package
 
 
 def test_put_get_list_remove(tmp_path):

@@ -9,14 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from package_builder import BLANK_PAGE
 from PIL import Image
-from sources_support import package_info
 
 from book_agent.adapters.sources.page_render import plan_clip
 from book_agent.adapters.sources.pdf import PageBox
 from book_agent.adapters.sources.resolver import SourceResolver
 from book_agent.domain.errors import BookAgentError
+from tests.support.package_builder import BLANK_PAGE
+from tests.support.sources_support import package_info
 
 FIGURE_PAGE = 2  # package_builder draws a box with a diagonal at (72, 200)-(372, 350)
 
@@ -130,8 +130,9 @@ def test_concurrent_renders_never_see_half_a_file(resolver: SourceResolver) -> N
 
 def test_rotated_page_clip_is_rendered_in_display_orientation(tmp_path: Path) -> None:
     import pypdfium2
-    from package_builder import build_package
     from reportlab.pdfgen import canvas
+
+    from tests.support.package_builder import build_package
 
     root = build_package(tmp_path / "pkg", kind="pdf")
     pdf_path = root / "original" / "book.pdf"

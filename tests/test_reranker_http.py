@@ -8,13 +8,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from loopback import Reply
 
 from book_agent.adapters.rerankers import create_reranker
 from book_agent.adapters.rerankers.builtin import create_siliconflow
 from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
+from tests.support.loopback import Reply
 
 KEY = "sk-test-secret-0123456789"
 FAST = {"timeout": 0.5, "max_retries": 2, "retry_backoff": 0.0}
@@ -29,7 +29,7 @@ def sf_config(url: str, **extra: object) -> dict:
 @pytest.fixture(scope="module")
 def shared_server():
     # One server for the module: shutting a LoopbackServer down costs ~0.5 s (poll interval).
-    from loopback import LoopbackServer
+    from tests.support.loopback import LoopbackServer
 
     with LoopbackServer() as server:
         yield server

@@ -9,7 +9,6 @@ import math
 from pathlib import Path
 
 import pytest
-from package_builder import tree_fingerprint
 
 from book_agent.adapters.rerankers import ScoringReranker, create_reranker, parse_config, results
 from book_agent.adapters.rerankers.checks import result_problems
@@ -17,6 +16,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.testing.fakes import FakeReranker, sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
+from tests.support.package_builder import tree_fingerprint
 
 
 class TestNoneContract(RerankerContract):
@@ -189,7 +189,7 @@ def test_caller_mistakes_raise_in_every_mode(bad: tuple) -> None:
 # -- nothing is written -----------------------------------------------------------------
 
 def test_reranking_writes_nothing(tmp_path: Path, loopback_server) -> None:
-    from loopback import Reply
+    from tests.support.loopback import Reply
 
     package = tmp_path / "package"
     runtime = tmp_path / "runtime"

@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 import pytest
-from loopback import LoopbackServer, Reply
 
 from book_agent.adapters.encoders.http_encoder import RETRY_STATUSES as ENCODER_STATUSES
 from book_agent.adapters.encoders.http_encoder import HttpQueryEncoder
@@ -20,6 +19,7 @@ from book_agent.adapters.rerankers.http import RETRY_STATUSES as RERANK_STATUSES
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy
 from book_agent.testing.fakes import sample_candidates
+from tests.support.loopback import LoopbackServer, Reply
 
 KEY = "sk-retry-policy-secret"
 DIMS = 4

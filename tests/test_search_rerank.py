@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from loopback import Reply
 
 from book_agent import BookAgent, BookAgentError
+from tests.support.loopback import Reply
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from package_builder import BLANK_PAGE, SAMPLE_RECORDS, tree_fingerprint
-from sources_support import package_info, record_source, set_record, sources_cli
 from typer.testing import CliRunner
 
 from book_agent.adapters.sources.epub import extract_chapter_text
 from book_agent.adapters.sources.resolver import SourceResolver
 from book_agent.domain.errors import BookAgentError
+from tests.support.package_builder import BLANK_PAGE, SAMPLE_RECORDS, tree_fingerprint
+from tests.support.sources_support import package_info, record_source, set_record, sources_cli
 
 PAGE_OF = {r.record_id: r.page for r in SAMPLE_RECORDS}
 TEXT_OF = {r.record_id: r.text for r in SAMPLE_RECORDS}

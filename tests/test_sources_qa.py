@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 import typer
-from package_builder import SAMPLE_RECORDS, RecordSpec, build_package
-from sources_support import package_info, sources_cli
 from typer.testing import CliRunner
 
 from book_agent.adapters.sources.epub_chapter_text import extract_chapter
@@ -27,8 +25,11 @@ from book_agent.domain.text_match import (
     normalize_key,
     snap_to_words,
 )
+from tests.support import REPO_ROOT
+from tests.support.package_builder import SAMPLE_RECORDS, RecordSpec, build_package
+from tests.support.sources_support import package_info, sources_cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 EXAMPLE = ROOT / "examples" / "art-of-war-package"
 NOTE = ("立勝. Cf. chapter I, “All warfare is based on deception.” In the tactics of Turenne, deception of the "
         "enemy was the leading principle.")

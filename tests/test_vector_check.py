@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from eval_books import MODEL, build_eval_book, minilm_available
 
 from book_agent import BookAgent
 from book_agent.domain.fusion import LanguageEvidence, vector_trust
@@ -27,6 +26,7 @@ from book_agent.services.vector_check import (
     pseudo_queries,
     run_self_check,
 )
+from tests.support.eval_books import MODEL, build_eval_book, minilm_available
 
 DIMS = 64
 
@@ -148,7 +148,7 @@ def test_too_few_records_of_a_script_give_no_verdict_for_it():
 @pytest.mark.slow
 @pytest.mark.parametrize(("book", "script", "trusted"), [("chinese", "cjk", False), ("english", "latin", True)])
 def test_minilm_is_trusted_for_english_queries_and_not_chinese_ones(tmp_path: Path, book: str, script: str, trusted: bool):
-    from conftest import require_real_part
+    from tests.support.parts import require_real_part
 
     require_real_part(minilm_available(), f"the {MODEL} weights")
     package = build_eval_book(book, tmp_path / "pkg", languages=None)

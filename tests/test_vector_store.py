@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from package_builder import (
+
+from book_agent.adapters.storage import vector_diagnostics as vector_checks
+from book_agent.adapters.storage import vector_matrix, vector_sidecar
+from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent.domain.errors import BookAgentError
+from book_agent.ports import VectorStore
+from tests.support.package_builder import (
     SAMPLE_RECORDS,
     RecordSpec,
     break_package,
@@ -22,12 +28,6 @@ from package_builder import (
     tree_fingerprint,
     write_database,
 )
-
-from book_agent.adapters.storage import vector_diagnostics as vector_checks
-from book_agent.adapters.storage import vector_matrix, vector_sidecar
-from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
-from book_agent.domain.errors import BookAgentError
-from book_agent.ports import VectorStore
 
 
 @pytest.fixture(autouse=True)

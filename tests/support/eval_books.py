@@ -1,11 +1,11 @@
-"""The two eval test books (tests/eval_books/*.json) as real packages with real MiniLM vectors.
+"""The two eval test books (tests/support/data/eval_books/*.json) as real packages with real MiniLM vectors.
 
 Each JSON book holds chapters of short records of prose written for these tests (English;
 Chinese in simplified and some traditional characters); `<name>.questions.jsonl` beside it
 holds questions with the ids of the records that answer them: exact-keyword questions and
 paraphrases that share few words with their record, so the vector channel matters.
 
-`build_eval_book(name, dest)` writes the package with tests/package_builder.build_package,
+`build_eval_book(name, dest)` writes the package with tests.support.package_builder.build_package,
 encoding the records with the local numpy all-MiniLM-L6-v2 (LocalQueryEncoder), exactly as
 a pipeline would. `eval_packages` is a session fixture that builds each book once.
 """
@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from package_builder import RecordSpec, build_package
 
-BOOKS_DIR = Path(__file__).resolve().parent / "eval_books"
+from .package_builder import RecordSpec, build_package
+
+BOOKS_DIR = Path(__file__).resolve().parent / "data" / "eval_books"
 BOOKS = ("english", "chinese")
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DIMS = 384
@@ -90,7 +91,7 @@ def build_eval_book(name: str, dest: Path, encode: Callable[[list[str]], np.ndar
 @pytest.fixture(scope="session")
 def eval_packages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """name -> package root, built once per session (needs the real MiniLM weights)."""
-    from conftest import require_real_part
+    from .parts import require_real_part
 
     require_real_part(minilm_available(), f"the {MODEL} weights")
     encode = minilm_encoder()

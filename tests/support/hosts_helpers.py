@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from package_builder import build_package
-
 from book_agent.domain.package import PackageInfo
+
+from .package_builder import build_package
 
 SKILL_FILES = {"skill/reference.md": "# Reference\n\nChapter list.\n", "skill/notes/cite.md": "Cite pages.\n"}
 SECRET = "sk-test-4f9c2e71b8d0a6c3"  # a known value that must never reach a host file

@@ -16,15 +16,11 @@ from typing import Any
 
 from mcp_types import LATEST_PROTOCOL_VERSION
 
-MAIN = Path(__file__).resolve().parent.parent / "book_agent" / "cli" / "main.py"
-WIRED = "mcp_cmd" in MAIN.read_text(encoding="utf-8")
-SHIM = "from book_agent.cli import main, mcp_cmd; mcp_cmd.register(main.app); main.run()"
 INIT = {"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 
 
 def server_argv(data_dir: Path, book_id: str) -> list[str]:
-    head = [sys.executable, "-m", "book_agent"] if WIRED else [sys.executable, "-c", SHIM]
-    return [*head, "--data-dir", str(data_dir), "mcp", book_id]
+    return [sys.executable, "-m", "book_agent", "--data-dir", str(data_dir), "mcp", book_id]
 
 
 def rpc(method: str, params: dict[str, Any] | None = None, ident: Any = None) -> str:

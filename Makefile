@@ -35,7 +35,7 @@ test-slow: install
 lint: install
 	$(VENV)/bin/ruff check book_agent tests tools
 	$(PY) -m mypy book_agent
-	$(PY) -m pytest -q tests/test_architecture.py
+	$(PY) -m pytest -q tests/integration/test_architecture.py
 
 demo: install
 	$(PY) tools/demo.py

@@ -1,59 +1,26 @@
-"""The CLI as a user runs it: real processes, global options anywhere, one JSON document out."""
+"""The CLI as a user runs it, in-process through the console script's entry function
+(tests/support/cli_support.py): global options anywhere, one JSON document out. The same
+runs through real processes are in tests/e2e/test_cli_process.py."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+from typing import NamedTuple
 
-import pytest
-
-from book_agent.cli.argv import ArgvError, split_global_options
-
-
-def run_cli(*args: str, data_dir: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if data_dir is not None:
-        env["BOOK_AGENT_HOME"] = str(data_dir)
-    return subprocess.run([sys.executable, "-m", "book_agent", *args], capture_output=True, text=True,
-                          env=env, input=stdin, timeout=120)
+from tests.support.cli_support import run_cli as run_entry
 
 
-@pytest.mark.parametrize(
-    ("argv", "data_dir", "json_flag", "rest"),
-    [
-        (["--json", "search", "b", "q"], None, True, ["search", "b", "q"]),
-        (["search", "b", "q", "--json"], None, True, ["search", "b", "q"]),
-        (["search", "--data-dir", "/d", "b", "q"], "/d", False, ["search", "b", "q"]),
-        (["--data-dir=/d", "list"], "/d", False, ["list"]),
-        (["search", "b", "--", "--json"], None, False, ["search", "b", "--", "--json"]),
-    ],
-)
-def test_global_options_are_lifted_from_anywhere(argv, data_dir, json_flag, rest):
-    options, remaining = split_global_options(argv)
-    assert (options.data_dir, options.json, remaining) == (data_dir, json_flag, rest)
+class Out(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def test_data_dir_without_value_is_a_usage_error():
-    with pytest.raises(ArgvError):
-        split_global_options(["list", "--data-dir"])
-
-
-def test_init_then_search_end_to_end_with_options_after_the_subcommand(tmp_path, pdf_package):
-    data = tmp_path / "data"
-    init = run_cli("init", str(pdf_package), "--data-dir", str(data), "--json")
-    assert init.returncode == 0, init.stderr
-    assert json.loads(init.stdout)["book_id"] == "test-book"
-    found = run_cli("search", "test-book", "孫子", "--json", "--top-k", "2", "--data-dir", str(data))
-    assert found.returncode == 0, found.stderr
-    result = json.loads(found.stdout)  # exactly one JSON document
-    assert result["hits"][0]["record_id"] == "r0007"
-    listing = run_cli("--json", "--data-dir", str(data), "list")
-    assert [b["book_id"] for b in json.loads(listing.stdout)["books"]] == ["test-book"]
-    human = run_cli("--data-dir", str(data), "search", "test-book", "rivers")
-    assert human.returncode == 0 and "test-book#r0003" in human.stdout
+def run_cli(*args: str, data_dir: Path | None = None, stdin: str | None = None, entry=None) -> Out:
+    env = {"BOOK_AGENT_HOME": str(data_dir)} if data_dir is not None else None
+    result = run_entry(*args, stdin=(stdin or "").encode(), env=env, entry=entry)
+    return Out(result.code, result.stdout.decode("utf-8"), result.stderr)
 
 
 def test_errors_are_one_json_document_and_a_non_zero_exit(tmp_path):
@@ -90,35 +57,13 @@ def test_query_vector_from_stdin_must_be_an_array(tmp_path, pdf_package):
     assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["code"] == "query.vector_invalid"
 
 
-@pytest.mark.parametrize(
-    ("argv", "expected"),
-    [
-        (["b", "q"], {"book": "b", "query": "q", "top_k": 6, "strict": False, "query_vector": None, "hint": []}),
-        (["b", "q", "-k", "3", "--strict", "--hint", "a=1", "--hint=b=2"],
-         {"book": "b", "query": "q", "top_k": 3, "strict": True, "query_vector": None, "hint": ["a=1", "b=2"]}),
-        (["--top-k=2", "b", "--", "--not-an-option"],
-         {"book": "b", "query": "--not-an-option", "top_k": 2, "strict": False, "query_vector": None, "hint": []}),
-        (["b", "q", "--help"], None),
-        (["b", "q", "--top-k", "many"], None),
-        (["b"], None),
-        (["b", "q", "--strict=yes"], None),
-        (["b", "q", "--colour", "red"], None),
-    ],
-)
-def test_fast_search_parses_exactly_the_search_options(argv, expected):
-    from book_agent.cli.search_args import parse_search_argv
-
-    assert parse_search_argv(argv) == expected
-
-
 def test_fast_path_and_typer_give_the_same_document(tmp_path, pdf_package):
     data = tmp_path / "data"
     assert run_cli("init", str(pdf_package), data_dir=data).returncode == 0
     fast = run_cli("search", "test-book", "rivers", "--json", "-k", "2", data_dir=data)
-    code = ("import sys; from book_agent.cli.main import run; "
-            "run(['search', 'test-book', 'rivers', '--json', '-k', '2'])")
-    env = {**os.environ, "BOOK_AGENT_HOME": str(data)}
-    typer_path = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    from book_agent.cli.main import run as typer_run
+
+    typer_path = run_cli("search", "test-book", "rivers", "--json", "-k", "2", data_dir=data, entry=typer_run)
     assert fast.returncode == typer_path.returncode == 0, typer_path.stderr
     first, second = json.loads(fast.stdout), json.loads(typer_path.stdout)
     first.pop("elapsed_ms"), second.pop("elapsed_ms")

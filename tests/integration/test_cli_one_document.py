@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -62,14 +60,6 @@ def test_undecodable_argv_bytes_end_in_one_coded_error(data: Path, argv: list, c
 def test_undecodable_bytes_in_a_query_still_search(data: Path) -> None:
     result = run_cli("--data-dir", str(data), "search", "test-book", BAD + b" rivers", "--json")
     assert result.code == 0 and result.json["query"] == "\\xff\\xfe rivers"
-
-
-def test_argv_bytes_through_a_real_process(data: Path) -> None:
-    for argv in ([b"read", b"test-book", BAD], [b"search", b"test-book", BAD + b" rivers"]):
-        out = subprocess.run([sys.executable.encode(), b"-m", b"book_agent", b"--data-dir", os.fsencode(data),
-                              *argv, b"--json"], capture_output=True, timeout=120)
-        assert b"Traceback" not in out.stderr
-        json.loads(out.stdout.decode("utf-8"))  # one valid UTF-8 document, error or result
 
 
 @pytest.mark.parametrize(("option", "codes"), [

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from book_agent import BookAgent, BookAgentError
 from book_agent.domain.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
+from tests.support.cli_support import run_cli
 from tests.support.loopback import Reply
 
 
@@ -72,10 +71,9 @@ def test_bad_question_files_are_refused_with_a_fix(agent, tmp_path, content):
 
 def test_cli_eval_json(agent, tmp_path):
     questions = write_questions(tmp_path / "q.jsonl", [{"query": "rivers", "relevant": ["r0003"]}])
-    out = subprocess.run([sys.executable, "-m", "book_agent", "--data-dir", str(agent.data_dir), "eval",
-                          "test-book", str(questions), "--json"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["summary"]["hybrid"]["ndcg@10"] == 1.0
+    out = run_cli("--data-dir", str(agent.data_dir), "eval", "test-book", str(questions), "--json")
+    assert out.code == 0, out.stderr
+    assert out.json["summary"]["hybrid"]["ndcg@10"] == 1.0
 
 
 def test_relevant_ids_missing_from_the_book_are_reported(agent, tmp_path):

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import threading
 import time
 import zipfile
@@ -219,22 +216,3 @@ def test_registry_temp_files_of_a_killed_writer_are_swept(tmp_path: Path, pdf_pa
     assert not leftover.exists()
 
 
-@pytest.mark.slow
-def test_kill_9_during_init_then_init_again(tmp_path: Path) -> None:
-    root = build_package(tmp_path / "big", kind="epub", records=synthetic_records(20000, words=80), dims=4)
-    data = tmp_path / "data"
-    runtime = data / "books" / "test-book"
-    env = {**os.environ, "BOOK_AGENT_HOME": str(data)}
-    proc = subprocess.Popen([sys.executable, "-m", "book_agent", "init", str(root)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not list(runtime.glob(".lexical-*")):
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert list(runtime.glob(".lexical-*")), "the build ended before the kill; make the book bigger"
-    assert JsonRegistry(data).list() == []  # killed before the entry: nothing registered
-    again = subprocess.run([sys.executable, "-m", "book_agent", "init", str(root), "--json"], env=env,
-                           capture_output=True, timeout=300)
-    assert again.returncode == 0, again.stderr[-500:]
-    assert not list(runtime.glob(".lexical-*"))

@@ -3,8 +3,6 @@ block-level EPUB fragments, PDF page labels, and literal human CLI output."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from book_agent.domain.text_match import (
     snap_to_words,
 )
 from tests.support import REPO_ROOT
+from tests.support.cli_support import run_cli
 from tests.support.package_builder import SAMPLE_RECORDS, RecordSpec, build_package
 from tests.support.sources_support import package_info, sources_cli
 
@@ -213,9 +212,8 @@ def test_heading_not_found_lists_the_headings(pdf_package: Path) -> None:
 
 
 @pytest.mark.slow
-def test_real_cli_exit_code_for_a_quote_that_is_not_in_the_book(tmp_path: Path) -> None:
-    base = [sys.executable, "-m", "book_agent", "--data-dir", str(tmp_path / "data")]
-    subprocess.run([*base, "init", str(EXAMPLE)], check=True, capture_output=True, timeout=120)
-    bad = subprocess.run([*base, "locate", "art-of-war", "--quote", "All warfare is based on deceit and lies"],
-                         capture_output=True, text=True, timeout=120)
-    assert bad.returncode != 0 and "source.quote_not_found" in bad.stderr and "None..None" not in bad.stdout
+def test_cli_exit_code_for_a_quote_that_is_not_in_the_book(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    assert run_cli("--data-dir", data, "init", str(EXAMPLE)).code == 0
+    bad = run_cli("--data-dir", data, "locate", "art-of-war", "--quote", "All warfare is based on deceit and lies")
+    assert bad.code != 0 and "source.quote_not_found" in bad.stderr and b"None..None" not in bad.stdout

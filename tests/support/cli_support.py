@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,9 +33,15 @@ def arg(raw: bytes | str) -> str:
     return os.fsdecode(raw) if isinstance(raw, bytes) else raw
 
 
-def run_cli(*args: bytes | str, stdin: bytes = b"") -> CliResult:
-    from book_agent.cli.entry import run
+def run_cli(*args: bytes | str, stdin: bytes = b"", entry: Callable[[list[str]], None] | None = None,
+            env: dict[str, str] | None = None) -> CliResult:
+    """argv through `entry` (default: the console script's book_agent.cli.entry.run), with
+    extra environment variables set for the call only."""
+    if entry is None:
+        from book_agent.cli.entry import run as entry
 
+    saved_env = {name: os.environ.get(name) for name in env or {}}
+    os.environ.update(env or {})
     out, err = io.BytesIO(), io.BytesIO()
     streams = (io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
                io.TextIOWrapper(out, encoding="utf-8", write_through=True),
@@ -43,11 +50,16 @@ def run_cli(*args: bytes | str, stdin: bytes = b"") -> CliResult:
     sys.stdin, sys.stdout, sys.stderr = streams
     code = 0
     try:
-        run([arg(a) for a in args])
+        entry([arg(a) for a in args])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         for stream in streams:
             stream.flush()
             stream.detach()  # keep the byte buffers readable after the wrappers go

@@ -11,6 +11,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
 
+from tests.support import plugins as plugin_support
 from tests.support.package_builder import build_package
 
 
@@ -32,6 +33,31 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(name, str(home / name.lower()))
     return home
+
+
+@pytest.fixture(scope="session")
+def _installed_plugins() -> frozenset[tuple[str, str, str, str]]:
+    return plugin_support.installed_plugins()
+
+
+@pytest.fixture(autouse=True)
+def only_builtin_rerankers(monkeypatch: pytest.MonkeyPatch, _installed_plugins) -> None:
+    """Reranker discovery sees the built-ins and what a test installs, never the plug-ins
+    installed in the environment (see tests/support/plugins.py)."""
+    from book_agent.adapters.rerankers import plugins
+
+    monkeypatch.setattr(plugins, "metadata", plugin_support.WithoutInstalledPlugins(_installed_plugins))
+
+
+@pytest.fixture
+def example_plugin(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Opt-in: examples/reranker-plugin installed (from its source folder) for this test."""
+    site = tmp_path_factory.mktemp("example-plugin-site")
+    for folder in reversed(plugin_support.install_example(site)):
+        monkeypatch.syspath_prepend(folder)
+    plugin_support.forget_example()
+    yield
+    plugin_support.forget_example()
 
 
 @pytest.fixture(scope="session")

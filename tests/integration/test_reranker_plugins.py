@@ -1,12 +1,14 @@
 """Plug-ins: discovery through real entry points (a temporary dist-info on sys.path),
 `module:factory` paths, the load-time checks, the run-time guard, the example plug-in
-under the contract suite, and the `plugins` CLI command."""
+under the contract suite, and the `plugins` CLI command.
+
+The plug-ins installed in the environment are hidden from every test (tests/conftest.py,
+only_builtin_rerankers); the tests of the example plug-in install it with `example_plugin`."""
 
 from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from book_agent.cli.argv import GlobalOptions
 from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
+from tests.support.plugins import install_dist
 
 PLUGIN_SOURCE = '''
 from book_agent.adapters.rerankers import ScoringReranker
@@ -65,16 +68,6 @@ not_callable = 42
 '''
 
 
-def install_dist(site: Path, dist: str, module: str, entries: dict[str, str], source: str) -> None:
-    """A real installed distribution as importlib.metadata finds it: dist-info + module."""
-    info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    lines = "\n".join(f"{name} = {value}" for name, value in entries.items())
-    (info / "entry_points.txt").write_text(f"[book_agent.rerankers]\n{lines}\n")
-    (site / f"{module}.py").write_text(textwrap.dedent(source))
-
-
 MODULE = "fake_rerank_plugin"
 
 
@@ -93,6 +86,12 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         sys.modules.pop(name, None)
 
 
+def test_only_the_builtins_are_seen_unless_a_test_installs_a_plugin(tmp_path: Path) -> None:
+    assert {r["name"] for r in list_rerankers(load=False)} == {"none", "siliconflow", "local"}
+    error = load_error({"provider": "term-overlap"}, tmp_path)  # installed in the venv, hidden here
+    assert error.code == "rerank.unknown_provider"
+
+
 def load_error(config: dict, tmp_path: Path) -> BookAgentError:
     with pytest.raises(BookAgentError) as info:
         create_reranker(config, tmp_path)
@@ -109,6 +108,7 @@ def test_entry_point_plugin_loads_and_reranks(site: Path, tmp_path: Path) -> Non
         assert reranker.provider_info()["plugin"] is True
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_unknown_name_lists_the_available_ones(site: Path, tmp_path: Path) -> None:
     error = load_error({"provider": "goood"}, tmp_path)
     assert error.code == "rerank.unknown_provider"
@@ -157,6 +157,7 @@ def test_a_misbehaving_plugin_never_fakes_applied(site: Path, tmp_path: Path, fa
     assert info.value.code == code
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_listing_reports_source_and_loadability(site: Path) -> None:
     rows = {(r["name"], r["dist"]): r for r in list_rerankers()}
     assert rows[("none", "book-agent")]["source"] == "builtin" and rows[("none", "book-agent")]["loadable"]
@@ -179,6 +180,7 @@ def cli_app() -> typer.Typer:
     return app
 
 
+@pytest.mark.usefixtures("example_plugin")
 @pytest.mark.parametrize("command", ["plugins", "rerankers"])
 def test_cli_lists_rerankers_as_json(site: Path, command: str) -> None:
     result = CliRunner().invoke(cli_app(), [command], obj=GlobalOptions(json=True))
@@ -189,18 +191,21 @@ def test_cli_lists_rerankers_as_json(site: Path, command: str) -> None:
     assert names["raises"]["loadable"] is True  # it imports; it fails only when called
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_cli_human_table(site: Path) -> None:
     result = CliRunner().invoke(cli_app(), ["plugins"], obj=GlobalOptions(), env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "term-overlap" in result.stdout and "rerank.plugin_not_found" in result.stdout
 
 
+@pytest.mark.usefixtures("example_plugin")
 class TestExamplePluginContract(RerankerContract):
     @pytest.fixture
     def make_reranker(self, tmp_path: Path):
         return lambda: create_reranker({"provider": "term-overlap"}, tmp_path)
 
 
+@pytest.mark.usefixtures("example_plugin")
 def test_example_plugin_prefers_overlap(tmp_path: Path) -> None:
     candidates = sample_candidates(3)
     candidates[1]["text"] = "知己知彼 rivers"

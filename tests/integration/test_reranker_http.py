@@ -15,6 +15,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
 from tests.support.loopback import Reply
+from tests.support.package_builder import tree_fingerprint
 
 KEY = "sk-test-secret-0123456789"
 FAST = {"timeout": 0.5, "max_retries": 2, "retry_backoff": 0.0}
@@ -230,3 +231,19 @@ def test_local_must_be_loopback(tmp_path: Path, endpoint: str) -> None:
 @pytest.mark.parametrize("endpoint", ["http://localhost:1/rerank", "http://127.5.6.7:1/rerank", "http://[::1]:1/rerank"])
 def test_loopback_forms_are_accepted(tmp_path: Path, endpoint: str) -> None:
     assert create_reranker({"provider": "local", "endpoint": endpoint}, tmp_path).provider_info()["endpoint"] == endpoint
+
+
+# -- nothing is written (moved from tests/unit/test_rerankers.py) ---------------------------
+
+def test_reranking_writes_nothing(tmp_path: Path, loopback_server) -> None:
+    package = tmp_path / "package"
+    runtime = tmp_path / "runtime"
+    package.mkdir()
+    runtime.mkdir()
+    (package / "book.md").write_text("# Book\n")
+    loopback_server.handler = lambda req: Reply(200, [{"index": 1, "score": 0.5}, {"index": 0, "score": 0.1}])
+    before = tree_fingerprint(tmp_path)
+    for config in ({"provider": "none"}, {"provider": "local", "endpoint": loopback_server.url("/rerank")}):
+        out = create_reranker(config, runtime).rerank("q", sample_candidates(2), 2)
+        assert out["error"] is None
+    assert tree_fingerprint(tmp_path) == before

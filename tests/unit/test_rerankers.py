@@ -16,7 +16,6 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.testing.fakes import FakeReranker, sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
-from tests.support.package_builder import tree_fingerprint
 
 
 class TestNoneContract(RerankerContract):
@@ -186,19 +185,3 @@ def test_caller_mistakes_raise_in_every_mode(bad: tuple) -> None:
     assert info.value.code == "rerank.invalid_request"
 
 
-# -- nothing is written -----------------------------------------------------------------
-
-def test_reranking_writes_nothing(tmp_path: Path, loopback_server) -> None:
-    from tests.support.loopback import Reply
-
-    package = tmp_path / "package"
-    runtime = tmp_path / "runtime"
-    package.mkdir()
-    runtime.mkdir()
-    (package / "book.md").write_text("# Book\n")
-    loopback_server.handler = lambda req: Reply(200, [{"index": 1, "score": 0.5}, {"index": 0, "score": 0.1}])
-    before = tree_fingerprint(tmp_path)
-    for config in ({"provider": "none"}, {"provider": "local", "endpoint": loopback_server.url("/rerank")}):
-        out = create_reranker(config, runtime).rerank("q", sample_candidates(2), 2)
-        assert out["error"] is None
-    assert tree_fingerprint(tmp_path) == before

@@ -1,21 +1,20 @@
 """The vector channel's self-check: evidence, per script, that the model reads the book.
 
-Unit tests drive the service with a fake "model" that reads Latin words but turns CJK text
-into noise (what an English-only model does); the slow tier runs the real MiniLM on a
-Chinese and an English book whose packages declare no languages.
+These unit tests drive the service with a fake "model" that reads Latin words but turns CJK
+text into noise (what an English-only model does); the slow tier runs the real MiniLM on a
+Chinese and an English book whose packages declare no languages
+(tests/integration/test_vector_check_minilm.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from book_agent import BookAgent
 from book_agent.domain.fusion import LanguageEvidence, vector_trust
 from book_agent.domain.lexical_text import CJK_RUN
 from book_agent.domain.records import Record, VectorHit
@@ -26,7 +25,6 @@ from book_agent.services.vector_check import (
     pseudo_queries,
     run_self_check,
 )
-from tests.support.eval_books import MODEL, build_eval_book, minilm_available
 
 DIMS = 64
 
@@ -144,19 +142,3 @@ def test_too_few_records_of_a_script_give_no_verdict_for_it():
     assert pseudo_queries(records, "s") == {}
 
 
-@pytest.mark.realweights
-@pytest.mark.slow
-@pytest.mark.parametrize(("book", "script", "trusted"), [("chinese", "cjk", False), ("english", "latin", True)])
-def test_minilm_is_trusted_for_english_queries_and_not_chinese_ones(tmp_path: Path, book: str, script: str, trusted: bool):
-    from tests.support.parts import require_real_part
-
-    require_real_part(minilm_available(), f"the {MODEL} weights")
-    package = build_eval_book(book, tmp_path / "pkg", languages=None)
-    with BookAgent(tmp_path / "data") as agent:
-        book_id = agent.init(package)["book_id"]
-        check = agent.status(book_id)["capabilities"]["vector_search"]["language_evidence"]
-        assert check["status"] == "ok" and check["basis"] == "tokenizer", check
-        assert check["reads"].get(script, True) is trusted
-        query = "用间之法" if script == "cjk" else "what the general plans before the battle"
-        weights = agent.search(book_id, query)["fusion"]["weights"]
-        assert (weights["vector"] > 0) is trusted

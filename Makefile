@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # 2 workers fit the 2-core machines the suite is sized for.
 XDIST := -n 2
 
-.PHONY: install test test-fast test-slow lint demo bench eval clean example-package
+.PHONY: install test test-fast test-slow test-unit lint demo bench eval clean example-package
 
 install: $(STAMP)
 
@@ -37,11 +37,15 @@ test: install
 test-slow: install
 	$(PY) -m pytest $(XDIST) -m "slow" $(PYTEST_ARGS)
 
+# The unit tier alone (pure logic, a few seconds): tests/unit.
+test-unit: install
+	$(PY) -m pytest -m "not slow" tests/unit $(PYTEST_ARGS)
+
 lint: install
 	$(VENV)/bin/ruff check book_agent tests tools
 	$(PY) -m mypy book_agent
 	$(IMPORTS)
-	$(PY) -m pytest -q tests/test_architecture.py
+	$(PY) -m pytest -q tests/integration/test_architecture.py
 
 demo: install
 	$(PY) tools/demo.py

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import sys
+import tempfile
 from pathlib import Path
 
 # Two test workers on two cores: one BLAS thread each (set before numpy is imported).
@@ -11,11 +11,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # so tests can `import package_builder`
+from tests.support import plugins as plugin_support
+from tests.support.package_builder import build_package
 
-from package_builder import build_package  # noqa: E402
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis keeps its example database and caches outside the checkout (not ./.hypothesis)."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "book-agent-tests-hypothesis")
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +33,31 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(name, str(home / name.lower()))
     return home
+
+
+@pytest.fixture(scope="session")
+def _installed_plugins() -> frozenset[tuple[str, str, str, str]]:
+    return plugin_support.installed_plugins()
+
+
+@pytest.fixture(autouse=True)
+def only_builtin_rerankers(monkeypatch: pytest.MonkeyPatch, _installed_plugins) -> None:
+    """Reranker discovery sees the built-ins and what a test installs, never the plug-ins
+    installed in the environment (see tests/support/plugins.py)."""
+    from book_agent.adapters.rerankers import plugins
+
+    monkeypatch.setattr(plugins, "metadata", plugin_support.WithoutInstalledPlugins(_installed_plugins))
+
+
+@pytest.fixture
+def example_plugin(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Opt-in: examples/reranker-plugin installed (from its source folder) for this test."""
+    site = tmp_path_factory.mktemp("example-plugin-site")
+    for folder in reversed(plugin_support.install_example(site)):
+        monkeypatch.syspath_prepend(folder)
+    plugin_support.forget_example()
+    yield
+    plugin_support.forget_example()
 
 
 @pytest.fixture(scope="session")
@@ -56,19 +85,10 @@ def epub_package(tmp_path: Path, epub_package_template: Path) -> Path:
     return Path(shutil.copytree(epub_package_template, tmp_path / "epub-package", symlinks=True))
 
 
-def require_real_part(available: bool, what: str) -> None:
-    """Skip locally when a real part is missing; in CI (CI=true) fail instead."""
-    if available:
-        return
-    if IN_CI:
-        pytest.fail(f"{what} is missing in CI: `make test` must install it")
-    pytest.skip(f"{what} is not installed (run `make install`)")
-
-
 @pytest.fixture
 def loopback_server():
-    """A real HTTP server on 127.0.0.1 (see tests/loopback.py); scripted per test."""
-    from loopback import LoopbackServer
+    """A real HTTP server on 127.0.0.1 (see tests/support/loopback.py); scripted per test."""
+    from tests.support.loopback import LoopbackServer
 
     with LoopbackServer() as server:
         yield server

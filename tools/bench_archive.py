@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/bench_archive.py [--megabytes 100] [--quick] [--json]
 
-1. Builds every archive of tests/hostile_archives.py (--quick skips the slow ones) and
+1. Builds every archive of tests/support/hostile_archives.py (--quick skips the slow ones) and
    imports each into a fresh managed folder: the error code, whether anything appeared
    outside the managed folder, and whether anything was left inside it.
 2. Builds a package-like folder of --megabytes MB (random "PDF", float32 "index", text
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 CHILD = r"""
 import json, resource, sys, time
@@ -62,10 +62,9 @@ def snapshot(root: Path) -> set[tuple[str, int]]:
 
 
 def run_corpus(quick: bool) -> dict[str, Any]:
-    from hostile_archives import CORPUS
-
     from book_agent.adapters.archives.importer import ArchiveLimits, import_archive, remove_tree
     from book_agent.domain.errors import BookAgentError
+    from tests.support.hostile_archives import CORPUS
 
     rows = []
     for item in CORPUS:

@@ -13,7 +13,7 @@
    thinks before its first call), against the median of the next 20;
 4. what `--help`, `--version` and `list` import (`python -X importtime`): numpy must not be there.
 
-The book is synthetic (tests/package_builder.py) with random vectors, but its vectors.json
+The book is synthetic (tests/support/package_builder.py) with random vectors, but its vectors.json
 names all-MiniLM-L6-v2 (384 dims), so a text query is encoded by the real local encoder.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 sys.path.insert(0, str(ROOT / "tools"))
 BOOK = "cold-book"
 QUERY = "what does the general do before the battle in the mountain pass"  # 12 words
@@ -39,9 +39,8 @@ CLI = [sys.executable, "-m", "book_agent"]
 
 
 def build_book(work: Path, records: int) -> Path:
-    from package_builder import build_package, synthetic_records
-
     from book_agent.agent import BookAgent
+    from tests.support.package_builder import build_package, synthetic_records
 
     root = build_package(work / "pkg", book_id=BOOK, records=synthetic_records(records), dims=384,
                          model="all-MiniLM-L6-v2", provider="local")

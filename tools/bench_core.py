@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
-from package_builder import build_package, synthetic_records  # noqa: E402
+from tests.support.package_builder import build_package, synthetic_records  # noqa: E402
 
 BENCH = ROOT / ".bench" / "core"
 

@@ -5,7 +5,7 @@
 Cold search: `book-agent --data-dir TMP search art-of-war QUERY --json`, a new process each
 run (imports, registry, model load and query encoding included). Eval: BookAgent.evaluate
 (recall@10, MRR@10, nDCG@10 per channel) on the example book and the two test books
-(tests/eval_books), with the rows where hybrid scores below the best single channel.
+(tests/support/data/eval_books), with the rows where hybrid scores below the best single channel.
 Local encoder figures come from tools/bench_local_encoder.py (run it too).
 """
 
@@ -51,10 +51,9 @@ def losses(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def evaluate_all(data_dir: Path, work: Path) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from eval_books import BOOKS, build_eval_book, questions_path
-
+    sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
     from book_agent.agent import BookAgent
+    from tests.support.eval_books import BOOKS, build_eval_book, questions_path
 
     sets = [("art-of-war", PACKAGE, QUESTIONS)]
     sets += [(f"eval-{name}", build_eval_book(name, work / name), questions_path(name)) for name in BOOKS]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 CODEX = ROOT / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
 HOW = {
     "codex": "config.toml parsed back (tomlkit) + real `codex mcp get --json`",
@@ -46,9 +46,8 @@ def codex_readback(home: Path, name: str, argv: list[str]) -> str:
 
 
 def run() -> list[dict[str, Any]]:
-    from hosts_helpers import make_package
-
     from book_agent.adapters.hosts import HostAdapter
+    from tests.support.hosts_helpers import make_package
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / ".bench" / "hybrid"
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
 def rss_mb() -> float:
@@ -45,9 +45,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     import numpy as np
-    from package_builder import build_package, synthetic_records
 
     from book_agent import BookAgent
+    from tests.support.package_builder import build_package, synthetic_records
 
     name = f"hybrid-{args.records}x{args.dims}"
     root = BENCH / name

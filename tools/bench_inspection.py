@@ -3,7 +3,7 @@
     .venv/bin/python tools/bench_inspection.py [--records N] [--dims D] [--repeat R]
                                                [--package DIR] [--json]
 
-Builds the package with tests/package_builder.py (an EPUB book, random unit vectors) in a
+Builds the package with tests/support/package_builder.py (an EPUB book, random unit vectors) in a
 temporary folder, or reuses --package DIR when it already holds one (building is slow).
 Prints the build time, the package size and the inspect times (best and median).
 """
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,9 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
-    from package_builder import build_package, synthetic_records
-
     from book_agent.adapters.package.inspector import PackageInspector
+    from tests.support.package_builder import build_package, synthetic_records
 
     with tempfile.TemporaryDirectory(prefix="bench-inspection-") as scratch:
         target = args.package or Path(scratch) / "pkg"

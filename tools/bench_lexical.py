@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/bench_lexical.py [--records 20000] [--words 30] [--runs 30] [--json]
 
-Builds a synthetic book (Zipf word statistics, tests/package_builder.py) under .bench/lexical/
+Builds a synthetic book (Zipf word statistics, tests/support/package_builder.py) under .bench/lexical/
 once, then times, interleaved in one process: `FtsLexicalIndex.search` (term extraction,
 CJK segmentation and folding, BM25 top 50 with the id join) and the bare SQL of the same
 MATCH expression. The channel keeps every term of a long query, so the two should be close.
@@ -20,13 +20,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / ".bench" / "lexical"
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
 def build(records: int) -> Path:
-    from package_builder import build_package, synthetic_records
-
     from book_agent.adapters.storage.fts_lexical_index import build_sidecar
+    from tests.support.package_builder import build_package, synthetic_records
 
     sidecar = BENCH / f"lexical-{records}.sqlite"
     if not sidecar.is_file():
@@ -43,11 +42,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    from package_builder import synthetic_records
-
     from book_agent.adapters.storage.cjk_fold import fold_chinese
     from book_agent.adapters.storage.fts_lexical_index import HEADINGS_WEIGHT, FtsLexicalIndex
     from book_agent.domain.lexical_text import query_terms
+    from tests.support.package_builder import synthetic_records
 
     sidecar = build(args.records)
     index = FtsLexicalIndex(sidecar)

@@ -23,7 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-REFERENCE = ROOT / "tests" / "data" / "all-MiniLM-L6-v2.reference.json"
+REFERENCE = ROOT / "tests" / "support" / "data" / "all-MiniLM-L6-v2.reference.json"
 SHORT = "What does the general do before a battle is fought?"
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 MAIN = ROOT / "book_agent" / "cli" / "main.py"
 WIRED = "mcp_cmd" in MAIN.read_text(encoding="utf-8")
 SHIM = "from book_agent.cli import main, mcp_cmd; mcp_cmd.register(main.app); main.run()"
@@ -104,9 +104,8 @@ def rss_kb(pid: int) -> int:
 
 
 def build_book(work: Path, records: int, dims: int) -> tuple[Path, str]:
-    from package_builder import build_package, synthetic_records
-
     from book_agent.agent import BookAgent
+    from tests.support.package_builder import build_package, synthetic_records
 
     root = build_package(work / "pkg", book_id="bench-book", records=synthetic_records(records), dims=dims)
     data = work / "data"

@@ -30,7 +30,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "art-of-war-package"
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
 def quotation(agent: Any, book: str, kind: str, size: int) -> str:
@@ -82,9 +82,8 @@ def timed_locate(data_dir: Path, book: str, kind: str, size: int, timeout: float
 
 
 def mcp_latency(data_dir: Path, book: str, timeout: float) -> dict[str, Any]:
-    from stdio_session import RawSession, call
-
     from book_agent.agent import BookAgent
+    from tests.support.stdio_session import RawSession, call
 
     quote = quotation(BookAgent(data_dir), book, "edited", 20_000)
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,6 @@
 """Benchmark of the sources role: render, cached render, read_source, locate, verification share.
 
-Builds (in a temp dir) a 500-page PDF package with tests/package_builder.py, plus the small
+Builds (in a temp dir) a 500-page PDF package with tests/support/package_builder.py, plus the small
 sample PDF and EPUB packages, and prints p50/p95 timings in milliseconds.
 Usage: .venv/bin/python tools/bench_sources.py [--json] [--pages 500]
 """
@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from package_builder import RecordSpec, build_package, synthetic_records  # noqa: E402
-from sources_support import package_info  # noqa: E402
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 from book_agent.adapters.sources.resolver import SourceResolver  # noqa: E402
+from tests.support.package_builder import RecordSpec, build_package, synthetic_records  # noqa: E402
+from tests.support.sources_support import package_info  # noqa: E402
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
@@ -93,7 +92,7 @@ def run(pages: int) -> dict[str, Any]:
         for kind in ("pdf", "epub"):
             root = build_package(tmp_path / f"sample-{kind}", kind=kind)
             with SourceResolver(package_info(root), tmp_path / f"rt-{kind}") as resolver:
-                from package_builder import SAMPLE_RECORDS
+                from tests.support.package_builder import SAMPLE_RECORDS
 
                 results[f"verified_sample_{kind}"] = verified_share(resolver, [r.record_id for r in SAMPLE_RECORDS])
     return results

@@ -31,8 +31,8 @@ def rss_mb() -> float:
 def build(db: Path, records: int, dims: int) -> None:
     import numpy as np
 
-    sys.path.insert(0, str(ROOT / "tests"))
-    from package_builder import synthetic_records, write_database
+    sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
+    from tests.support.package_builder import synthetic_records, write_database
 
     specs = synthetic_records(records, words=20)
     rng = np.random.default_rng(5)

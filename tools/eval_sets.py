@@ -32,7 +32,7 @@ SET_NAMES = ("fairytaleqa", "covid-qa", "xquad-en", "drcd", "xquad-zh")
 PER_SPLIT_BOOKS = ("fairytaleqa",)
 LANGUAGES = {"fairytaleqa": "en", "covid-qa": "en", "xquad-en": "en", "drcd": "zh-Hant", "xquad-zh": "zh-Hans"}
 
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 sys.path.insert(0, str(ROOT / "tools"))
 
 
@@ -118,8 +118,9 @@ def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path
     """Write the package of the book a split's questions are asked of at dest (replaced whole);
     `docs` and `book_id`: a part of it (a library splits the book into several)."""
     from eval_vectors import DIMS, MODEL
-    from package_builder import RecordSpec
-    from package_builder import build_package as write_package
+
+    from tests.support.package_builder import RecordSpec
+    from tests.support.package_builder import build_package as write_package
 
     chapters: dict[str, int] = {}
     records = [RecordSpec(d["_id"], d["text"], [d["title"]] if d["title"] else [],

@@ -1,0 +1,248 @@
+"""Cold start: light commands import nothing heavy, the weights are mapped in place, the
+model's hash is checked once per file version, one BLAS threads policy, the MCP warm-up.
+
+No timings are asserted here (the machine is shared): tools/bench_cold.py measures them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fastmcp import Client
+
+from book_agent import blas
+from book_agent.adapters.encoders.local import LocalQueryEncoder, bert_numpy, clear_model_cache
+from book_agent.adapters.encoders.local import verify as verify_mod
+from book_agent.adapters.encoders.local.loaded_model import load
+from book_agent.adapters.encoders.local.weights import load_weights, pack
+from book_agent.adapters.storage.runtime_store import RuntimeDirStore
+from book_agent.agent import BookAgent
+from book_agent.mcp.server import build_server
+from tests.support import tiny_bert
+from tests.support.package_builder import build_package
+
+HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.encoders.local")
+# Runs the CLI in-process and reports, even when it exits, which heavy modules it loaded.
+PROBE = f"""
+import json, sys
+from book_agent.cli.entry import run
+try:
+    run(sys.argv[2:])
+except SystemExit:
+    pass
+finally:
+    with open(sys.argv[1], "w") as fh:
+        json.dump([m for m in {HEAVY!r} if m in sys.modules], fh)
+"""
+
+
+def _env_without_blas_settings() -> dict[str, str]:
+    env = dict(os.environ)
+    for name in (*blas.BLAS_VARIABLES, blas.ENV):
+        env.pop(name, None)
+    return env
+
+
+def heavy_modules_loaded(tmp_path: Path, *args: str) -> list[str]:
+    report = tmp_path / "modules.json"
+    subprocess.run([sys.executable, "-c", PROBE, str(report), *args], capture_output=True, check=True,
+                   timeout=120)
+    return list(json.loads(report.read_text()))
+
+
+@pytest.fixture(scope="module")
+def lexical_only_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("lexical-only")
+    root = build_package(work / "pkg", book_id="plain", vectors="none")
+    with BookAgent(work / "data") as agent:
+        agent.init(root)
+    return work / "data"
+
+
+@pytest.mark.parametrize("args", [
+    ["--help"], ["--version"], ["--json", "list"], ["status", "plain"],
+    ["--json", "search", "no-such-book", "a question"], ["--json", "search", "plain", "general"],
+])
+def test_light_commands_import_nothing_heavy(tmp_path: Path, lexical_only_data: Path, args: list[str]) -> None:
+    assert heavy_modules_loaded(tmp_path, "--data-dir", str(lexical_only_data), *args) == []
+
+
+# -- weights: memory-mapped, used in place ----------------------------------------------
+def test_weights_are_read_only_views_of_the_mapped_file(tmp_path: Path) -> None:
+    folder = tiny_bert.write_tiny_model(tmp_path / "m")
+    enc = LocalQueryEncoder("tiny", 16, model_dir=folder)
+    w = load_weights(folder / "model.safetensors", enc.load().spec)
+    layer = w.layers[0]
+    for array in (w.word, w.position, layer.q_w, layer.inter_w, layer.down_w, layer.ln1_g):
+        assert not array.flags.writeable and not array.flags.owndata  # a view, never a copy
+    assert layer.inter_w.flags.f_contiguous  # the file's [out, in], seen as [in, out]
+    assert layer.qkv_w is None and not w.packed
+
+
+def test_packed_weights_give_the_same_hidden_states(tmp_path: Path) -> None:
+    folder = tiny_bert.write_tiny_model(tmp_path / "m")
+    spec = LocalQueryEncoder("tiny", 16, model_dir=folder).load().spec
+    mapped = load_weights(folder / "model.safetensors", spec)
+    packed = pack(mapped)
+    assert packed.packed and packed.layers[0].qkv_w is not None and packed.layers[0].inter_w.flags.c_contiguous
+    ids = np.array([[2, 30, 31, 40, 3], [2, 33, 3, 0, 0]], dtype=np.int64)
+    mask = (np.arange(5) < np.array([[5], [3]])).astype(np.int64)
+    np.testing.assert_allclose(bert_numpy.encode_tokens(packed, spec, ids, mask),
+                               bert_numpy.encode_tokens(mapped, spec, ids, mask), atol=1e-5, rtol=0)
+
+
+def test_a_long_lived_encoder_packs_its_weights(tmp_path: Path) -> None:
+    folder = tiny_bert.write_tiny_model(tmp_path / "m")
+    clear_model_cache()
+    enc = LocalQueryEncoder("tiny", 16, model_dir=folder)
+    first = enc.encode("the art of war")
+    assert not enc.load().weights.packed  # a one-shot search never pays for packing
+    packing = enc.warm_up()
+    assert packing is not None
+    packing.join(30)
+    assert enc.load().weights.packed
+    np.testing.assert_allclose(enc.encode("the art of war"), first, atol=1e-6)
+    assert load(enc.locate().path) is enc.load()
+
+
+def test_model_hash_is_checked_once_per_file_version(tmp_path: Path) -> None:
+    folder = tiny_bert.write_tiny_model(tmp_path / "m")
+    weights = folder / "model.safetensors"
+    good = verify_mod.sha256_file(weights)
+    cache = tmp_path / "cache"
+    assert not verify_mod.verify_file(weights, good, cache)["from_cache"]
+    verify_mod.forget_memory()
+    assert verify_mod.verify_file(weights, good, cache)["from_cache"]  # a new process: no re-hash
+    stat = weights.stat()
+    replacement = tmp_path / "replacement"
+    shutil.copyfile(weights, replacement)
+    os.replace(replacement, weights)  # same bytes, size and mtime, another inode
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert weights.stat().st_ino != stat.st_ino
+    verify_mod.forget_memory()
+    assert not verify_mod.verify_file(weights, good, cache)["from_cache"]
+
+
+# -- BLAS threads: one policy for every entry point -------------------------------------
+def test_blas_policy_reads_its_variable() -> None:
+    assert blas.wanted_threads({}) == 1
+    assert blas.wanted_threads({blas.ENV: "3"}) == 3
+    assert blas.wanted_threads({blas.ENV: "auto"}) is None
+    assert blas.wanted_threads({blas.ENV: "many"}) == 1
+    env: dict[str, str] = {"MKL_NUM_THREADS": "4"}
+    blas.configure_environment(env)
+    assert env["OPENBLAS_NUM_THREADS"] == "1" and env["MKL_NUM_THREADS"] == "4"  # the user's own kept
+    env = {"OPENBLAS_NUM_THREADS": "4", blas.ENV: "2"}
+    blas.configure_environment(env)
+    assert env["OPENBLAS_NUM_THREADS"] == "2"  # the explicit override wins
+    env = {blas.ENV: "auto"}
+    blas.configure_environment(env)
+    assert "OPENBLAS_NUM_THREADS" not in env
+
+
+BLAS_PROBE = """
+import sys
+if sys.argv[1] == "numpy-first":
+    import numpy
+import book_agent
+from book_agent.adapters.encoders.local import LocalQueryEncoder
+LocalQueryEncoder("tiny", 16, model_dir=sys.argv[2]).encode("war")
+from threadpoolctl import threadpool_info
+print(max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+"""
+
+
+def blas_threads(folder: Path, order: str, **env: str) -> int:
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE, order, str(folder)], capture_output=True,
+                         text=True, check=True, env={**_env_without_blas_settings(), **env}, timeout=120)
+    return int(out.stdout.strip())
+
+
+@pytest.mark.parametrize("order", ["book-agent-first", "numpy-first"])
+def test_every_entry_point_uses_one_blas_thread_unless_told(tmp_path: Path, order: str) -> None:
+    folder = tiny_bert.write_tiny_model(tmp_path / "m")
+    two = min(2, os.cpu_count() or 1)  # OpenBLAS never runs more threads than cores
+    assert blas_threads(folder, order) == 1
+    assert blas_threads(folder, order, BOOK_AGENT_BLAS_THREADS="2") == two
+    assert blas_threads(folder, order, OPENBLAS_NUM_THREADS="2") == two  # the user's own setting
+
+
+def test_cli_and_mcp_entry_points_get_the_policy_from_the_package() -> None:
+    probe = "import os, book_agent.cli.entry; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={**_env_without_blas_settings(), blas.ENV: "3"})
+    assert out.stdout.strip() == "3"
+
+
+# -- the MCP server warms up after the handshake ----------------------------------------
+class WarmUpRecorder:
+    def __init__(self) -> None:
+        self.warmed = threading.Event()
+        self.calls: list[str] = []
+
+    def warm_up(self, book_id: str) -> dict[str, bool]:
+        self.calls.append(book_id)
+        self.warmed.set()
+        return {"lexical": True}
+
+
+def _list_tools_and_linger(server: Any) -> list[Any]:
+    async def run() -> list[Any]:
+        async with Client(server) as client:
+            tools = await client.list_tools()
+            await asyncio.sleep(0.2)  # the warm-up starts just after tools/list is answered
+            return list(tools)
+
+    return asyncio.run(run())
+
+
+def test_mcp_server_warms_up_after_tools_list() -> None:
+    agent = WarmUpRecorder()
+    assert _list_tools_and_linger(build_server("b", agent=agent, warm_up=True))
+    assert agent.warmed.wait(10) and agent.calls == ["b"]
+    idle = WarmUpRecorder()
+    _list_tools_and_linger(build_server("b", agent=idle))  # off unless asked (serve asks)
+    assert idle.calls == []
+
+
+def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None:
+    folder = tiny_bert.write_tiny_model(tmp_path / "tiny")
+    root = build_package(tmp_path / "pkg", book_id="warm", dims=16, model="acme/tiny-bert",
+                         provider="siliconflow")
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(root)
+        agent.configure("warm", model_dir=str(folder))  # remote requests stay off
+        assert agent.warm_up("warm") == {"lexical": True, "vectors": True, "encoder": True}
+        result = agent.search("warm", "rivers")
+        assert result["channels"]["vector"]["ran"]
+
+
+def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
+    root = build_package(tmp_path / "pkg", book_id="bare", vectors="none")
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(root)
+        assert agent.warm_up("bare") == {"lexical": True, "vectors": False, "encoder": False}
+        agent.close()
+        RuntimeDirStore().lexical_path(agent.runtime_dir("bare")).unlink()
+        # nothing left to search with: no error here, the first search will say why
+        assert agent.warm_up("bare") == {"lexical": False, "vectors": False, "encoder": False}
+
+
+def test_the_mcp_server_is_built_without_jsonschema() -> None:
+    # A bare FastMCP server does not import jsonschema (~150 ms); ours checks arguments with
+    # it, so it loads at the first call or in the warm-up, after tools/list.
+    code = ("import sys\nfrom book_agent.mcp.server import build_server\n"
+            "build_server('b', agent=object())\nprint('jsonschema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,123 @@
+"""The shape of the project: the adapters mapping works everywhere, the core never imports adapters."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import book_agent
+from tests.support import REPO_ROOT
+
+ROOT = REPO_ROOT
+CORE = ["book_agent/domain", "book_agent/services", "book_agent/ports"]
+FORBIDDEN_FOR_CORE = ("book_agent.adapters", "book_agent.cli", "book_agent.mcp", "book_agent.bootstrap",
+                      "book_agent.agent")
+IO_LIBRARIES = ("sqlite3", "httpx", "pypdfium2", "typer", "fastmcp", "selectolax", "tomlkit", "portalocker")
+
+
+def imports_of(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+    return found
+
+
+def core_files() -> list[Path]:
+    files: list[Path] = []
+    for entry in CORE:
+        path = ROOT / entry
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return files
+
+
+def test_the_core_never_imports_adapters_or_entry_points():
+    offenders = [(str(f.relative_to(ROOT)), name) for f in core_files() for name in imports_of(f)
+                 if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN_FOR_CORE)]
+    assert offenders == []
+
+
+def test_the_domain_imports_no_io_library():
+    files = sorted((ROOT / "book_agent/domain").rglob("*.py"))
+    offenders = [(str(f.relative_to(ROOT)), name) for f in files for name in imports_of(f)
+                 if name.split(".")[0] in IO_LIBRARIES]
+    assert offenders == []
+
+
+def test_adapters_live_inside_the_package_so_every_tool_resolves_them(tmp_path):
+    code = "import book_agent.adapters, sys; print(book_agent.adapters.__path__[0])"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert Path(out.stdout.strip()).resolve() == (ROOT / "book_agent" / "adapters").resolve()
+    missing = subprocess.run([sys.executable, "-c", "import adapters"], cwd=tmp_path, capture_output=True, text=True)
+    assert missing.returncode != 0  # no top-level `adapters` package is installed
+
+
+def test_every_contract_name_is_importable_lazily():
+    probe = (
+        "import sys, book_agent\n"
+        "heavy = [m for m in ('numpy', 'pypdfium2', 'httpx', 'fastmcp') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "for name in book_agent.__all__:\n"
+        "    getattr(book_agent, name)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "BookAgent" in book_agent.__all__ and "PrebuiltVectorStoreAdapter" in book_agent.__all__
+
+
+def test_adapters_are_grouped_by_capability():
+    """No loose adapter modules: each sits in the folder of its capability."""
+    adapters = ROOT / "book_agent" / "adapters"
+    loose = [p.name for p in adapters.glob("*.py") if p.name != "__init__.py"]
+    assert loose == []
+    assert {p.name for p in adapters.iterdir() if p.is_dir() and p.name != "__pycache__"} >= {
+        "archives", "package", "storage", "encoders", "sources", "rerankers", "hosts"}
+
+
+# -- size: no function over 60 lines, no module over 300 (no exemptions) ------------------
+
+MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 300
+
+
+def package_modules() -> list[Path]:
+    return sorted((ROOT / "book_agent").rglob("*.py"))
+
+
+def long_functions(limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, str, int]]:
+    """(module:line, name, lines) of every def whose `def` line to last line exceeds `limit`."""
+    found = []
+    for path in package_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > limit:
+                    found.append((f"{path.relative_to(ROOT)}:{node.lineno}", node.name, lines))
+    return found
+
+
+def long_modules(limit: int = MAX_MODULE_LINES) -> list[tuple[str, int]]:
+    found = []
+    for path in package_modules():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            found.append((str(path.relative_to(ROOT)), lines))
+    return found
+
+
+def test_no_function_over_60_lines():
+    assert long_functions() == []
+
+
+def test_no_module_over_300_lines():
+    assert long_modules() == []
+
+
+def test_the_size_checker_finds_long_code():
+    assert long_functions(limit=1) and long_modules(limit=1)  # the scan itself works

@@ -1,0 +1,86 @@
+"""A library MCP server (`mcp @all`, `mcp a,b`): list_books, library search, book_id on the
+one-book tools, in-process through the FastMCP client (tests/e2e: over real stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client
+
+from book_agent import BookAgent
+from book_agent.mcp.server import build_server
+from tests.support.library_support import corpus, make_book
+
+LIBRARY_TOOLS = {"list_books", "search", "read_entry", "read_markdown", "get_skill", "locate_source",
+                 "read_source", "render_page", "status"}
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    records = corpus(30)
+    with BookAgent(tmp_path / "data") as agent:
+        for part in range(3):
+            agent.init(make_book(tmp_path / "parts", f"part-{part}", records[part::3]))
+    return tmp_path / "data"
+
+
+def calls(data_dir: Path, ref: str, steps: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
+    async def run() -> tuple[set[str], list[Any]]:
+        async with Client(build_server(ref, data_dir=data_dir)) as client:
+            tools = {t.name for t in await client.list_tools()}
+            return tools, [await client.call_tool(name, args, raise_on_error=False) for name, args in steps]
+    return asyncio.run(run())
+
+
+def error_code(result: Any) -> str:
+    assert result.is_error
+    return str(json.loads(result.content[0].text)["error"]["code"])
+
+
+def test_the_library_tools_list_search_and_read_one_book(data_dir: Path) -> None:
+    tools, (listed, found, narrowed, entry) = calls(data_dir, "@all", [
+        ("list_books", {}),
+        ("search", {"query": "river water ground"}),
+        ("search", {"query": "river water ground", "books": ["part-1"]}),
+        ("read_entry", {"book_id": "part-2", "record_id": "d002"}),
+    ])
+    assert tools == LIBRARY_TOOLS
+    books = listed.structured_content["books"]
+    assert [b["book_id"] for b in books] == ["part-0", "part-1", "part-2"]
+    assert all(b["records"] == 10 and b["model"] and b["available"] for b in books)
+    assert found.structured_content["hits"] and all(h["book_id"].startswith("part-") for h in found.structured_content["hits"])
+    assert {h["book_id"] for h in narrowed.structured_content["hits"]} == {"part-1"}
+    assert entry.structured_content["record_id"] == "d002"
+
+
+def test_books_and_book_id_must_be_served(data_dir: Path) -> None:
+    _, (unknown, missing, other, listed) = calls(data_dir, "part-0,part-1", [
+        ("search", {"query": "river", "books": ["part-2"]}),
+        ("read_entry", {"record_id": "d000"}),
+        ("get_skill", {"book_id": "part-2"}),
+        ("list_books", {}),
+    ])
+    assert error_code(unknown) == "mcp.book_not_served"
+    assert error_code(missing) == "mcp.bad_arguments"
+    assert error_code(other) == "mcp.book_not_served"
+    assert [b["book_id"] for b in listed.structured_content["books"]] == ["part-0", "part-1"]
+
+
+def test_all_serves_books_registered_after_the_start(data_dir: Path, tmp_path: Path) -> None:
+    async def run() -> tuple[Any, Any]:
+        async with Client(build_server("@all", data_dir=data_dir)) as client:
+            await client.call_tool("list_books", {})
+            with BookAgent(data_dir) as agent:
+                agent.init(make_book(tmp_path / "late", "late", corpus(3)))
+            listed = await client.call_tool("list_books", {})
+            entry = await client.call_tool("read_entry", {"book_id": "late", "record_id": "d001"},
+                                           raise_on_error=False)
+            return listed, entry
+
+    listed, entry = asyncio.run(run())
+    assert "late" in [b["book_id"] for b in listed.structured_content["books"]]
+    assert entry.structured_content["record_id"] == "d001"

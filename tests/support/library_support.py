@@ -1,0 +1,38 @@
+"""A synthetic corpus with realistic word statistics, and books holding it (whole or split)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+
+import numpy as np
+
+from tests.support.package_builder import RecordSpec, build_package
+
+DIMS = 16
+WORDS = ("river ground water battle general temple calculation sediment valley farming light energy "
+         "glucose diagram supply depot arrow tax province grain tribute army march camp spy fire "
+         "wind mountain plain road bridge city wall siege enemy ally season rain harvest").split()
+
+
+def unit(text: str, dims: int = DIMS) -> np.ndarray:
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little"))
+    v = rng.standard_normal(dims).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def vectors_of(texts: list[str], dims: int = DIMS) -> np.ndarray:
+    return np.stack([unit(t, dims) for t in texts])
+
+
+def corpus(n: int = 60) -> list[RecordSpec]:
+    rng = random.Random(7)
+    weights = [1.0 / (i + 1) for i in range(len(WORDS))]  # Zipf-like: a few common words
+    return [RecordSpec(f"d{i:03d}", " ".join(rng.choices(WORDS, weights, k=14)) + ".", [f"Part {i // 10}"], i // 10)
+            for i in range(n)]
+
+
+def make_book(root: Path, book_id: str, records: list[RecordSpec], dims: int = DIMS) -> Path:
+    return build_package(root / book_id, book_id=book_id, kind="epub", records=records, dims=dims,
+                         vectors=lambda texts: vectors_of(texts, dims), blank_page=False)

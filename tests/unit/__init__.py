@@ -1,0 +1,1 @@
+"""Unit tests: pure logic and fakes; no subprocess, no network, no package on disk."""

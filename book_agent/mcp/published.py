@@ -1,7 +1,7 @@
 """The published tool schemas, as a client sees them in `tools/list`.
 
 `python -m book_agent.mcp.published > contracts/mcp-tools.json` regenerates the contract;
-tests/test_mcp_server.py fails when the server and that file drift apart.
+tests/integration/test_mcp_server.py fails when the server and that file drift apart.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ JSON document, a result or a coded error, never a traceback and never a hang.
 Inputs tried: undecodable bytes in argv, deeply nested JSON, a data dir that is a file, a
 registry with malformed entries, devices and oversized files where a file is expected,
 archive members with undecodable names. Run in-process through the console-script entry
-(tests/cli_support.py); argv bytes also through a real process.
+(tests/support/cli_support.py); argv bytes also through a real process.
 """
 
 from __future__ import annotations

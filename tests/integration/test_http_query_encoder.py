@@ -1,4 +1,4 @@
-"""Remote query encoding against a real HTTP server on 127.0.0.1 (tests/loopback.py)."""
+"""Remote query encoding against a real HTTP server on 127.0.0.1 (tests/support/loopback.py)."""
 
 from __future__ import annotations
 

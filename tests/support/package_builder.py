@@ -301,7 +301,7 @@ def build_package(
         "authors": ["Test Author"],
         "language": language,
         "created_at": "2026-11-01T10:00:00Z",
-        "generator": {"name": "tests/package_builder.py", "version": "1"},
+        "generator": {"name": "tests/support/package_builder.py", "version": "1"},
         "files": files,
         "extra_files": [_file_entry(root, rel) for rel in sorted(skill_files or {})],
     }

@@ -29,7 +29,7 @@ class CodexHost(HostPort):
     edition: str | None = None
     # Nothing left unconfirmed: `codex mcp get --json` reads back the MCP entry and
     # `codex debug prompt-input` lists ~/.agents/skills as a skill root with our skill in it
-    # (both checked against the pinned real CLI in tests/test_hosts_codex_cli.py).
+    # (both checked against the pinned real CLI in tests/e2e/test_hosts_codex_cli.py).
     unconfirmed: tuple[str, ...] = ()
 
     def __init__(self, ctx: HostContext) -> None:

@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
 
 def evaluate(
     ctx: typer.Context,
-    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id."),
+    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id, a comma-separated list of them (a,b), or @all (every registered book)."),
     questions: str = typer.Argument(..., metavar="QUESTIONS.jsonl", help='JSON Lines: {"query": ..., "relevant": [record_id, ...] or {record_id: grade}}'),
     k: int = typer.Option(10, "--k", metavar="K", help="The k of recall@k."),
 ) -> None:

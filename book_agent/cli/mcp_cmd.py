@@ -15,9 +15,9 @@ def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp(
         ctx: typer.Context,
-        book_id: str = typer.Argument(..., help="The registered book to serve."),
+        book_id: str = typer.Argument(..., metavar="BOOK", help="The registered book to serve; a,b or @all serves a library (list_books, search across books, book_id on the other tools)."),
     ) -> None:
-        """Serve one book to an agent host over MCP on stdin/stdout (logs go to stderr)."""
+        """Serve a book (or a library: a,b or @all) to an agent host over MCP on stdin/stdout (logs go to stderr)."""
         from book_agent.mcp.server import serve
 
         # A start-up failure (unknown or broken book) is a BookAgentError: cli.main prints it

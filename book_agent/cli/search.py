@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
 
 def search(
     ctx: typer.Context,
-    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id."),
+    book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id, a comma-separated list of them (a,b), or @all (every registered book)."),
     query: str = typer.Argument(..., metavar="QUERY", help="What to look for, in any language."),
     top_k: int = typer.Option(DEFAULT_TOP_K, "--top-k", "-k", metavar="N", help=f"How many hits (1-{MAX_TOP_K})."),
     strict: bool = typer.Option(False, "--strict", help="Fail instead of answering from fewer channels."),
@@ -69,10 +69,11 @@ def place_of(locator: dict[str, Any]) -> str:
 def _visual_tip(result: dict[str, Any]) -> str | None:
     if not result.get("visual_fallback", {}).get("recommended") or not result["hits"]:
         return None
-    locator = result["hits"][0]["source_locator"]
+    first = result["hits"][0]
+    locator, book = first["source_locator"], first.get("book_id", result["book_id"])  # a library's hit names its book
     if "page_index" not in locator:
         return ("this looks like a question about a figure or table, and this book has no fixed pages: "
-                f"read the passage in the original with `book-agent locate {result['book_id']} "
+                f"read the passage in the original with `book-agent locate {book} "
                 f"--record {result['hits'][0]['record_id']}` then `book-agent source`")
     return ("this looks like a question about a figure or table: see the page with "
-            f"`book-agent render {result['book_id']} {locator['page_index']}`")
+            f"`book-agent render {book} {locator['page_index']}`")

@@ -126,3 +126,5 @@ def test_the_cli_searches_a_library(split_library):
     out = run_cli("--data-dir", str(library.data_dir), "search", "@all", "river water", "--json")
     assert out.code == 0, out.stderr
     assert out.json["hits"] and all("book_id" in h for h in out.json["hits"])
+    shown = run_cli("--data-dir", str(library.data_dir), "search", "part-0,part-1", "river water")
+    assert shown.code == 0 and (b"part-0#" in shown.stdout or b"part-1#" in shown.stdout)

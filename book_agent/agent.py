@@ -85,8 +85,13 @@ class BookAgent:
         return book_status(self.ports, self.books, book_ref, verify)
 
     def prepare(self, book_ref: str, progress: Progress | None = None) -> dict[str, Any]:
-        """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent."""
-        return self._registration.prepare(book_ref, progress)
+        """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent. For a
+        library reference (a,b or @all): each book's, then the library's index."""
+        ref = parse_book_ref(book_ref)
+        if ref.single:
+            return self._registration.prepare(book_ref, progress)
+        books = [self._registration.prepare(b, None) for b in self._library.book_ids(ref)]
+        return {**self._library.prepare(ref, progress), "books": books}
 
     def configure(self, book_ref: str, **settings: Any) -> dict[str, Any]:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""

@@ -58,8 +58,9 @@ def status(
     emit(ctx, agent(ctx).status(book, verify=verify))
 
 
-def prepare(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id.")) -> None:
-    """Rebuild the book's runtime sidecars that are missing, corrupt or stale (idempotent)."""
+def prepare(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id, a,b or @all.")) -> None:
+    """Rebuild the book's runtime sidecars that are missing, corrupt or stale (idempotent); for a,b or
+    @all, each book's and then the library's index (else built at the first library search)."""
     with progress_bar("indexing") as progress:
         emit(ctx, agent(ctx).prepare(book, progress=progress))
 

@@ -22,7 +22,7 @@ from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember, library_stamp
 from book_agent.domain.records import LexicalHit, Record
 from book_agent.domain.registry_entry import database_sha
-from book_agent.ports import LexicalIndex, RecordSource
+from book_agent.ports import LexicalIndex, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
@@ -119,7 +119,14 @@ class Library:
                                 "remediation": exc.remediation})
         return opened, skipped
 
-    def lexical(self, searched: dict[str, OpenBook]) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
+    def prepare(self, ref: BookRef, progress: Progress | None = None) -> dict[str, Any]:
+        """Build the library index now (with progress), instead of at the first library search."""
+        opened, skipped = self.open_books(self.book_ids(ref), strict=False)
+        _, info = self.lexical(opened, progress)
+        return {"library": ref.text, "lexical_index": info, "skipped": skipped}
+
+    def lexical(self, searched: dict[str, OpenBook],
+                progress: Progress | None = None) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
         """The library-wide BM25 index over every registered book that opens (rebuilt when a
         book was registered, replaced or removed since it was built)."""
         members = [_member(book) for book in self._every_openable_book(searched)]
@@ -127,7 +134,7 @@ class Library:
         state = self._index.state(expected)
         info: dict[str, Any] = {"records": state["record_count"], "rebuilt": False}
         if not state["fresh"]:
-            info.update(records=self._index.build(members, expected, None), rebuilt=True)
+            info.update(records=self._index.build(members, expected, progress), rebuilt=True)
         key = expected["books"]
         if self._open is None or self._open[0] != key or info["rebuilt"]:
             self.close()

@@ -128,3 +128,14 @@ def test_the_cli_searches_a_library(split_library):
     assert out.json["hits"] and all("book_id" in h for h in out.json["hits"])
     shown = run_cli("--data-dir", str(library.data_dir), "search", "part-0,part-1", "river water")
     assert shown.code == 0 and (b"part-0#" in shown.stdout or b"part-1#" in shown.stdout)
+
+
+def test_prepare_builds_the_library_index_ahead_of_the_first_search(split_library):
+    _, library = split_library
+    seen: list[tuple[int, int]] = []
+    first = library.prepare("@all", progress=lambda done, total: seen.append((done, total)))
+    assert first["lexical_index"] == {"records": 60, "rebuilt": True} and seen[-1] == (60, 60)
+    assert [b["book_id"] for b in first["books"]] == ["part-0", "part-1", "part-2"]
+    assert library.prepare("@all")["lexical_index"]["rebuilt"] is False
+    result = library.search("@all", "river water")
+    assert result["library"]["lexical_index"] == {"records": 60, "rebuilt": False}

@@ -42,6 +42,9 @@ class VectorStore(Protocol):
     def search(self, query_vector: Vector, top_k: int) -> list[VectorHit]:
         """Exact top-k by the manifest's metric, best first."""
         ...
+    def search_ids(self, query_vector: Vector, top_k: int) -> list[tuple[str, float]]:
+        """As search, (record_id, score) only: no record is read."""
+        ...
     def load(self) -> Any:
         """Load the matrix now (a warm-up), instead of at the first search."""
         ...

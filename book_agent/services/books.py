@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.registry_entry import registered_info
+from book_agent.domain.registry_entry import RegistryEntry, registered_info
 from book_agent.services.context import Ports
 from book_agent.services.open_book import OpenBook
 
@@ -21,14 +21,15 @@ class OpenBooks:
         self._open: dict[str, OpenBook] = {}
         self.lock = threading.RLock()
 
-    def open(self, book_ref: str) -> OpenBook:
-        """The open book for a registered id; says when its package changed since init."""
+    def open(self, book_ref: str, entry: RegistryEntry | None = None) -> OpenBook:
+        """The open book for a registered id; says when its package changed since init.
+        `entry`: its registry entry when the caller has just read it (a library lists them once)."""
         if not isinstance(book_ref, str) or not book_ref:
             raise BookAgentError("book.bad_ref", "a book is referred to by its registered book_id",
                                  remediation="run `book-agent list` to see the registered books")
         ports = self._ports
         with self.lock:
-            entry = ports.registry.get(book_ref)
+            entry = entry if entry is not None else ports.registry.get(book_ref)
             cached = self._open.get(book_ref)
             root = Path(entry["package_root"])
             changed = ports.packages.changes(root, entry.get("fingerprint") or {})

@@ -21,7 +21,7 @@ from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember, library_stamp
 from book_agent.domain.records import LexicalHit, Record
-from book_agent.domain.registry_entry import database_sha
+from book_agent.domain.registry_entry import RegistryEntry, database_sha
 from book_agent.ports import LexicalIndex, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
@@ -78,22 +78,31 @@ class Library:
         self._ports = ports
         self._books = books
         self._index = index
-        self._open: tuple[str, LibraryLexicalIndex] | None = None  # (stamp, index) kept open while fresh
+        self._open: tuple[str, LibraryLexicalIndex, int] | None = None  # (stamp, index, records) while fresh
 
     def book_ids(self, ref: BookRef) -> list[str]:
         """The registered ids a reference names; an unknown id in a list is an error naming it."""
+        return list(self._entries(ref))
+
+    def _entries(self, ref: BookRef, registered: dict[str, RegistryEntry] | None = None) -> dict[str, RegistryEntry]:
+        """The registry entries a reference names, from one read of the registry."""
+        registered = registered if registered is not None else self._registered()
         if ref.everything:
-            return [str(e["book_id"]) for e in self._ports.registry.list()]
+            return registered
         for book_id in ref.ids:
-            self._ports.registry.get(book_id)  # book.not_registered names the id
-        return list(ref.ids)
+            if book_id not in registered:
+                self._ports.registry.get(book_id)  # book.not_registered names the id
+        return {book_id: registered[book_id] for book_id in ref.ids}
+
+    def _registered(self) -> dict[str, RegistryEntry]:
+        return {str(e["book_id"]): e for e in self._ports.registry.list()}
 
     def describe(self, ref: BookRef) -> list[dict[str, Any]]:
         """The books a reference names: id, title, language, records, model (or why not usable)."""
         rows: list[dict[str, Any]] = []
-        for book_id in self.book_ids(ref):
+        for book_id, entry in self._entries(ref).items():
             try:
-                book = self._books.open(book_id)
+                book = self._books.open(book_id, entry)
             except BookAgentError as exc:
                 rows.append({"book_id": book_id, "available": False, "code": exc.code, "reason": exc.message})
                 continue
@@ -104,14 +113,15 @@ class Library:
                          "dimensions": vectors.get("dimensions"), "kind": book.package.original_kind})
         return rows
 
-    def open_books(self, ids: list[str], strict: bool) -> tuple[dict[str, OpenBook], list[dict[str, Any]]]:
+    def open_books(self, entries: dict[str, RegistryEntry], strict: bool
+                   ) -> tuple[dict[str, OpenBook], list[dict[str, Any]]]:
         """The books that open; the others (a changed package) are skipped with the reason,
         or, in strict mode, fail the search."""
         opened: dict[str, OpenBook] = {}
         skipped: list[dict[str, Any]] = []
-        for book_id in ids:
+        for book_id, entry in entries.items():
             try:
-                opened[book_id] = self._books.open(book_id)
+                opened[book_id] = self._books.open(book_id, entry)
             except BookAgentError as exc:
                 if strict:
                     raise
@@ -121,24 +131,26 @@ class Library:
 
     def prepare(self, ref: BookRef, progress: Progress | None = None) -> dict[str, Any]:
         """Build the library index now (with progress), instead of at the first library search."""
-        opened, skipped = self.open_books(self.book_ids(ref), strict=False)
-        _, info = self.lexical(opened, progress)
+        registered = self._registered()
+        opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
+        _, info = self.lexical(opened, registered, progress)
         return {"library": ref.text, "lexical_index": info, "skipped": skipped}
 
-    def lexical(self, searched: dict[str, OpenBook],
+    def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
                 progress: Progress | None = None) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
         """The library-wide BM25 index over every registered book that opens (rebuilt when a
         book was registered, replaced or removed since it was built)."""
-        members = [_member(book) for book in self._every_openable_book(searched)]
+        members = [_member(book) for book in self._every_openable_book(searched, registered)]
         expected = library_stamp(members, TOKENIZER_VERSION)
+        key = expected["books"]
+        if self._open is not None and self._open[0] == key:  # open and fresh: no file to read
+            return self._open[1], {"records": self._open[2], "rebuilt": False}
         state = self._index.state(expected)
         info: dict[str, Any] = {"records": state["record_count"], "rebuilt": False}
         if not state["fresh"]:
             info.update(records=self._index.build(members, expected, progress), rebuilt=True)
-        key = expected["books"]
-        if self._open is None or self._open[0] != key or info["rebuilt"]:
-            self.close()
-            self._open = (key, self._index.open())
+        self.close()
+        self._open = (key, self._index.open(), int(info["records"]))
         return self._open[1], info
 
     def close(self) -> None:
@@ -146,23 +158,23 @@ class Library:
             self._open[1].close()
             self._open = None
 
-    def _every_openable_book(self, searched: dict[str, OpenBook]) -> list[OpenBook]:
+    def _every_openable_book(self, searched: dict[str, OpenBook],
+                             registered: dict[str, RegistryEntry]) -> list[OpenBook]:
         books = dict(searched)
-        for entry in self._ports.registry.list():
-            book_id = str(entry["book_id"])
+        for book_id, entry in registered.items():
             if book_id not in books:
                 try:
-                    books[book_id] = self._books.open(book_id)
+                    books[book_id] = self._books.open(book_id, entry)
                 except BookAgentError:
                     continue  # a changed package is left out until it is restored
         return [books[k] for k in sorted(books)]
 
     def searcher(self, ref: BookRef, strict: bool = False) -> tuple[HybridSearch, dict[str, Any]]:
         """A HybridSearch over the library's channels, and what the result reports about it."""
-        ids = self.book_ids(ref)
-        opened, skipped = self.open_books(ids, strict)
-        lexical, index_info = self.lexical(opened)
-        every = set(opened) == {str(e["book_id"]) for e in self._ports.registry.list()}
+        registered = self._registered()
+        opened, skipped = self.open_books(self._entries(ref, registered), strict)
+        lexical, index_info = self.lexical(opened, registered)
+        every = set(opened) == set(registered)
         groups = ModelGroups(opened)
         channels = SearchChannels(
             lexical=NarrowedLexical(lexical, None if every else sorted(opened)),

@@ -90,7 +90,7 @@ class ModelGroups:
         found: Ranked = []
         for book, (store, _, _, _) in usable:
             assert store is not None
-            found += [(f"{book.book_id}#{h.record.record_id}", h.score) for h in store.search(encoding.vector, depth)]
+            found += [(f"{book.book_id}#{rid}", score) for rid, score in store.search_ids(encoding.vector, depth)]
         found.sort(key=lambda pair: -pair[1])
         return found[:depth], encoding
 

@@ -227,12 +227,11 @@ class HybridSearch:
                     "code": error.get("code"), "remediation": error.get("remediation"), "route": result.route}
             return [], None, info, representation
         try:
-            found = ch.vector_store.search(result.vector, depth)
+            found = ch.vector_store.search_ids(result.vector, depth)
         except BookAgentError as exc:
             return [], None, _not_ran(exc, "failed"), representation
         info = {"ran": True, "status": result.status, "route": result.route, "candidates": len(found)}
-        return ([h.record.record_id for h in found], {h.record.record_id: h.score for h in found},
-                info, representation)
+        return [record_id for record_id, _ in found], dict(found), info, representation
 
     # --- hits -----------------------------------------------------------------------
 

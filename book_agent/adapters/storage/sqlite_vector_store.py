@@ -109,6 +109,12 @@ class PrebuiltVectorStoreAdapter(VectorStore):
 
     def search(self, query_vector: Vector | Sequence[float], top_k: int) -> list[VectorHit]:
         """Exact top-k by the manifest's metric, best first; ties go to reading order."""
+        ranked = self.search_ids(query_vector, top_k)
+        records = self.get_records([record_id for record_id, _ in ranked])
+        return [VectorHit(records[record_id], score) for record_id, score in ranked if record_id in records]
+
+    def search_ids(self, query_vector: Vector | Sequence[float], top_k: int) -> list[tuple[str, float]]:
+        """As search, ids and scores only: no record is read (a search fetches only the hits it shows)."""
         loaded = self.load()
         query = self._prepare_query(query_vector)
         if top_k <= 0 or not loaded.ids:
@@ -122,9 +128,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         else:
             candidates = np.arange(len(loaded.ids))
         order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
-        records = self.get_records([loaded.ids[i] for i in order])
-        return [VectorHit(records[loaded.ids[i]], float(scores[i])) for i in order
-                if loaded.ids[i] in records]
+        return [(loaded.ids[i], float(scores[i])) for i in order]
 
     def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
         query = np.asarray(query_vector, dtype=np.float32).reshape(-1)

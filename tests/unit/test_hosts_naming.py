@@ -5,7 +5,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name, is_host_safe, is_reserved, library_name
+from book_agent.adapters.hosts.naming import (
+    BOOK_AGENT_SKILL,
+    book_name,
+    is_host_safe,
+    is_reserved,
+    library_name,
+)
 
 BOOK_IDS = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,63}", fullmatch=True)
 

@@ -42,9 +42,9 @@ class BookAgent:
         self.data_dir = ports.data_dir
         self.registry = ports.registry
         self.books = OpenBooks(ports)
-        self.hosts = Hosts(ports.hosts, registered_books(self.books, ports.data_dir))
         self._registration = Registration(ports, self.books)
         self._library = Library(ports, self.books, ports.library)
+        self.hosts = Hosts(ports.hosts, registered_books(self.books, ports.data_dir, self._library.book_ids))
         self._search = BookSearch(self.books, self._library)
         self._reading = Reading(ports, self.books)
 

@@ -1,13 +1,17 @@
-"""`book-agent host ...`: install a registered book into Codex, Trae, WorkBuddy or Cherry Studio.
+"""`book-agent host ...`: install a registered book (or a library) into Codex, Trae, WorkBuddy or Cherry Studio.
 
     book-agent host detect HOST
     book-agent host plan|install|verify|uninstall|instructions HOST BOOK
 
+BOOK is a book_id, a,b or @all: a list or @all installs ONE library server (`mcp a,b`,
+`mcp @all`) and one library skill (contracts/hosts.md, "Libraries").
+
 install and uninstall are dry runs (the plan: paths and unified diffs) unless --apply is
 given. The host's home is --home, else the host's own variable (CODEX_HOME), else the
 user's home. The MCP server is registered with the exact argv
-`[this python, -m, book_agent, --data-dir, DATA, mcp, BOOK_ID]` and, where the host can
-forward variable names (Codex `env_vars`), the book's configured auth_env: never a value.
+`[this python, -m, book_agent, --data-dir, DATA, mcp, BOOK]` and, where the host can
+forward variable names (Codex `env_vars`), the book's configured auth_env: never a value
+(a library forwards none: the plan's warnings name the books' variables).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ HOME_HELP = "Use this folder as the user's home for the host's files (a sandbox)
 
 # the arguments and options the host commands share
 HostArg = Annotated[str, typer.Argument(help=HOST_HELP)]
-BookArg = Annotated[str, typer.Argument(help="A registered book_id.")]
+BOOK_HELP = ("A book_id, a,b or @all: a registered book, or a library of them "
+             "(these books, or every registered book) served by one server with one skill.")
+BookArg = Annotated[str, typer.Argument(help=BOOK_HELP)]
 EditionOpt = Annotated[str | None, typer.Option("--edition", help=EDITION_HELP)]
 HomeOpt = Annotated[str | None, typer.Option("--home", help=HOME_HELP)]
 ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the changes (else a dry run).")]
@@ -62,7 +68,8 @@ def resolver_hosts(resolve: Resolver) -> Callable[[typer.Context], Hosts]:
 
 def register(app: typer.Typer, resolver: Resolver | None = None) -> None:
     hosts: HostsOf = resolver_hosts(resolver) if resolver is not None else default_hosts
-    group = typer.Typer(help="Install a book into an AI host (MCP server + skills).", no_args_is_help=True)
+    group = typer.Typer(help="Install a book, or a library of books (a,b or @all), into an AI host "
+                        "(MCP server + skills).", no_args_is_help=True)
     _add_change_commands(group, hosts)
     _add_check_commands(group, hosts)
     app.add_typer(group, name="host")
@@ -87,7 +94,7 @@ def _add_change_commands(group: typer.Typer, hosts: HostsOf) -> None:
     def install(ctx: typer.Context, host: HostArg, book: BookArg, apply: ApplyOpt = False,
                 edition: EditionOpt = None, home: HomeOpt = None,
                 skill_dir: SkillDirOpt = None) -> None:
-        """Register the book's MCP server and install its skills (a dry run without --apply)."""
+        """Register the book's (or library's) MCP server and install its skills (a dry run without --apply)."""
         emit(ctx, hosts(ctx).install(host, book, apply, edition, home, skill_dir), render_plan)
 
     @group.command("uninstall")
@@ -121,6 +128,13 @@ def _add_check_commands(group: typer.Typer, hosts: HostsOf) -> None:
 def render_plan(plan: dict[str, Any]) -> None:
     verb = "done" if plan.get("applied") else "dry run"
     print(f"{plan['operation']} {plan['book_id']} -> {plan['host']} (server {plan['server_name']}): {verb}")
+    if "library" in plan:
+        library = plan["library"]
+        books = ", ".join(library["books"]) or "none yet"
+        if library["everything"]:
+            print(f"  library: every registered book, now and later (registered now: {books})")
+        else:
+            print(f"  library: {books}")
     for change in plan["changes"]:
         print(f"  {change['action']:9} {change['path']}")
         if change["diff"] and change["kind"] == "mcp_config":

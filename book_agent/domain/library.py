@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
+from book_agent.domain.errors import BookAgentError
 
 
 @dataclass(frozen=True)
@@ -20,3 +24,32 @@ def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[
     """The library index's stamp: every member, so a registration or removal makes it stale."""
     books = ";".join(f"{m.book_id}={m.stamp}" for m in sorted(members, key=lambda m: m.book_id))
     return {"books": books, "tokenizer_version": tokenizer_version}
+
+
+@dataclass(frozen=True)
+class HostLibrary:
+    """A library as an AI host install target (contracts/hosts.md, "Libraries"): the
+    reference its MCP server is started with, the books it serves now, and the key variables
+    those books are configured with (names, never values)."""
+
+    ref: str  # "@all", or the ids sorted and comma-joined: `mcp REF` serves exactly these
+    book_ids: tuple[str, ...]  # the registered books it serves now (for @all: at planning time)
+    everything: bool = False  # @all: books registered later are served too
+    auth_envs: tuple[tuple[str, str], ...] = ()  # (book_id, variable NAME) of books that have one
+
+
+def host_library(ref: str | BookRef, book_ids: Sequence[str] = (),
+                 auth_envs: Mapping[str, str | None] | None = None) -> HostLibrary:
+    """The library `ref` names (`@all`, or a list `a,b`) as a host install target.
+    `book_ids`: for @all, the books registered now (what the plan shows); a list serves its own ids.
+    A list must name two or more different books (one book is installed by its id)."""
+    parsed = ref if isinstance(ref, BookRef) else parse_book_ref(ref)
+    envs = tuple(sorted((b, v) for b, v in (auth_envs or {}).items() if v))
+    if parsed.everything:
+        return HostLibrary(ALL_BOOKS, tuple(sorted(dict.fromkeys(book_ids))), everything=True, auth_envs=envs)
+    ids = tuple(sorted(parsed.ids))
+    if parsed.single or len(ids) < 2:
+        raise BookAgentError("book.bad_ref", "a library names two or more different books (a,b) or @all",
+                             details={"ref": parsed.text[:200]},
+                             remediation="install one book by its book_id, or name several: a,b (or @all)")
+    return HostLibrary(",".join(ids), ids, auth_envs=envs)

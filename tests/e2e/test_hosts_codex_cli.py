@@ -104,3 +104,25 @@ def test_codex_lists_the_installed_skill_under_its_user_skill_root(codex_cli: Pa
     roots, files = skill_roots_and_files(codex_home, home, workdir)  # root ids may shift: look up again
     gone = {k for k, v in roots.items() if v == user_root}
     assert not [f for f in files.values() if f.split("/")[0] in gone]
+
+
+def test_codex_reads_back_the_library_server_and_lists_its_skill(codex_cli: Path, tmp_path: Path) -> None:
+    from book_agent.adapters.hosts import host_library
+
+    home, data = tmp_path / "home", tmp_path / "data"
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    target = HostAdapter("codex", home=home, data_dir=data)
+    target.install(host_library("@all", ["alpha", "beta"]), apply=True)
+    got = codex(codex_home, "mcp", "get", "book-library", "--json")
+    assert got.returncode == 0, got.stderr
+    transport = json.loads(got.stdout)["transport"]
+    assert [transport["command"], *transport["args"]] == mcp_command(data, "@all")
+    assert not transport.get("env_vars") and not transport.get("env")
+    roots, files = skill_roots_and_files(codex_home, home, workdir)
+    root_id = next(k for k, v in roots.items() if v == str(home / ".agents" / "skills"))
+    assert files.get("book-library") == f"{root_id}/book-library/SKILL.md", files  # its front-matter name
+    target.uninstall(host_library("@all"), apply=True)
+    assert json.loads(codex(codex_home, "mcp", "list", "--json").stdout) == []

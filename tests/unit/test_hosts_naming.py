@@ -5,7 +5,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name, is_host_safe
+from book_agent.adapters.hosts.naming import (
+    BOOK_AGENT_SKILL,
+    book_name,
+    is_host_safe,
+    is_reserved,
+    library_name,
+)
 
 BOOK_IDS = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,63}", fullmatch=True)
 
@@ -38,6 +44,22 @@ def test_every_book_id_gives_a_host_safe_deterministic_name(book_id: str) -> Non
     assert len(name) <= 64
     assert name == book_name(book_id)
     assert name != BOOK_AGENT_SKILL
+    assert not is_reserved(name)  # never the shipped skill's name, nor a library's
+
+
+def test_library_names() -> None:
+    assert library_name(None) == "book-library"
+    name = library_name(["b", "a", "a"])
+    assert name == library_name(["a", "b"])  # the set of books, not the order named
+    assert re.fullmatch(r"book-library-[0-9a-f]{10}", name) and is_host_safe(name)
+    assert name != library_name(["a", "c"])
+
+
+def test_books_never_take_a_library_name() -> None:
+    assert book_name("library") != "book-library" and book_name("library").startswith("book-library-")
+    taken = book_name("library-" + library_name(["a", "b"]).rsplit("-", 1)[1])
+    assert taken != library_name(["a", "b"]) and not is_reserved(taken)
+    assert book_name("library-shelf") == "book-library-shelf"  # only the exact shapes are reserved
 
 
 @settings(max_examples=60)

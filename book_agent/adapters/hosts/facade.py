@@ -3,6 +3,10 @@
     adapter = HostAdapter("trae", edition="cn", home=sandbox, data_dir=data)
     plan = adapter.install(package, mcp_command(data, "my-book"))          # dry run
     result = adapter.install(package, None, apply=True, auth_env="KEY")    # writes
+    adapter.install(host_library("@all", registered_ids), apply=True)      # a library server
+
+Every method takes a book's package or a library (`HostLibrary`, targets.py): one server
+and one skill either way.
 
 Every change is first planned as file operations (`ops.Op`): a plan lists each path with
 its action and a unified diff, and `apply` performs exactly those operations.
@@ -17,10 +21,9 @@ from typing import Any
 
 from book_agent.adapters.hosts import ops, safe_write, skills
 from book_agent.adapters.hosts.base import HostContext, read_config
-from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL, book_name
-from book_agent.adapters.hosts.packages import as_package
+from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL
+from book_agent.adapters.hosts.targets import Installable, InstallTarget, install_target
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
 from book_agent.ports import HostPort
 
 HOSTS = ("codex", "trae", "workbuddy", "cherry-studio")
@@ -96,80 +99,72 @@ class HostAdapter:
                 "book_servers": servers, "book_agent_skills": installed}
 
     # -- planning --------------------------------------------------------------------------
-    def _names(self, package: PackageInfo) -> str:
-        if not package.book_id:
-            raise BookAgentError("host.package_without_id", "the package has no book_id",
-                                 remediation="inspect the package: `book-agent inspect PACKAGE`")
-        return book_name(package.book_id)
-
-    def _skill_ops(self, package: PackageInfo, skill_dir: Path | None) -> list[ops.Op]:
-        name = self._names(package)
+    def _skill_ops(self, target: InstallTarget, skill_dir: Path | None) -> list[ops.Op]:
         folder = Path(skill_dir) if skill_dir is not None else self.port.skills_dir()
-        return (skills.install_ops(skills.book_bundle(package, name), folder, name)
-                + skills.install_ops(skills.shipped_bundle(BOOK_AGENT_SKILL), folder, name))
+        return (skills.install_ops(target.bundle(), folder, target.name)
+                + skills.install_ops(skills.shipped_bundle(BOOK_AGENT_SKILL), folder, target.name))
 
-    def _mcp_ops(self, package: PackageInfo, argv: list[str], auth_env: str | None) -> list[ops.Op]:
+    def _mcp_ops(self, target: InstallTarget, argv: list[str], auth_env: str | None) -> list[ops.Op]:
         path = self.port.config_path()
         if path is None:
             return []
         text = read_config(path, self.host)
-        new = self.port.add_server(text, path, self._names(package), self.port.server_entry(argv, auth_env))
+        new = self.port.add_server(text, path, target.name, self.port.server_entry(argv, auth_env))
         return [ops.Op(path, new.encode("utf-8"), "mcp_config", backup=True)]
 
-    def plan_install(self, package: PackageInfo | Path | str | dict[str, Any], mcp_command: list[str] | None = None,
+    def plan_install(self, package: Installable, mcp_command: list[str] | None = None,
                      skill_dir: Path | None = None, *, auth_env: str | None = None) -> dict[str, Any]:
-        info = as_package(package)
-        argv = self._argv(info, mcp_command)
-        planned = self._mcp_ops(info, argv, auth_env) + self._skill_ops(info, skill_dir)
-        return self._plan(info, argv, auth_env, planned, "install")
+        """`package`: a book's package (PackageInfo, its root, its to_dict()) or a HostLibrary."""
+        target = install_target(package)
+        argv = self._argv(target, mcp_command)
+        planned = self._mcp_ops(target, argv, auth_env) + self._skill_ops(target, skill_dir)
+        return self._plan(target, argv, auth_env, planned, "install")
 
-    def _argv(self, info: PackageInfo, argv: list[str] | None) -> list[str]:
-        if argv:
-            return list(argv)
-        self._names(info)  # refuses a package without a book_id
-        return mcp_command(self.data_dir, str(info.book_id))
+    def _argv(self, target: InstallTarget, argv: list[str] | None) -> list[str]:
+        return list(argv) if argv else mcp_command(self.data_dir, target.serves)
 
-    def _plan(self, info: PackageInfo, argv: list[str], auth_env: str | None, planned: list[ops.Op],
+    def _plan(self, target: InstallTarget, argv: list[str], auth_env: str | None, planned: list[ops.Op],
               operation: str) -> dict[str, Any]:
-        name = self._names(info)
+        name = target.name
         path = self.port.config_path()
-        warnings = list(self.port.warnings(argv, auth_env))
+        warnings = list(self.port.warnings(argv, auth_env)) + target.warnings(auth_env)
         if path is not None and path.is_file() and hasattr(self.port, "style_warnings"):
             warnings += self.port.style_warnings(read_config(path, self.host))
         changes = [ops.describe(op) for op in planned]
         return {
-            "operation": operation, "host": self.host, "edition": self.edition, "book_id": info.book_id,
+            "operation": operation, "host": self.host, "edition": self.edition, "book_id": target.book_id,
             "server_name": name, "skill_names": [name, BOOK_AGENT_SKILL], "mcp_command": argv,
             "auth_env": auth_env, "config_path": str(path) if path else None,
             "skills_dir": str(self.port.skills_dir()),
             "changes": changes, "changed": any(c["action"] != "unchanged" for c in changes),
             "warnings": warnings, "unconfirmed": list(self.port.unconfirmed),
-            "manual": self.port.manual(name, argv, auth_env), "applied": False, "_ops": planned,
+            "manual": self.port.manual(name, argv, auth_env), "applied": False, **target.extra, "_ops": planned,
         }
 
     # -- doing -------------------------------------------------------------------------------
-    def install(self, package: PackageInfo | Path | str | dict[str, Any], mcp_command: list[str] | None = None,
+    def install(self, package: Installable, mcp_command: list[str] | None = None,
                 apply: bool = False, *, skill_dir: Path | None = None, auth_env: str | None = None) -> dict[str, Any]:
         """The plan (dry run, the default) or, with apply=True, the result of carrying it out."""
         return _finish(self.plan_install(package, mcp_command, skill_dir, auth_env=auth_env), apply)
 
-    def install_skill(self, package: PackageInfo | Path | str | dict[str, Any], skill_dir: Path | None = None,
+    def install_skill(self, package: Installable, skill_dir: Path | None = None,
                       apply: bool = True) -> dict[str, Any]:
-        info = as_package(package)
-        plan = self._plan(info, self._argv(info, None), None, self._skill_ops(info, skill_dir), "install_skill")
+        target = install_target(package)
+        plan = self._plan(target, self._argv(target, None), None, self._skill_ops(target, skill_dir), "install_skill")
         return _finish(plan, apply)
 
-    def configure_mcp(self, package: PackageInfo | Path | str | dict[str, Any], mcp_command: list[str] | None = None,
+    def configure_mcp(self, package: Installable, mcp_command: list[str] | None = None,
                       apply: bool = True, *, auth_env: str | None = None) -> dict[str, Any]:
-        info = as_package(package)
-        argv = self._argv(info, mcp_command)
-        return _finish(self._plan(info, argv, auth_env, self._mcp_ops(info, argv, auth_env), "configure_mcp"), apply)
+        target = install_target(package)
+        argv = self._argv(target, mcp_command)
+        return _finish(self._plan(target, argv, auth_env, self._mcp_ops(target, argv, auth_env), "configure_mcp"),
+                       apply)
 
-    def uninstall(self, package: PackageInfo | Path | str | dict[str, Any], skill_dir: Path | None = None,
+    def uninstall(self, package: Installable, skill_dir: Path | None = None,
                   apply: bool = False) -> dict[str, Any]:
         """Remove our server entry and what we installed in the skills folder (a dry run by default)."""
-        info = as_package(package)
-        name = self._names(info)
+        target = install_target(package)
+        name = target.name
         folder = Path(skill_dir) if skill_dir is not None else self.port.skills_dir()
         planned: list[ops.Op] = []
         path = self.port.config_path()
@@ -181,29 +176,28 @@ class HostAdapter:
             # Deleting a file we created needs no backup; any other change keeps the original once.
             planned.append(ops.Op(path, None if gone else new.encode("utf-8"), "mcp_config", backup=not gone))
         planned += skills.uninstall_ops(name, folder, name) + skills.uninstall_ops(BOOK_AGENT_SKILL, folder, name)
-        return _finish(self._plan(info, self._argv(info, None), None, planned, "uninstall"), apply)
+        return _finish(self._plan(target, self._argv(target, None), None, planned, "uninstall"), apply)
 
-    def verify(self, package: PackageInfo | Path | str | dict[str, Any], mcp_command: list[str] | None = None,
+    def verify(self, package: Installable, mcp_command: list[str] | None = None,
                skill_dir: Path | None = None, *, auth_env: str | None = None) -> dict[str, Any]:
         from book_agent.adapters.hosts.verify import verify
 
-        info = as_package(package)
-        name = self._names(info)
+        target = install_target(package)
         folder = Path(skill_dir) if skill_dir is not None else self.port.skills_dir()
-        return verify(self.port, info, name, self._argv(info, mcp_command), auth_env, folder)
+        return verify(self.port, target, self._argv(target, mcp_command), auth_env, folder)
 
-    def render_manual_instructions(self, package: PackageInfo | Path | str | dict[str, Any],
+    def render_manual_instructions(self, package: Installable,
                                    mcp_command: list[str] | None = None, *, auth_env: str | None = None) -> str:
         from book_agent.adapters.hosts.verify import render_manual
 
-        info = as_package(package)
-        name = self._names(info)
-        argv = self._argv(info, mcp_command)
-        return render_manual(self.host, self.port.manual(name, argv, auth_env), self.port.warnings(argv, auth_env),
+        target = install_target(package)
+        argv = self._argv(target, mcp_command)
+        warnings = list(self.port.warnings(argv, auth_env)) + target.warnings(auth_env)
+        return render_manual(self.host, self.port.manual(target.name, argv, auth_env), warnings,
                              self.port.unconfirmed)
 
 
-def install(package: PackageInfo | Path | str | dict[str, Any], mcp_command: list[str] | None = None,
+def install(package: Installable, mcp_command: list[str] | None = None,
             apply: bool = False, *, host: str = "codex", home: Path | str | None = None,
             data_dir: Path | str | None = None, edition: str | None = None,
             skill_dir: Path | None = None, auth_env: str | None = None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 from book_agent.adapters.hosts import skills
 from book_agent.adapters.hosts.base import read_config
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL
-from book_agent.domain.package import PackageInfo
+from book_agent.adapters.hosts.targets import InstallTarget
 from book_agent.ports import HostPort
 
 
@@ -36,16 +36,17 @@ def verify_mcp(port: HostPort, name: str, argv: list[str], auth_env: str | None)
     return result
 
 
-def verify(port: HostPort, package: PackageInfo, name: str, argv: list[str], auth_env: str | None,
+def verify(port: HostPort, target: InstallTarget, argv: list[str], auth_env: str | None,
            skills_dir: Path) -> dict[str, Any]:
+    name = target.name
     mcp = verify_mcp(port, name, argv, auth_env)
     skill_results = [
-        skills.verify_skill(name, skills_dir, skills.book_bundle(package, name)),
+        skills.verify_skill(name, skills_dir, target.bundle()),
         skills.verify_skill(BOOK_AGENT_SKILL, skills_dir, skills.shipped_bundle(BOOK_AGENT_SKILL)),
     ]
     ok = mcp["ok"] is not False and all(s["ok"] for s in skill_results)
-    return {"host": port.host, "edition": port.edition, "book_id": package.book_id, "server_name": name,
-            "ok": ok, "mcp": mcp, "skills": skill_results, "unconfirmed": list(port.unconfirmed)}
+    return {"host": port.host, "edition": port.edition, "book_id": target.book_id, "server_name": name,
+            "ok": ok, "mcp": mcp, "skills": skill_results, "unconfirmed": list(port.unconfirmed), **target.extra}
 
 
 def render_manual(host: str, manual: dict[str, Any], warnings: list[dict[str, str]],

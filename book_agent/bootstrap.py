@@ -11,9 +11,11 @@ CLI, the MCP server, the Python API (`BookAgent(data_dir)`) and the tests all co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from book_agent.domain.library import LibraryMember
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.ports import (
@@ -21,6 +23,7 @@ from book_agent.ports import (
     LexicalIndex,
     MarkdownReader,
     PackageStore,
+    Progress,
     QueryVectorizer,
     RecordSource,
     Registry,
@@ -29,7 +32,7 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
-from book_agent.ports.library import LibraryIndex
+from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import resolve_data_dir
 
@@ -80,6 +83,31 @@ class LocalBookParts(BookParts):
         return SourceResolver(package, runtime_dir)
 
 
+class LibraryIndexOnDemand(LibraryIndex):
+    """The library index adapter (SQLite FTS5 over every book), imported on the first library
+    search: a one-book search does not pay for it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._index: LibraryIndex | None = None
+
+    def _adapter(self) -> LibraryIndex:
+        if self._index is None:
+            from book_agent.adapters.storage.library_lexical_index import SqliteLibraryIndex
+
+            self._index = SqliteLibraryIndex(self.folder)
+        return self._index
+
+    def state(self, expected: dict[str, str]) -> dict[str, Any]:
+        return self._adapter().state(expected)
+
+    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
+        return self._adapter().build(members, expected, progress)
+
+    def open(self) -> LibraryLexicalIndex:
+        return self._adapter().open()
+
+
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> Any:
     """The contract's HostAdapter facade over the per-host adapters."""
     from book_agent.adapters.hosts import HostAdapter
@@ -100,9 +128,8 @@ def build_ports(
 ) -> Ports:
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None)."""
     from book_agent.adapters.package.store import FilesystemPackageStore
-    from book_agent.adapters.sources.markdown_reader import PackageMarkdownReader
+    from book_agent.adapters.sources.markdown_port import PackageMarkdownReader
     from book_agent.adapters.storage.json_registry import JsonRegistry
-    from book_agent.adapters.storage.library_lexical_index import SqliteLibraryIndex
     from book_agent.adapters.storage.runtime_store import RuntimeDirStore
 
     folder = resolve_data_dir(data_dir)
@@ -114,7 +141,7 @@ def build_ports(
         parts=parts if parts is not None else LocalBookParts(),
         markdown=markdown if markdown is not None else PackageMarkdownReader(),
         hosts=hosts if hosts is not None else host_adapter,
-        library=library if library is not None else SqliteLibraryIndex(folder / "library"),
+        library=library if library is not None else LibraryIndexOnDemand(folder / "library"),
     )
 
 

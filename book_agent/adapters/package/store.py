@@ -2,7 +2,8 @@
 
 The PackageStore port's one first-party adapter: it joins the inspector (package/), the
 archive importer (archives/) and the cheap change detection (package/fingerprint.py).
-Nothing here writes into a package; imported copies live in the data dir.
+Nothing here writes into a package; imported copies live in the data dir. The inspector and
+the archive modules load on first use: a search opens a registered book without them.
 """
 
 from __future__ import annotations
@@ -12,11 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.archives.filesystem import remove_tree
-from book_agent.adapters.archives.importer import import_archive
-from book_agent.adapters.archives.members import is_archive_file
 from book_agent.adapters.package import fingerprint
-from book_agent.adapters.package.inspector import PackageInspector, PackageValidator
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import MANIFEST_NAME, PackageInfo
 from book_agent.ports import PackageStore, Progress
@@ -33,15 +30,23 @@ class FilesystemPackageStore(PackageStore):
         an archive counts too, so a broken one gets the importer's precise error."""
         if not path.is_file() or path.name == MANIFEST_NAME:
             return False
+        from book_agent.adapters.archives.members import is_archive_file
+
         return is_archive_file(path) or path.suffix.lower() in ARCHIVE_SUFFIXES
 
     def inspect(self, root: Path, verify_hashes: bool = True) -> PackageInfo:
+        from book_agent.adapters.package.inspector import PackageInspector
+
         return PackageInspector().inspect(root, verify_hashes=verify_hashes)
 
     def validate(self, info: PackageInfo) -> None:
+        from book_agent.adapters.package.inspector import PackageValidator
+
         PackageValidator().validate(info)
 
     def import_archive(self, archive: Path, managed_dir: Path, progress: Progress | None) -> Path:
+        from book_agent.adapters.archives.importer import import_archive
+
         def check(extracted: Path) -> None:
             self.validate(self.inspect(extracted))  # refuse before the rename: nothing half-imported stays
 
@@ -54,6 +59,9 @@ class FilesystemPackageStore(PackageStore):
                                  remediation="pass the path of a package folder or archive")
         if not self.is_archive(path):
             return self.inspect(path)
+        from book_agent.adapters.archives.filesystem import remove_tree
+        from book_agent.adapters.archives.importer import import_archive
+
         temporary = Path(tempfile.mkdtemp(prefix="book-agent-inspect-"))
         try:
             return self.inspect(import_archive(path, temporary))
@@ -61,6 +69,8 @@ class FilesystemPackageStore(PackageStore):
             remove_tree(temporary)  # the imported files are read-only
 
     def remove_tree(self, folder: Path) -> None:
+        from book_agent.adapters.archives.filesystem import remove_tree
+
         remove_tree(folder)
 
     def drop_import(self, package_root: Path, managed_dir: Path, roots_in_use: Sequence[Path]) -> bool:
@@ -71,7 +81,7 @@ class FilesystemPackageStore(PackageStore):
             return False  # not ours: a package folder registered in place
         if any(root.resolve().is_relative_to(folder) for root in roots_in_use):
             return False
-        remove_tree(folder)
+        self.remove_tree(folder)
         return True
 
     def fingerprint(self, root: Path) -> dict[str, list[int]]:

@@ -17,7 +17,6 @@ from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
-from book_agent.ports import MarkdownReader
 
 MAX_CONTEXT_CHARS = 20_000
 MAX_RANGE_CHARS = 200_000
@@ -214,15 +213,3 @@ def read_skill(package: PackageInfo) -> dict[str, Any]:
         "extra_files": [p for p in extra if isinstance(p, str)],
     }
 
-
-class PackageMarkdownReader(MarkdownReader):
-    """The MarkdownReader port over the functions above (book.md and SKILL.md of a package)."""
-
-    def read_markdown(self, package: PackageInfo, *, record_span: tuple[int | None, int | None] | None,
-                      record_id: str | None, start: int | None, end: int | None,
-                      heading: str | None, context_chars: int) -> dict[str, Any]:
-        return read_markdown(package, record_span=record_span, record_id=record_id, start=start, end=end,
-                             heading=heading, context_chars=context_chars)
-
-    def read_skill(self, package: PackageInfo) -> dict[str, Any]:
-        return read_skill(package)

@@ -14,7 +14,6 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.archives.filesystem import remove_tree
 from book_agent.adapters.storage import fts_lexical_index as fts
 from book_agent.adapters.storage import runtime_files
 from book_agent.adapters.storage.atomic_write import write_atomic
@@ -44,7 +43,7 @@ class RuntimeDirStore(RuntimeStore):
 
         def undo() -> None:
             if new:
-                remove_tree(runtime_dir)
+                self.remove_dir(runtime_dir)
             undo_parent()
 
         return undo
@@ -60,6 +59,9 @@ class RuntimeDirStore(RuntimeStore):
         return undo
 
     def remove_dir(self, runtime_dir: Path) -> None:
+        # imported copies are read-only: the archive module knows how to remove them
+        from book_agent.adapters.archives.filesystem import remove_tree
+
         remove_tree(runtime_dir)
 
     def build_lock(self, runtime_dir: Path) -> AbstractContextManager[None]:

@@ -94,7 +94,7 @@ class LocalQueryEncoder(QueryEncoder):
                 spec = load_spec(location.path)
                 self._check_identity(location, spec)
                 self._checks = self._verify(location, spec)
-                self._model = loaded_model.load(location.path, spec)
+                self._model = loaded_model.load(location.path, spec, self._verify_cache)
             return self._model
 
     def warm_up(self, pack_in_background: bool = True) -> threading.Thread | None:
@@ -175,7 +175,7 @@ class LocalQueryEncoder(QueryEncoder):
         from .text_tokenizer import TextTokenizer
 
         location = self.locate()
-        tokenizer = TextTokenizer(location.path, load_spec(location.path))
+        tokenizer = TextTokenizer(location.path, load_spec(location.path), self._verify_cache)
         return list(tokenizer.vocabulary())
 
     # -- reporting --------------------------------------------------------------------

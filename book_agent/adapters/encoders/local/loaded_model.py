@@ -78,8 +78,9 @@ def weights_file(folder: Path, spec: ModelSpec) -> Path:
     return candidate if candidate.is_file() else folder / "model.safetensors"
 
 
-def load(folder: Path, spec: ModelSpec | None = None) -> LoadedModel:
-    """The process-wide model for `folder`, loading it on first use."""
+def load(folder: Path, spec: ModelSpec | None = None, cache_dir: Path | None = None) -> LoadedModel:
+    """The process-wide model for `folder`, loading it on first use (`cache_dir`: the
+    encoder's cache, where the tokenizer keeps a faster-loading form)."""
     key = folder.resolve()
     with _CACHE_LOCK:
         model = _CACHE.get(key)
@@ -88,7 +89,7 @@ def load(folder: Path, spec: ModelSpec | None = None) -> LoadedModel:
             blas.apply_to_loaded_blas()  # numpy may have come before book_agent's policy
             spec = spec or load_spec(key)
             weights = load_weights(weights_file(key, spec), spec)
-            tokenizer = TextTokenizer(key, spec)
+            tokenizer = TextTokenizer(key, spec, cache_dir)
             model = LoadedModel(key, spec, weights, tokenizer, time.perf_counter() - started)
             _CACHE[key] = model
         return model

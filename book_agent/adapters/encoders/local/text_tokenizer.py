@@ -16,9 +16,10 @@ I64 = npt.NDArray[np.int64]
 
 
 class TextTokenizer:
-    def __init__(self, folder: Path, spec: ModelSpec) -> None:
+    def __init__(self, folder: Path, spec: ModelSpec, cache_dir: Path | None = None) -> None:
+        """`cache_dir`: where a faster-loading form of tokenizer.json is kept (tokenizer_cache.py)."""
         self.spec = spec
-        self.path, self._tok = _load(folder, spec)
+        self.path, self._tok = _load(folder, spec, cache_dir)
         try:
             self._tok.no_padding()
             self._tok.enable_truncation(max_length=spec.max_seq_length)
@@ -60,14 +61,14 @@ class TextTokenizer:
         return ids, mask
 
 
-def _load(folder: Path, spec: ModelSpec) -> tuple[Path, Any]:
-    from tokenizers import Tokenizer
+def _load(folder: Path, spec: ModelSpec, cache_dir: Path | None = None) -> tuple[Path, Any]:
+    from .tokenizer_cache import load_tokenizer
 
     for base in (spec.transformer_dir, folder):
         path = base / "tokenizer.json"
         if path.is_file():
             try:
-                return path, Tokenizer.from_file(str(path))
+                return path, load_tokenizer(path, cache_dir)
             except Exception as exc:
                 raise errors.error(
                     errors.MODEL_CORRUPT, f"{path} is not a valid tokenizer: {exc}",

@@ -21,16 +21,13 @@ import sys
 import time
 from pathlib import Path
 
+from measure import rss_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / ".bench" / "hybrid"
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def p50(samples: list[float]) -> float:

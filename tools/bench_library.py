@@ -21,21 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from measure import percentile, rss_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / ".bench" / "library"
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
 def build_books(size: int, books: int, dims: int) -> list[Path]:
@@ -89,8 +83,8 @@ def measure(size: int, books: int, dims: int, runs: int) -> dict[str, Any]:
             started = time.perf_counter()
             agent.search("@all", query, top_k=10, query_vector=vector)
             times.append((time.perf_counter() - started) * 1000)
-        figures["warm_hybrid_p50_ms"] = percentile(times, 0.5)
-        figures["warm_hybrid_p95_ms"] = percentile(times, 0.95)
+        figures["warm_hybrid_p50_ms"] = round(percentile(times, 0.5), 2)
+        figures["warm_hybrid_p95_ms"] = round(percentile(times, 0.95), 2)
     figures["cold_cli_s"] = cold_cli(data, queries[0], vectors[0])
     return figures
 

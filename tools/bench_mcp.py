@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from measure import percentile
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 MAIN = ROOT / "book_agent" / "cli" / "main.py"
@@ -113,9 +115,6 @@ def build_book(work: Path, records: int, dims: int) -> tuple[Path, str]:
     return data, "bench-book"
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def bench(args: argparse.Namespace) -> dict[str, Any]:

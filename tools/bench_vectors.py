@@ -18,14 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from measure import rss_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def build(db: Path, records: int, dims: int) -> None:

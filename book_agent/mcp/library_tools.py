@@ -13,9 +13,8 @@ from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS, DEFAULT_TOP
 from book_agent.mcp import descriptions as d
 from book_agent.mcp import params as P
 from book_agent.mcp import schemas
-from book_agent.mcp.errors import bad_arguments, error_result
 from book_agent.mcp.images import with_image
-from book_agent.mcp.tools import READ_ONLY, SEARCH_HINTS, call
+from book_agent.mcp.tools import READ_ONLY, SEARCH_HINTS, call, locate, locate_arguments
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -94,17 +93,11 @@ def _register_sources(server: FastMCP, session: BookSession, on_book: Guard) -> 
                  annotations=READ_ONLY)
     async def locate_source(book_id: P.BookId, hit: P.Hit = None, record_id: P.LocateRecordId = None,
                             quote: P.Quote = None, hints: P.Hints = None) -> Any:
-        given = [name for name, value in (("hit", hit), ("record_id", record_id), ("quote", quote)) if value is not None]
-        if len(given) != 1:
-            return error_result(bad_arguments("locate_source", "give exactly one of hit, record_id, quote", given=given))
-
-        def locate(a: Any) -> Any:
-            target: Any = hit if hit is not None else quote
-            if record_id is not None:
-                target = a.read_entry(book_id, record_id)
-            return a.locate_source(book_id, target, hints=hints)
-
-        return await call(session, "locate_source", on_book(book_id, locate))
+        problem = locate_arguments(hit, record_id, quote)
+        if problem is not None:
+            return problem
+        return await call(session, "locate_source",
+                          on_book(book_id, lambda a: locate(a, book_id, hit, record_id, quote, hints)))
 
     @server.tool(name="read_source", description=d.for_one_book(d.READ_SOURCE), output_schema=schemas.SOURCE_TEXT,
                  annotations=READ_ONLY)

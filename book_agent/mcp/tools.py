@@ -52,6 +52,22 @@ async def call(session: BookSession, tool: str, fn: Callable[[Any], Any]) -> Any
         return error_result(internal_error(tool, exc))
 
 
+def locate_arguments(hit: Any, record_id: str | None, quote: str | None) -> Any:
+    """An error result unless exactly one of hit, record_id, quote is given (None when fine)."""
+    given = [name for name, value in (("hit", hit), ("record_id", record_id), ("quote", quote)) if value is not None]
+    if len(given) == 1:
+        return None
+    return error_result(bad_arguments("locate_source", "give exactly one of hit, record_id, quote", given=given))
+
+
+def locate(agent: Any, book: str, hit: Any, record_id: str | None, quote: str | None, hints: Any) -> Any:
+    """locate_source for a hit, a record id (read first) or a quotation."""
+    target: Any = hit if hit is not None else quote
+    if record_id is not None:
+        target = agent.read_entry(book, record_id)
+    return agent.locate_source(book, target, hints=hints)
+
+
 def register_tools(server: FastMCP, session: BookSession) -> None:
     """The eight tools, in this order: the package's own text first, then the original's."""
     _register_package_tools(server, session)
@@ -112,17 +128,10 @@ def _register_source_tools(server: FastMCP, session: BookSession) -> None:
         quote: P.Quote = None,
         hints: P.Hints = None,
     ) -> Any:
-        given = [name for name, value in (("hit", hit), ("record_id", record_id), ("quote", quote)) if value is not None]
-        if len(given) != 1:
-            return error_result(bad_arguments("locate_source", "give exactly one of hit, record_id, quote", given=given))
-
-        def locate(a: Any) -> Any:
-            target: Any = hit if hit is not None else quote
-            if record_id is not None:
-                target = a.read_entry(book, record_id)
-            return a.locate_source(book, target, hints=hints)
-
-        return await call(session, "locate_source", locate)
+        problem = locate_arguments(hit, record_id, quote)
+        if problem is not None:
+            return problem
+        return await call(session, "locate_source", lambda a: locate(a, book, hit, record_id, quote, hints))
 
     @server.tool(name="read_source", description=d.READ_SOURCE, output_schema=schemas.SOURCE_TEXT, annotations=READ_ONLY)
     async def read_source(

@@ -12,21 +12,13 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from book_agent import BookAgent
-from tests.support.library_support import corpus, make_book
+from tests.support.library_support import LIBRARY_TOOLS, three_book_library
 from tests.support.stdio_session import server_argv
-
-LIBRARY_TOOLS = {"list_books", "search", "read_entry", "read_markdown", "get_skill", "locate_source",
-                 "read_source", "render_page", "status"}
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    records = corpus(30)
-    with BookAgent(tmp_path / "data") as agent:
-        for part in range(3):
-            agent.init(make_book(tmp_path / "parts", f"part-{part}", records[part::3]))
-    return tmp_path / "data"
+    return three_book_library(tmp_path)
 
 
 def test_a_library_server_over_real_stdio(data_dir: Path, tmp_path: Path) -> None:

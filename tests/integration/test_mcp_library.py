@@ -13,19 +13,12 @@ from fastmcp import Client
 
 from book_agent import BookAgent
 from book_agent.mcp.server import build_server
-from tests.support.library_support import corpus, make_book
-
-LIBRARY_TOOLS = {"list_books", "search", "read_entry", "read_markdown", "get_skill", "locate_source",
-                 "read_source", "render_page", "status"}
+from tests.support.library_support import LIBRARY_TOOLS, corpus, make_book, three_book_library
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    records = corpus(30)
-    with BookAgent(tmp_path / "data") as agent:
-        for part in range(3):
-            agent.init(make_book(tmp_path / "parts", f"part-{part}", records[part::3]))
-    return tmp_path / "data"
+    return three_book_library(tmp_path)
 
 
 def calls(data_dir: Path, ref: str, steps: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:

@@ -36,3 +36,18 @@ def corpus(n: int = 60) -> list[RecordSpec]:
 def make_book(root: Path, book_id: str, records: list[RecordSpec], dims: int = DIMS) -> Path:
     return build_package(root / book_id, book_id=book_id, kind="epub", records=records, dims=dims,
                          vectors=lambda texts: vectors_of(texts, dims), blank_page=False)
+
+
+LIBRARY_TOOLS = {"list_books", "search", "read_entry", "read_markdown", "get_skill", "locate_source",
+                 "read_source", "render_page", "status"}
+
+
+def three_book_library(tmp_path: Path) -> Path:
+    """A data dir with 30 corpus records split over three registered books (part-0..2)."""
+    from book_agent import BookAgent
+
+    records = corpus(30)
+    with BookAgent(tmp_path / "data") as agent:
+        for part in range(3):
+            agent.init(make_book(tmp_path / "parts", f"part-{part}", records[part::3]))
+    return tmp_path / "data"

@@ -1,7 +1,8 @@
 """The published tool schemas, as a client sees them in `tools/list`.
 
-`python -m book_agent.mcp.published > contracts/mcp-tools.json` regenerates the contract;
-tests/integration/test_mcp_server.py fails when the server and that file drift apart.
+`python -m book_agent.mcp.published > contracts/mcp-tools.json` regenerates the contract of a
+one-book server, `python -m book_agent.mcp.published --library > contracts/mcp-library-tools.json`
+that of a library server (`mcp @all`); tests fail when a server and its file drift apart.
 """
 
 from __future__ import annotations
@@ -25,16 +26,18 @@ async def published_tools(server: Any) -> list[dict[str, Any]]:
     return out
 
 
-def document() -> dict[str, Any]:
+def document(library: bool = False) -> dict[str, Any]:
     from book_agent.mcp.server import build_server
 
     # No agent is ever called: listing tools needs none (that is the lazy start-up).
-    server = build_server("BOOK_ID", agent=object())
+    server = build_server("@all" if library else "BOOK_ID", agent=object())
     return {"version": 1, "server": "book-agent", "tools": asyncio.run(published_tools(server))}
 
 
 def main() -> None:
-    print(json.dumps(document(), indent=2, ensure_ascii=False))
+    import sys
+
+    print(json.dumps(document(library="--library" in sys.argv[1:]), indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -77,3 +77,16 @@ def test_all_serves_books_registered_after_the_start(data_dir: Path, tmp_path: P
     listed, entry = asyncio.run(run())
     assert "late" in [b["book_id"] for b in listed.structured_content["books"]]
     assert entry.structured_content["record_id"] == "d001"
+
+
+def test_published_library_schemas_match_the_contract_file() -> None:
+    from book_agent.mcp.published import document
+    from tests.support import REPO_ROOT
+
+    published = document(library=True)
+    written = json.loads((REPO_ROOT / "contracts" / "mcp-library-tools.json").read_text(encoding="utf-8"))
+    assert published == written, "run: python -m book_agent.mcp.published --library > contracts/mcp-library-tools.json"
+    assert {t["name"] for t in published["tools"]} == LIBRARY_TOOLS
+    for tool in published["tools"]:
+        if tool["name"] not in ("list_books", "search"):
+            assert "book_id" in tool["inputSchema"]["required"], tool["name"]

@@ -55,3 +55,13 @@ def _bad(ref: object, message: str) -> BookAgentError:
     shown = ref if isinstance(ref, str) and len(ref) <= 200 else type(ref).__name__
     return BookAgentError("book.bad_ref", message, details={"ref": shown},
                           remediation="pass a registered book_id (`book-agent list`), `a,b`, or @all")
+
+
+def one_book(book_ref: str) -> str:
+    """`book_ref` when it names one book; a list or @all is refused where one book is read."""
+    if book_ref == ALL_BOOKS or "," in book_ref:
+        raise BookAgentError("book.bad_ref", f"this reads one book, not a library ({book_ref[:200]!r})",
+                             details={"ref": book_ref[:200]},
+                             remediation="give one book_id (a search hit's book_id); a,b and @all are "
+                             "for search, eval, prepare, mcp and host install")
+    return book_ref

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from book_agent.domain.book_refs import one_book
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.registry_entry import RegistryEntry, registered_info
 from book_agent.services.context import Ports
@@ -27,6 +28,7 @@ class OpenBooks:
         if not isinstance(book_ref, str) or not book_ref:
             raise BookAgentError("book.bad_ref", "a book is referred to by its registered book_id",
                                  remediation="run `book-agent list` to see the registered books")
+        one_book(book_ref)
         ports = self._ports
         with self.lock:
             entry = entry if entry is not None else ports.registry.get(book_ref)

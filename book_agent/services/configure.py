@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book_refs import one_book
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.providers import REMOTE_PROVIDERS, SILICONFLOW_RERANK_ENDPOINT
@@ -91,7 +92,7 @@ def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeCo
 
 def configure(ports: Ports, books: OpenBooks, book_ref: str, settings: dict[str, Any]) -> dict[str, Any]:
     """Write the book's runtime config (network policy, query, reranker); returns it with notes."""
-    ports.registry.get(book_ref)
+    ports.registry.get(one_book(book_ref))
     runtime_dir = ports.runtime_dir(book_ref)
     reset = bool(settings.pop("reset", False))
     config = apply_settings(RuntimeConfig() if reset else ports.runtime.load_config(runtime_dir), settings)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book_refs import one_book
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import RegistryEntry, conflict, database_sha, new_entry
@@ -162,7 +163,7 @@ class Registration:
         A package folder registered in place is never touched; a malformed registry entry
         is removed too (that is how it is repaired)."""
         try:
-            entry: RegistryEntry = self._ports.registry.get(book_ref)
+            entry: RegistryEntry = self._ports.registry.get(one_book(book_ref))
         except BookAgentError as exc:
             if exc.code != "registry.corrupt":
                 raise

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book_refs import one_book
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import database_sha
 from book_agent.domain.sidecar_stamps import lexical_stamp
@@ -19,7 +20,7 @@ from book_agent.services.context import Ports
 
 def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = False) -> dict[str, Any]:
     """The status dict of contracts/core.md; never a key (auth_env_set says whether it is set)."""
-    entry = ports.registry.get(book_ref)
+    entry = ports.registry.get(one_book(book_ref))
     root = Path(entry["package_root"])
     runtime_dir = ports.runtime_dir(book_ref)
     present = ports.packages.exists(root)

@@ -139,3 +139,13 @@ def test_prepare_builds_the_library_index_ahead_of_the_first_search(split_librar
     assert library.prepare("@all")["lexical_index"]["rebuilt"] is False
     result = library.search("@all", "river water")
     assert result["library"]["lexical_index"] == {"records": 60, "rebuilt": False}
+
+
+def test_one_book_commands_refuse_a_library_reference(split_library):
+    _, library = split_library
+    for call in (lambda: library.read_entry("@all", "d000"), lambda: library.status("part-0,part-1"),
+                 lambda: library.render_page("@all", 0), lambda: library.configure("@all", reranker="none"),
+                 lambda: library.remove("part-0,part-1")):
+        with pytest.raises(BookAgentError) as info:
+            call()
+        assert info.value.code == "book.bad_ref" and "one book" in info.value.message

@@ -570,7 +570,7 @@ def cmd_vectors(args: argparse.Namespace) -> None:
                          p95_ms=pct(times, 95), recall10=1.0, ndcg10=exact_ndcg, raw_mb=raw_mb))
         for cfg in args.usearch:
             dtype, conn, ea = cfg.split(":")
-            if size > args.hnsw_max and not cfg in args.usearch_big:
+            if size > args.hnsw_max and cfg not in args.usearch_big:
                 continue
             idx = Index(ndim=x.shape[1], metric="cos", dtype=dtype, connectivity=int(conn), expansion_add=int(ea))
             t0 = time.perf_counter()

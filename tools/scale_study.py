@@ -166,7 +166,7 @@ class Tokenized:
         self.seconds = time.perf_counter() - t0
 
     def concatenated(self) -> list[list[int]]:
-        return [b + h for b, h in zip(self.body, self.head)]
+        return [b + h for b, h in zip(self.body, self.head, strict=False)]
 
 
 def bm25s_index(tok: Tokenized, method: str, backend: str = "numpy"):
@@ -187,7 +187,7 @@ def fts5_exact_index(tok: Tokenized, backend: str = "numpy"):
     n = len(tok.body)
     rows_l, cols_l, tf_l = [], [], []
     lens = np.zeros(n, dtype=np.float64)
-    for d, (b, h) in enumerate(zip(tok.body, tok.head)):
+    for d, (b, h) in enumerate(zip(tok.body, tok.head, strict=False)):
         lens[d] = len(b) + len(h)
         ids = np.fromiter(b + h, dtype=np.int64, count=len(b) + len(h))
         w = np.concatenate([np.ones(len(b)), np.full(len(h), HEADINGS_WEIGHT)])
@@ -295,7 +295,7 @@ def synthetic(count: int, stopwords: bool, seed: int = 7) -> list[tuple[str, str
             words = text.split()
             picks = stop[np.minimum(rng.zipf(1.3, size=10) - 1, len(stop) - 1)]
             pos = rng.integers(0, len(words) + 1, size=10)
-            for p, w in sorted(zip(pos.tolist(), picks.tolist()), reverse=True):
+            for p, w in sorted(zip(pos.tolist(), picks.tolist(), strict=False), reverse=True):
                 words.insert(p, w)
             text = " ".join(words)
         out.append((r.record_id, text, " ".join(r.headings)))
@@ -335,7 +335,7 @@ def time_queries(fn, queries: list[str], k: int, warm: int = 3) -> tuple[list[li
 
 
 def overlap(a: list[list[int]], b: list[list[int]], k: int = 10) -> float:
-    vals = [len(set(x[:k]) & set(y[:k])) / max(1, min(k, len(x), len(y))) for x, y in zip(a, b) if x or y]
+    vals = [len(set(x[:k]) & set(y[:k])) / max(1, min(k, len(x), len(y))) for x, y in zip(a, b, strict=False) if x or y]
     return float(np.mean(vals)) if vals else float("nan")
 
 
@@ -359,7 +359,7 @@ def cmd_lexical_synth(args: argparse.Namespace) -> None:
             for i in np.argsort(-counts)[:200]:
                 df[inv[int(i)]] = int(counts[i])
             queries = synthetic_queries(records, df, args.queries)
-            nnz_words = sum(len(b) + len(h) for b, h in zip(tok.body, tok.head))
+            nnz_words = sum(len(b) + len(h) for b, h in zip(tok.body, tok.head, strict=False))
             rows.append(emit("tokenize", size=size, stopwords=bool(stop), seconds=tok.seconds,
                              vocab=len(tok.vocab), tokens=nnz_words))
             del records
@@ -370,7 +370,7 @@ def cmd_lexical_synth(args: argparse.Namespace) -> None:
             fts_results: dict[str, list[list[int]]] = {}
             for qset, qs in queries.items():
                 qs_f = qs if size <= 200_000 else qs[: args.fts_queries_1m]
-                res, times = time_queries(lambda q, k: fts_search(con, q, k), qs_f, 50)
+                res, times = time_queries(lambda q, k, con=con: fts_search(con, q, k), qs_f, 50)
                 fts_results[qset] = res
                 rows.append(emit("query", engine="fts5", size=size, stopwords=bool(stop), qset=qset,
                                  n=len(qs_f), p50_ms=pct(times, 50), p95_ms=pct(times, 95)))
@@ -447,7 +447,7 @@ def cmd_lexical_eval(args: argparse.Namespace) -> None:
         runs["fts5-exact-impacts"] = [sp.search(q, 10) for _, q, _ in questions]
         for engine, res in runs.items():
             score = float(np.mean([ndcg10([docs[i]["_id"] for i in r], judged)
-                                   for r, (_, _, judged) in zip(res, questions)]))
+                                   for r, (_, _, judged) in zip(res, questions, strict=False)]))
             rows.append(emit("eval", set=name, split=split, docs=len(docs), queries=len(questions), engine=engine,
                              ndcg10=score, overlap10_vs_fts5=overlap(res, runs["fts5"], 10)))
     summary: dict[str, list[float]] = {}
@@ -475,7 +475,7 @@ def real_vectors(per_set: int) -> tuple[np.ndarray, list[tuple[str, str]], np.nd
         with np.load(ROOT / "eval" / "vectors" / f"{name}.npz") as d:
             dkeys = d["keys"].tolist()
             dvec = np.asarray(d["vectors"], dtype=np.float32)
-        by_key = {key(t): doc["_id"] for t, doc in zip(doc_texts(es.docs), es.docs)}
+        by_key = {key(t): doc["_id"] for t, doc in zip(doc_texts(es.docs), es.docs, strict=False)}
         base.append(dvec)
         owners += [(name, by_key.get(k, "?")) for k in dkeys]
         with np.load(ROOT / ".eval" / "cache" / f"{name}-test-queries.npz") as d:
@@ -495,16 +495,17 @@ def real_vectors(per_set: int) -> tuple[np.ndarray, list[tuple[str, str]], np.nd
 def vec_ndcg(found: list[np.ndarray], owners: list[tuple[str, str]], qinfo: list[tuple[str, dict]]) -> float:
     """nDCG@10 of the real eval documents inside the synthetic haystack (synthetic rows never relevant)."""
     vals = []
-    for f, (name, judged) in zip(found, qinfo):
+    for f, (name, judged) in zip(found, qinfo, strict=False):
         ranked = [owners[i][1] if i < len(owners) and owners[i][0] == name else "-" for i in f[:10].tolist()]
         vals.append(ndcg10(ranked, judged))
     return float(np.mean(vals))
 
 
-def synth_vectors(base: np.ndarray, n: int, seed: int = 3, sigma: float = 0.02) -> np.ndarray:
+def synth_vectors(base: np.ndarray, n: int, seed: int = 3, sigma: float = 0.02, mix: str = "pairs") -> np.ndarray:
     """n vectors, each a mix of two real document vectors (weight 0.6-1.0 on the first) plus
     Gaussian noise of sigma per dimension (norm ~0.39), renormalized. The first len(base) are the
-    real vectors themselves."""
+    real vectors themselves. mix="triples": Dirichlet(1,1,1) weights over three random real
+    vectors (no dominant parent: far less clustered)."""
     rng = np.random.default_rng(seed)
     out = np.empty((n, base.shape[1]), dtype=np.float32)
     m = min(n, len(base))
@@ -515,7 +516,13 @@ def synth_vectors(base: np.ndarray, n: int, seed: int = 3, sigma: float = 0.02) 
         i = rng.integers(0, len(base), size=e - s)
         j = rng.integers(0, len(base), size=e - s)
         a = rng.uniform(0.6, 1.0, size=(e - s, 1)).astype(np.float32)
-        v = a * base[i] + (1 - a) * base[j] + rng.normal(0, sigma, size=(e - s, base.shape[1])).astype(np.float32)
+        if mix == "triples":
+            w = rng.dirichlet([1.0, 1.0, 1.0], size=e - s).astype(np.float32)
+            k = rng.integers(0, len(base), size=e - s)
+            v = w[:, :1] * base[i] + w[:, 1:2] * base[j] + w[:, 2:] * base[k]
+        else:
+            v = a * base[i] + (1 - a) * base[j]
+        v += rng.normal(0, sigma, size=(e - s, base.shape[1])).astype(np.float32)
         v /= np.linalg.norm(v, axis=1, keepdims=True)
         out[s:e] = v
     return out
@@ -539,7 +546,7 @@ def rescore(x: np.ndarray, q: np.ndarray, cands: np.ndarray, k: int = 10) -> np.
 
 
 def recall(found: list[np.ndarray], truth: np.ndarray, k: int = 10) -> float:
-    return float(np.mean([len(set(f[:k].tolist()) & set(t[:k].tolist())) / k for f, t in zip(found, truth)]))
+    return float(np.mean([len(set(f[:k].tolist()) & set(t[:k].tolist())) / k for f, t in zip(found, truth, strict=False)]))
 
 
 def dir_mb(path: Path) -> float:
@@ -553,9 +560,9 @@ def cmd_vectors(args: argparse.Namespace) -> None:
     rows = []
     WORK.mkdir(parents=True, exist_ok=True)
     base, owners, qv, qinfo = real_vectors(args.queries // 5)
-    rows.append(emit("vector_data", real_docs=len(base), used_queries=len(qv)))
+    rows.append(emit("vector_data", real_docs=len(base), used_queries=len(qv), mix=args.mix))
     for size in args.sizes:
-        x = synth_vectors(base, size)
+        x = synth_vectors(base, size, mix=args.mix, sigma=args.sigma)
         raw_mb = x.nbytes / 1e6
         truth = exact_topk(x, qv, 10)
         exact_ndcg = vec_ndcg(list(truth), owners, qinfo)
@@ -593,16 +600,17 @@ def cmd_vectors(args: argparse.Namespace) -> None:
                 for c in args.candidates:
                     if c > es:
                         continue
-                    found, times = [], []
+                    found, times, returned = [], [], []
                     for q in qv:
                         t0 = time.perf_counter()
                         m = idx.search(q, c, threads=1, exact=False)
+                        returned.append(len(m.keys))
                         found.append(rescore(x, q, np.asarray(m.keys, dtype=np.int64)))
                         times.append((time.perf_counter() - t0) * 1000)
                     rows.append(emit("vector_query", engine="usearch", size=size, dtype=dtype,
                                      connectivity=int(conn), expansion_add=int(ea), expansion_search=es,
                                      candidates=c, p50_ms=pct(times[3:], 50), p95_ms=pct(times[3:], 95),
-                                     recall10=recall(found, truth),
+                                     returned=float(np.mean(returned)), recall10=recall(found, truth),
                                      ndcg10_delta=vec_ndcg(found, owners, qinfo) - exact_ndcg))
             del idx
             path.unlink(missing_ok=True)
@@ -652,7 +660,42 @@ def cmd_vectors(args: argparse.Namespace) -> None:
             gc.collect()
         del x
         gc.collect()
-    write(f"vectors-{int(time.time())}.json", rows)
+    for r in rows:
+        r.setdefault("mix", args.mix if args.sigma == 0.02 else f"{args.mix} sigma={args.sigma}")
+    write(f"vectors-{args.mix}-{args.sigma}-{int(time.time())}.json", rows)
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    """Markdown tables from every .bench/scale_study/*.json."""
+    rows = [r for f in sorted(OUT.glob("*.json")) for r in json.loads(f.read_text(encoding="utf-8"))]
+    print("| size | stop | engine | mode | random | stop-mixed | common | all-stop | overlap@10 random/common/all-stop |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    groups: dict[tuple, dict[str, dict]] = {}
+    for r in rows:
+        if r["kind"] == "query":
+            groups.setdefault((r["size"], r["stopwords"], r["engine"], r.get("mode", "")), {})[r["qset"]] = r
+    for (size, stop, engine, mode), g in groups.items():
+        cell = lambda q, g=g: f"{g[q]['p50_ms']:.1f} / {g[q]['p95_ms']:.1f}" if q in g else "-"  # noqa: E731
+        ov = "/".join(f"{g[q].get('overlap10_vs_fts5') or 1:.3f}" for q in ("random", "common", "all-stop") if q in g)
+        print(f"| {size} | {int(stop)} | {engine} | {mode} | {cell('random')} | {cell('stop-mixed')} | "
+              f"{cell('common')} | {cell('all-stop')} | {ov} |")
+    print()
+    for r in rows:
+        if r["kind"] in ("fts_build", "bm25s_build", "tokenize", "vector_build", "eval_mean", "vector_data"):
+            print("-", json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}))
+    print()
+    print("| size | data | engine | config | search | C | p50 ms | p95 ms | recall@10 | nDCG@10 delta |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r["kind"] == "vector_query":
+            if r["engine"] == "usearch":
+                cfg, srch = f"{r['dtype']} M={r['connectivity']} ef_add={r['expansion_add']}", f"ef={r['expansion_search']}"
+            elif r["engine"] == "faiss":
+                cfg, srch = f"{r['ivf']} nlist={r['nlist']}", f"nprobe={r['nprobe']}"
+            else:
+                cfg, srch = "float32 matvec, 1 BLAS thread", ""
+            print(f"| {r['size']} | {r.get('mix', 'pairs')} | {r['engine']} | {cfg} | {srch} | {r.get('candidates', '')} | {r['p50_ms']:.2f} | "
+                  f"{r['p95_ms']:.2f} | {r['recall10']:.4f} | {r.get('ndcg10_delta', 0):+.4f} |")
 
 
 def write(name: str, rows: list[dict]) -> None:
@@ -677,6 +720,8 @@ def main() -> None:
     c = sub.add_parser("vectors")
     c.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     c.add_argument("--queries", type=int, default=500)
+    c.add_argument("--mix", choices=["pairs", "triples"], default="pairs", help="how real vectors are replicated")
+    c.add_argument("--sigma", type=float, default=0.02, help="Gaussian noise per dimension added to each replica")
     c.add_argument("--usearch", nargs="*", default=["f32:16:128", "f16:16:128", "i8:16:128", "i8:32:128", "i8:16:64"],
                    help="dtype:connectivity:expansion_add")
     c.add_argument("--usearch-big", nargs="*", default=["i8:16:64"], help="configs also built above --hnsw-max")
@@ -685,8 +730,10 @@ def main() -> None:
     c.add_argument("--candidates", type=int, nargs="+", default=[50, 100, 200])
     c.add_argument("--faiss", nargs="*", default=["ivfflat:1024", "ivfsq8:1024"], help="kind:nlist")
     c.add_argument("--nprobe", type=int, nargs="+", default=[8, 16, 32, 64])
+    sub.add_parser("report")
     args = ap.parse_args()
-    {"lexical-synth": cmd_lexical_synth, "lexical-eval": cmd_lexical_eval, "vectors": cmd_vectors}[args.cmd](args)
+    {"lexical-synth": cmd_lexical_synth, "lexical-eval": cmd_lexical_eval, "vectors": cmd_vectors,
+     "report": cmd_report}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -149,3 +149,12 @@ def test_one_book_commands_refuse_a_library_reference(split_library):
         with pytest.raises(BookAgentError) as info:
             call()
         assert info.value.code == "book.bad_ref" and "one book" in info.value.message
+
+
+def test_warm_up_of_a_library_builds_its_index_and_loads_every_book(split_library):
+    _, library = split_library
+    warmed = library.warm_up("@all")
+    assert warmed == {"lexical": True, "vectors": True, "encoder": False, "library": True}
+    index = library.data_dir / "library" / "lexical.sqlite"
+    assert index.is_file()
+    assert library.search("@all", "river")["library"]["lexical_index"]["rebuilt"] is False

@@ -72,7 +72,7 @@ def _register_commands() -> None:
     if _registered:
         return
     _registered = True
-    from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, sources
+    from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, serve_cmd, sources
 
     books.register(app)
     search.register(app)
@@ -81,6 +81,7 @@ def _register_commands() -> None:
     plugins.register(app)
     sources.register(app)
     mcp_cmd.register(app)
+    serve_cmd.register(app)
 
 
 def _fail(options: GlobalOptions, error: BookAgentError, exit_code: int = 1) -> None:

@@ -159,17 +159,7 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -
     _configure_logging()
     session = BookSession(book_id, agent=agent, data_dir=data_dir)
     try:
-        try:
-            check = check_library if is_library(book_id) else check_book
-            resolved = session.run_sync(lambda a: check(a, book_id))
-        except BookAgentError as exc:
-            raise BookAgentError(
-                exc.code,
-                f"cannot serve book {book_id!r}: {exc.message}",
-                details=exc.details,
-                remediation=exc.remediation,
-                available_capabilities=exc.available_capabilities,
-            ) from exc
+        resolved = checked_start(session, book_id)
         server = build_server(book_id, session=session, resolved=resolved, warm_up=True)
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
         import anyio
@@ -179,3 +169,19 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -
         anyio.run(serve_stdio, server)
     finally:
         session.close()
+
+
+def checked_start(session: BookSession, book_ref: str) -> Any:
+    """The start-up check on the session's lane: a book must be registered and healthy, a
+    library's list must name registered books. Its error says which server could not start."""
+    check = check_library if is_library(book_ref) else check_book
+    try:
+        return session.run_sync(lambda a: check(a, book_ref))
+    except BookAgentError as exc:
+        raise BookAgentError(
+            exc.code,
+            f"cannot serve book {book_ref!r}: {exc.message}",
+            details=exc.details,
+            remediation=exc.remediation,
+            available_capabilities=exc.available_capabilities,
+        ) from exc

@@ -1,0 +1,70 @@
+"""`book-agent serve`: the library (or one book) over MCP's streamable HTTP transport.
+
+The same server as `mcp` (tools, results, lanes, warm-up), served by FastMCP's HTTP transport
+in stateless mode: each request stands alone, so several processes (or machines) can serve
+one read-only data dir behind a load balancer. `/health` answers load balancers without MCP.
+
+Authentication comes with the team-server work (issue 17): until then only a loopback address
+may be bound, and any other is refused before anything listens (`http.auth_required`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.network import is_loopback_host
+from book_agent.mcp.session import BookSession
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/health"
+DEFAULT_PORT = 8765
+
+
+def check_bind(host: str, port: int) -> None:
+    if not is_loopback_host(host):
+        raise BookAgentError(
+            "http.auth_required", f"refusing to serve on {host}: only a loopback address may be served without "
+            "authentication, and this version has none yet",
+            details={"host": host},
+            remediation="serve on 127.0.0.1 (the default) and put an authenticating proxy in front, "
+                        "or wait for token authentication")
+    if not 0 < int(port) < 65536:
+        raise BookAgentError("http.bad_port", f"{port} is not a TCP port", details={"port": port},
+                             remediation="pass --port between 1 and 65535")
+
+
+def add_health_route(server: FastMCP, session: BookSession) -> None:
+    from starlette.responses import JSONResponse
+
+    @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "serving": session.book_id})
+
+
+def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM finish the calls in flight, then stop)."""
+    import anyio
+
+    from book_agent.mcp.server import build_server, checked_start
+
+    check_bind(host, port)
+    session = BookSession(book_ref, data_dir=data_dir)
+    try:
+        resolved = checked_start(session, book_ref)
+        server = build_server(book_ref, session=session, resolved=resolved, warm_up=True)
+        add_health_route(server, session)
+
+        async def run() -> None:
+            await server.run_http_async(transport="http", host=host, port=int(port), path=MCP_PATH,
+                                        stateless_http=True, show_banner=False, log_level="warning")
+
+        anyio.run(run)
+    finally:
+        session.close()

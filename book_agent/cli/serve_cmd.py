@@ -19,14 +19,19 @@ def register(app: typer.Typer) -> None:
         books: str = typer.Argument("@all", metavar="BOOKS",
                                     help="@all (the default: every registered book, also those registered later), "
                                          "a,b, or one book_id."),
-        host: str = typer.Option(LOOPBACK, "--host", help="Address to bind: a loopback address (others need "
-                                                           "authentication, not available yet)."),
+        host: str = typer.Option(LOOPBACK, "--host", help="Address to bind; any but a loopback address needs "
+                                                           "--token-file."),
         port: int = typer.Option(8765, "--port", help="TCP port."),
+        token_file: str = typer.Option(None, "--token-file", metavar="FILE",
+                                       help="Require a bearer token: one line per token, its SHA-256 hex digest, "
+                                            "optionally followed by the book ids it may use."),
     ) -> None:
         """Serve the library over MCP streamable HTTP at http://HOST:PORT/mcp (health: /health).
         Stateless: several processes may serve one data dir behind a load balancer."""
-        from book_agent.mcp.http import serve_http
-
         # A start-up failure (a bad address, an unknown book) is a BookAgentError: cli.main
         # prints it and exits 1 before anything listens.
-        serve_http(books, common.data_dir(ctx), host, port)
+        from pathlib import Path
+
+        from book_agent.mcp.http import serve_http
+
+        serve_http(books, common.data_dir(ctx), host, port, Path(token_file) if token_file else None)

@@ -4,8 +4,9 @@ The same server as `mcp` (tools, results, lanes, warm-up), served by FastMCP's H
 in stateless mode: each request stands alone, so several processes (or machines) can serve
 one read-only data dir behind a load balancer. `/health` answers load balancers without MCP.
 
-Authentication comes with the team-server work (issue 17): until then only a loopback address
-may be bound, and any other is refused before anything listens (`http.auth_required`).
+Without authentication only a loopback address may be bound: any other is refused before
+anything listens (`http.auth_required`). `--token-file` turns on static-token authentication
+(mcp/auth.py): a missing or unknown token gets 401 with `WWW-Authenticate`.
 """
 
 from __future__ import annotations
@@ -27,14 +28,14 @@ HEALTH_PATH = "/health"
 DEFAULT_PORT = 8765
 
 
-def check_bind(host: str, port: int) -> None:
-    if not is_loopback_host(host):
+def check_bind(host: str, port: int, authenticated: bool = False) -> None:
+    if not authenticated and not is_loopback_host(host):
         raise BookAgentError(
             "http.auth_required", f"refusing to serve on {host}: only a loopback address may be served without "
-            "authentication, and this version has none yet",
+            "authentication",
             details={"host": host},
-            remediation="serve on 127.0.0.1 (the default) and put an authenticating proxy in front, "
-                        "or wait for token authentication")
+            remediation="pass --token-file FILE (SHA-256 digests of the team's tokens), or serve on "
+                        "127.0.0.1 (the default) behind an authenticating proxy")
     if not 0 < int(port) < 65536:
         raise BookAgentError("http.bad_port", f"{port} is not a TCP port", details={"port": port},
                              remediation="pass --port between 1 and 65535")
@@ -48,17 +49,23 @@ def add_health_route(server: FastMCP, session: BookSession) -> None:
         return JSONResponse({"status": "ok", "serving": session.book_id})
 
 
-def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int) -> None:
+def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
+               token_file: Path | None = None) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM finish the calls in flight, then stop)."""
     import anyio
 
     from book_agent.mcp.server import build_server, checked_start
 
-    check_bind(host, port)
+    auth = None
+    if token_file is not None:
+        from book_agent.mcp.auth import DigestTokenVerifier, read_token_file
+
+        auth = DigestTokenVerifier(read_token_file(token_file))
+    check_bind(host, port, authenticated=auth is not None)
     session = BookSession(book_ref, data_dir=data_dir)
     try:
         resolved = checked_start(session, book_ref)
-        server = build_server(book_ref, session=session, resolved=resolved, warm_up=True)
+        server = build_server(book_ref, session=session, resolved=resolved, warm_up=True, auth=auth)
         add_health_route(server, session)
 
         async def run() -> None:

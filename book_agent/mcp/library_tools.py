@@ -13,6 +13,7 @@ from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS, DEFAULT_TOP
 from book_agent.mcp import descriptions as d
 from book_agent.mcp import params as P
 from book_agent.mcp import schemas
+from book_agent.mcp.auth import allowed_books
 from book_agent.mcp.images import with_image
 from book_agent.mcp.tools import READ_ONLY, SEARCH_HINTS, call, locate, locate_arguments
 
@@ -22,9 +23,11 @@ if TYPE_CHECKING:
     from book_agent.mcp.session import BookSession
 
 
-def served(agent: Any, ref_text: str, wanted: list[str]) -> list[str]:
-    """`wanted` when every id is served, else mcp.book_not_served naming the others."""
-    serving = [str(b["book_id"]) for b in agent.library_books(ref_text)]
+def served(agent: Any, ref_text: str, wanted: list[str], allowed: list[str] | None = None) -> list[str]:
+    """`wanted` when every id is served (to this token: `allowed`), else mcp.book_not_served
+    naming the others."""
+    serving = [str(b["book_id"]) for b in agent.library_books(ref_text)
+               if allowed is None or str(b["book_id"]) in allowed]
     others = [b for b in dict.fromkeys(wanted) if b not in serving]
     if others:
         raise BookAgentError("mcp.book_not_served", f"this server does not serve {', '.join(others)}",
@@ -46,19 +49,37 @@ def register_library_tools(server: FastMCP, session: BookSession) -> None:
 
     @server.tool(name="list_books", description=d.LIST_BOOKS, annotations=READ_ONLY)
     async def list_books() -> Any:
-        return await call(session, "list_books", lambda a: {"library": ref, "books": a.library_books(ref)})
+        allowed = allowed_books()  # here: the request's context does not reach the lanes
+        return await call(session, "list_books", lambda a: {"library": ref, "books": [
+            b for b in a.library_books(ref) if allowed is None or b["book_id"] in allowed]})
 
     @server.tool(name="search", description=d.LIBRARY_SEARCH, output_schema=schemas.SEARCH, annotations=SEARCH_HINTS)
     async def search(query: P.Query, books: P.Books = None, top_k: P.TopK = DEFAULT_TOP_K, strict: P.Strict = False,
                      query_vector: P.QueryVector = None, hints: P.Hints = None) -> Any:
+        allowed = allowed_books()
+
         def run(a: Any) -> Any:
-            target = library_of(served(a, ref, books)) if books is not None else parse_book_ref(ref)
+            if books is not None:
+                target = library_of(served(a, ref, books, allowed))
+            elif allowed is not None:
+                target = library_of(_token_books(a, ref, allowed))
+            else:
+                target = parse_book_ref(ref)
             return a.search(target, query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
 
         return await call(session, "search", run)
 
     _register_reading(server, session, on_book)
     _register_sources(server, session, on_book)
+
+
+def _token_books(agent: Any, ref: str, allowed: list[str]) -> list[str]:
+    """The served books this token may use (a token may name books another server serves)."""
+    mine = [str(b["book_id"]) for b in agent.library_books(ref) if str(b["book_id"]) in allowed]
+    if not mine:
+        raise BookAgentError("mcp.book_not_served", "this token may use none of the books this server serves",
+                             details={"token_books": allowed}, remediation="ask for a token for these books")
+    return mine
 
 
 Guard = Callable[[str, Callable[[Any], Any]], Callable[[Any], Any]]

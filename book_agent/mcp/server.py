@@ -97,6 +97,7 @@ def build_server(
     session: BookSession | None = None,
     resolved: dict[str, Any] | list[dict[str, Any]] | None = None,
     warm_up: bool = False,
+    auth: Any = None,
 ) -> FastMCP:
     """The server for one book. `agent` (a BookAgent or a fake with its methods) is optional:
     without one, a BookAgent(data_dir) is built on first use. `warm_up`: load the search
@@ -117,7 +118,8 @@ def build_server(
         instructions=_instructions(book_id, resolved),
         mask_error_details=True,
         on_duplicate="error",
-        middleware=[ArgumentErrors(), BackgroundWarmUp(session, enabled=warm_up)],
+        middleware=[ArgumentErrors(), BackgroundWarmUp(session, enabled=warm_up), *_token_limits(book_id, auth)],
+        auth=auth,
     )
     if is_library(book_id):
         from book_agent.mcp.library_tools import register_library_tools
@@ -128,6 +130,15 @@ def build_server(
         register_tools(server, session)
         register_resources(server, session, resource_uri(book_id, "skill"), resource_uri(book_id, "metadata"))
     return server
+
+
+def _token_limits(ref: str, auth: Any) -> list[Any]:
+    """With authentication, a token limited to some books is held to them (mcp/auth.py)."""
+    if auth is None:
+        return []
+    from book_agent.mcp.auth import token_books_middleware
+
+    return [token_books_middleware(ref, is_library(ref))]
 
 
 def _instructions(ref: str, resolved: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 import socket
@@ -26,13 +27,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Any:
+TEAM, READER = "team-token-abc123", "reader-token-xyz789"  # a reader may use part-1 only
+
+
+def start(tmp_path: Path, *extra: str) -> Any:
     data = three_book_library(tmp_path)
     port = free_port()
-    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115  (closed below)
+    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115  (closed by the fixture)
     proc = subprocess.Popen([sys.executable, "-m", "book_agent", "--data-dir", str(data), "serve", "@all",
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+                             "--port", str(port), *extra], stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -43,7 +46,10 @@ def server(tmp_path: Path) -> Any:
             pass
         assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
         time.sleep(0.2)
-    yield base, data, proc
+    return base, data, proc, log
+
+
+def stop(proc: Any, log: Any, tmp_path: Path) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
     try:
@@ -52,7 +58,26 @@ def server(tmp_path: Path) -> Any:
         if proc.poll() is None:
             proc.kill()
         log.close()
-    assert b"Traceback" not in (tmp_path / "server.log").read_bytes()
+    server_log = (tmp_path / "server.log").read_bytes()
+    assert b"Traceback" not in server_log
+    assert TEAM.encode() not in server_log and READER.encode() not in server_log  # never logged
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Any:
+    base, data, proc, log = start(tmp_path)
+    yield base, data, proc
+    stop(proc, log, tmp_path)
+
+
+@pytest.fixture
+def team_server(tmp_path: Path) -> Any:
+    digest = {t: hashlib.sha256(t.encode()).hexdigest() for t in (TEAM, READER)}
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"# the team\n{digest[TEAM]}\n{digest[READER]} part-1\n")
+    base, data, proc, log = start(tmp_path, "--token-file", str(tokens))
+    yield base
+    stop(proc, log, tmp_path)
 
 
 def test_the_library_over_streamable_http(server: Any) -> None:
@@ -84,3 +109,40 @@ def test_a_non_loopback_address_is_refused_before_anything_listens(host: str, tm
 def test_an_unknown_book_fails_at_start(tmp_path: Path) -> None:
     out = run_cli("--data-dir", str(tmp_path / "data"), "--json", "serve", "nope,other", "--port", str(free_port()))
     assert out.code == 1 and out.error_code == "book.not_registered"
+
+
+def test_tokens_are_required_and_limit_the_books(team_server: str) -> None:
+    import json
+
+    from fastmcp.client.auth import BearerAuth
+
+    denied = httpx.post(team_server + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert denied.status_code == 401 and "bearer" in denied.headers.get("www-authenticate", "").lower()
+    wrong = httpx.post(team_server + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                       headers={"Authorization": "Bearer not-a-token"})
+    assert wrong.status_code == 401
+
+    async def as_user(token: str) -> tuple[Any, Any, Any]:
+        async with Client(team_server + "/mcp", auth=BearerAuth(token)) as client:
+            listed = await client.call_tool("list_books", {})
+            found = await client.call_tool("search", {"query": "river water ground", "top_k": 20})
+            other = await client.call_tool("read_entry", {"book_id": "part-0", "record_id": "d000"},
+                                           raise_on_error=False)
+            return listed, found, other
+
+    listed, found, other = asyncio.run(as_user(TEAM))
+    assert [b["book_id"] for b in listed.structured_content["books"]] == ["part-0", "part-1", "part-2"]
+    assert not other.is_error
+    listed, found, other = asyncio.run(as_user(READER))
+    assert [b["book_id"] for b in listed.structured_content["books"]] == ["part-1"]
+    assert {h["book_id"] for h in found.structured_content["hits"]} == {"part-1"}
+    assert json.loads(other.content[0].text)["error"]["code"] == "mcp.book_not_served"
+
+
+def test_a_bad_token_file_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text("secret-token-in-clear\n")
+    out = run_cli("--data-dir", str(tmp_path / "data"), "--json", "serve", "--token-file", str(tokens),
+                  "--port", str(free_port()))
+    assert out.code == 1 and out.error_code == "http.bad_token_file"
+    assert b"secret-token-in-clear" not in out.stdout and "secret-token-in-clear" not in out.stderr

@@ -25,6 +25,12 @@ def register(app: typer.Typer) -> None:
         token_file: str = typer.Option(None, "--token-file", metavar="FILE",
                                        help="Require a bearer token: one line per token, its SHA-256 hex digest, "
                                             "optionally followed by the book ids it may use."),
+        jwt_public_key: str = typer.Option(None, "--jwt-public-key", metavar="FILE",
+                                           help="Require JWTs signed by this PEM public key (with --jwt-issuer "
+                                                "and --jwt-audience); a `books` claim limits a token."),
+        jwks_url: str = typer.Option(None, "--jwks-url", metavar="URL", help="Or the identity provider's JWKS URL."),
+        jwt_issuer: str = typer.Option(None, "--jwt-issuer", metavar="ISS", help="The JWTs' expected issuer."),
+        jwt_audience: str = typer.Option(None, "--jwt-audience", metavar="AUD", help="The JWTs' expected audience."),
     ) -> None:
         """Serve the library over MCP streamable HTTP at http://HOST:PORT/mcp (health: /health).
         Stateless: several processes may serve one data dir behind a load balancer."""
@@ -32,6 +38,7 @@ def register(app: typer.Typer) -> None:
         # prints it and exits 1 before anything listens.
         from pathlib import Path
 
-        from book_agent.mcp.http import serve_http
+        from book_agent.mcp.http import jwt_settings, serve_http
 
-        serve_http(books, common.data_dir(ctx), host, port, Path(token_file) if token_file else None)
+        jwt = jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience)
+        serve_http(books, common.data_dir(ctx), host, port, Path(token_file) if token_file else None, jwt)

@@ -119,3 +119,37 @@ def token_books_middleware(served_ref: str, library: bool) -> Any:
             return await call_next(context)
 
     return TokenBooks()
+
+
+@dataclass(frozen=True)
+class JwtSettings:
+    """JWTs checked against a public key (PEM file) or a JWKS URL, with issuer and audience.
+    A `books` claim (a list of book ids) limits the token as a token file's line does."""
+
+    issuer: str
+    audience: str
+    public_key_file: Path | None = None
+    jwks_url: str | None = None
+
+
+def jwt_verifier(settings: JwtSettings) -> Any:
+    from fastmcp.server.auth.providers.jwt import JWTVerifier
+
+    if (settings.public_key_file is None) == (settings.jwks_url is None):
+        raise BookAgentError("http.auth_conflict", "give exactly one of --jwt-public-key and --jwks-url",
+                             remediation="a PEM public key file, or the identity provider's JWKS URL")
+    key = None
+    if settings.public_key_file is not None:
+        from book_agent.input_files import read_limited
+
+        try:
+            key = read_limited(settings.public_key_file, 1 << 20).decode("ascii")
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BookAgentError("http.bad_jwt_key", f"cannot read the public key {settings.public_key_file}: "
+                                 f"{type(exc).__name__}", remediation="a PEM-encoded public key file") from exc
+    else:
+        from book_agent.domain.network import check_endpoint
+
+        check_endpoint(settings.jwks_url)  # https (or loopback http), no credentials in the URL
+    return JWTVerifier(public_key=key, jwks_uri=settings.jwks_url, issuer=settings.issuer,
+                       audience=settings.audience)

@@ -12,7 +12,7 @@ anything listens (`http.auth_required`). `--token-file` turns on static-token au
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import is_loopback_host
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from fastmcp import FastMCP
     from starlette.requests import Request
     from starlette.responses import Response
+
+    from book_agent.mcp.auth import JwtSettings
 
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
@@ -49,18 +51,30 @@ def add_health_route(server: FastMCP, session: BookSession) -> None:
         return JSONResponse({"status": "ok", "serving": session.book_id})
 
 
+def authentication(token_file: Path | None, jwt: JwtSettings | None) -> Any:
+    """The token verifier asked for (None: no authentication); one method at a time."""
+    if token_file is not None and jwt is not None:
+        raise BookAgentError("http.auth_conflict", "give either --token-file or the JWT options, not both",
+                             remediation="static tokens for a small team, JWTs with an identity provider")
+    if token_file is not None:
+        from book_agent.mcp.auth import DigestTokenVerifier, read_token_file
+
+        return DigestTokenVerifier(read_token_file(token_file))
+    if jwt is not None:
+        from book_agent.mcp.auth import jwt_verifier
+
+        return jwt_verifier(jwt)
+    return None
+
+
 def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
-               token_file: Path | None = None) -> None:
+               token_file: Path | None = None, jwt: JwtSettings | None = None) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM finish the calls in flight, then stop)."""
     import anyio
 
     from book_agent.mcp.server import build_server, checked_start
 
-    auth = None
-    if token_file is not None:
-        from book_agent.mcp.auth import DigestTokenVerifier, read_token_file
-
-        auth = DigestTokenVerifier(read_token_file(token_file))
+    auth = authentication(token_file, jwt)
     check_bind(host, port, authenticated=auth is not None)
     session = BookSession(book_ref, data_dir=data_dir)
     try:
@@ -75,3 +89,16 @@ def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
         anyio.run(run)
     finally:
         session.close()
+
+
+def jwt_settings(public_key: str | None, jwks_url: str | None, issuer: str | None,
+                 audience: str | None) -> JwtSettings | None:
+    """The JWT options as settings (None when none is given); issuer and audience are required."""
+    from book_agent.mcp.auth import JwtSettings
+
+    if not any((public_key, jwks_url, issuer, audience)):
+        return None
+    if not issuer or not audience:
+        raise BookAgentError("http.auth_conflict", "JWTs need --jwt-issuer and --jwt-audience",
+                             remediation="the issuer and audience your identity provider puts in its tokens")
+    return JwtSettings(issuer, audience, Path(public_key) if public_key else None, jwks_url)

@@ -146,3 +146,44 @@ def test_a_bad_token_file_is_refused_without_echoing_it(tmp_path: Path) -> None:
                   "--port", str(free_port()))
     assert out.code == 1 and out.error_code == "http.bad_token_file"
     assert b"secret-token-in-clear" not in out.stdout and "secret-token-in-clear" not in out.stderr
+
+
+def test_jwts_checked_against_a_public_key(tmp_path: Path) -> None:
+    from fastmcp.client.auth import BearerAuth
+    from fastmcp.server.auth.providers.jwt import RSAKeyPair
+
+    keys = RSAKeyPair.generate()
+    (tmp_path / "idp.pem").write_text(keys.public_key.get_secret_value()
+                                      if hasattr(keys.public_key, "get_secret_value") else str(keys.public_key))
+    issuer, audience = "https://idp.example.org", "book-agent"
+    base, _, proc, log = start(tmp_path, "--jwt-public-key", str(tmp_path / "idp.pem"),
+                               "--jwt-issuer", issuer, "--jwt-audience", audience)
+    try:
+        def token(**kw: Any) -> str:
+            return keys.create_token(subject="reader", issuer=kw.get("issuer", issuer),
+                                     audience=kw.get("audience", audience),
+                                     expires_in_seconds=kw.get("expires", 600),
+                                     additional_claims={"books": ["part-2"]})
+
+        for bad in (token(expires=-60), token(audience="someone-else"), token(issuer="https://evil.example")):
+            response = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                  headers={"Authorization": f"Bearer {bad}"})
+            assert response.status_code == 401 and "www-authenticate" in response.headers
+
+        async def listed() -> Any:
+            async with Client(base + "/mcp", auth=BearerAuth(token())) as client:
+                return await client.call_tool("list_books", {})
+
+        assert [b["book_id"] for b in asyncio.run(listed()).structured_content["books"]] == ["part-2"]
+    finally:
+        stop(proc, log, tmp_path)
+
+
+def test_two_ways_of_authenticating_at_once_are_refused(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(hashlib.sha256(b"x").hexdigest() + "\n")
+    out = run_cli("--data-dir", str(tmp_path / "data"), "--json", "serve", "--token-file", str(tokens),
+                  "--jwks-url", "https://idp.example.org/jwks", "--jwt-issuer", "i", "--jwt-audience", "a")
+    assert out.code == 1 and out.error_code == "http.auth_conflict"
+    out = run_cli("--data-dir", str(tmp_path / "data"), "--json", "serve", "--jwks-url", "https://idp.example.org/jwks")
+    assert out.code == 1 and out.error_code == "http.auth_conflict"

@@ -42,8 +42,8 @@ class BookSearch:
         ref = parse_book_ref(book_ref)
         if ref.single:
             return self._books.open(book_ref).warm_up()
-        searcher, report = self._library.searcher(ref)
-        warmed = [self._books.open(b["book_id"]).warm_up() for b in report["books"] if b["searched"]]
+        skipped = {b["book_id"] for b in self._library.prepare(ref)["skipped"]}  # builds the library index
+        warmed = [self._books.open(b).warm_up() for b in self._library.book_ids(ref) if b not in skipped]
         return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from book_agent.adapters.storage.cjk_fold import fold_chinese
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
@@ -88,37 +89,64 @@ def _fill(
     stamp: dict[str, str],
     progress: Callable[[int, int], None] | None,
 ) -> int:
+    create_index(out, "record_id TEXT NOT NULL UNIQUE")
+    (total,) = source.execute("SELECT count(*) FROM records").fetchone()
+    cursor = source.execute(RECORDS_SQL)
+    done = 0
+    while rows := cursor.fetchmany(BATCH):
+        add_rows(out, done + 1, rows)
+        done += len(rows)
+        if progress:
+            progress(done, total)
+    return finish_index(out, stamp, done)
+
+
+# The one schema, row encoding and ranking of an FTS index, shared by a book's sidecar and the
+# library's index (adapters/storage/library_lexical_index.py): a record must be indexed and
+# ranked the same in both, or a library would not rank as the one book holding its records.
+RECORDS_SQL = "SELECT record_id, text, headings FROM records ORDER BY seq"
+RANK_SQL = f"bm25(fts, 1.0, {HEADINGS_WEIGHT})"  # lower is better (and negative)
+
+
+def create_index(out: sqlite3.Connection, id_columns: str) -> None:
+    """Tables of an empty index, written without a journal (it is built to a temp file)."""
     out.execute("PRAGMA journal_mode=OFF")
     out.execute("PRAGMA synchronous=OFF")
     out.executescript(
-        """
+        f"""
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE ids (rowid INTEGER PRIMARY KEY, record_id TEXT NOT NULL UNIQUE);
+        CREATE TABLE ids (rowid INTEGER PRIMARY KEY, {id_columns});
         CREATE VIRTUAL TABLE fts USING fts5(
             body, headings, content='', tokenize='porter unicode61 remove_diacritics 2');
         """
     )
-    (total,) = source.execute("SELECT count(*) FROM records").fetchone()
-    cursor = source.execute("SELECT record_id, text, headings FROM records ORDER BY seq")
-    done = 0
-    while True:
-        rows = cursor.fetchmany(BATCH)
-        if not rows:
-            break
-        start = done + 1
-        out.executemany("INSERT INTO ids VALUES (?, ?)", [(start + i, str(r[0])) for i, r in enumerate(rows)])
-        out.executemany(
-            "INSERT INTO fts(rowid, body, headings) VALUES (?, ?, ?)",
-            [(start + i, index_text(r[1] or "", fold_chinese), index_text(headings_text(r[2]), fold_chinese))
-             for i, r in enumerate(rows)],
-        )
-        done += len(rows)
-        if progress:
-            progress(done, total)
+
+
+def add_rows(out: sqlite3.Connection, start: int, rows: list[Any], *owner: str) -> None:
+    """Index `(record_id, text, headings)` rows from rowid `start`; `owner`: the ids columns
+    before record_id (the library's book_id)."""
+    marks = ", ".join("?" * (len(owner) + 2))
+    out.executemany(f"INSERT INTO ids VALUES ({marks})", [(start + i, *owner, str(r[0])) for i, r in enumerate(rows)])
+    out.executemany(
+        "INSERT INTO fts(rowid, body, headings) VALUES (?, ?, ?)",
+        [(start + i, index_text(r[1] or "", fold_chinese), index_text(headings_text(r[2]), fold_chinese))
+         for i, r in enumerate(rows)],
+    )
+
+
+def finish_index(out: sqlite3.Connection, stamp: dict[str, str], count: int) -> int:
     out.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-    out.executemany("INSERT INTO meta VALUES (?, ?)", sorted({**stamp, "record_count": str(done)}.items()))
+    out.executemany("INSERT INTO meta VALUES (?, ?)", sorted({**stamp, "record_count": str(count)}.items()))
     out.commit()
-    return done
+    return count
+
+
+def match_expression(query: str) -> str | None:
+    """The FTS5 query for any text: every term, quoted and OR-ed (None when there is none).
+    BM25 ranks records by how many (and how rare) they hold; pruning long queries to their
+    rarest terms cost quality on the eval suite."""
+    terms = query_terms(query, fold_chinese)
+    return " OR ".join(terms) if terms else None
 
 
 def headings_text(raw: str | None) -> str:
@@ -149,17 +177,15 @@ class FtsLexicalIndex(LexicalIndex):
         return self._con
 
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
-        terms = query_terms(query, fold_chinese)
-        if not terms or top_k <= 0:
+        match = match_expression(query)
+        if match is None or top_k <= 0:
             return []
         sql = (
-            f"SELECT ids.record_id, bm25(fts, 1.0, {HEADINGS_WEIGHT}) AS rank_score FROM fts "
+            f"SELECT ids.record_id, {RANK_SQL} AS rank_score FROM fts "
             "JOIN ids ON ids.rowid = fts.rowid WHERE fts MATCH ? ORDER BY rank_score LIMIT ?"
         )
         try:
-            # every term, OR-ed: BM25 ranks records by how many (and how rare) they hold.
-            # Pruning long queries to their rarest terms cost quality on the eval suite.
-            rows = self._connection().execute(sql, (" OR ".join(terms), int(top_k))).fetchall()
+            rows = self._connection().execute(sql, (match, int(top_k))).fetchall()
         except sqlite3.Error as exc:
             raise BookAgentError(
                 "lexical.query_failed",

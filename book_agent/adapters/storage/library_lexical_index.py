@@ -18,17 +18,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.storage.cjk_fold import fold_chinese
 from book_agent.adapters.storage.fts_lexical_index import (
     BATCH,
-    HEADINGS_WEIGHT,
-    headings_text,
+    RANK_SQL,
+    RECORDS_SQL,
+    add_rows,
+    create_index,
+    finish_index,
+    match_expression,
     read_stamp,
 )
 from book_agent.adapters.storage.runtime_files import build_lock
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.lexical_text import index_text, query_terms
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 
@@ -81,40 +83,22 @@ class SqliteLibraryIndex(LibraryIndex):
 
 def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: dict[str, str],
           progress: Progress | None) -> int:
-    out.execute("PRAGMA journal_mode=OFF")
-    out.execute("PRAGMA synchronous=OFF")
-    out.executescript(
-        """
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE ids (rowid INTEGER PRIMARY KEY, book_id TEXT NOT NULL, record_id TEXT NOT NULL);
-        CREATE VIRTUAL TABLE fts USING fts5(
-            body, headings, content='', tokenize='porter unicode61 remove_diacritics 2');
-        """
-    )
+    create_index(out, "book_id TEXT NOT NULL, record_id TEXT NOT NULL")
     total = sum(m.record_count for m in members)
     done = 0
     for member in members:
         source = connect_readonly(member.database_path)
         try:
-            cursor = source.execute("SELECT record_id, text, headings FROM records ORDER BY seq")
+            cursor = source.execute(RECORDS_SQL)
             while rows := cursor.fetchmany(BATCH):
-                start = done + 1
-                out.executemany("INSERT INTO ids VALUES (?, ?, ?)",
-                                [(start + i, member.book_id, str(r[0])) for i, r in enumerate(rows)])
-                out.executemany(
-                    "INSERT INTO fts(rowid, body, headings) VALUES (?, ?, ?)",
-                    [(start + i, index_text(r[1] or "", fold_chinese), index_text(headings_text(r[2]), fold_chinese))
-                     for i, r in enumerate(rows)])
+                add_rows(out, done + 1, rows, member.book_id)
                 done += len(rows)
                 if progress:
                     progress(done, max(total, done))
         finally:
             source.close()
     out.execute("CREATE INDEX ids_book ON ids(book_id)")
-    out.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-    out.executemany("INSERT INTO meta VALUES (?, ?)", sorted({**expected, "record_count": str(done)}.items()))
-    out.commit()
-    return done
+    return finish_index(out, expected, done)
 
 
 class SqliteLibraryLexical(LibraryLexicalIndex):
@@ -125,14 +109,14 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
         self._con: sqlite3.Connection | None = None
 
     def search(self, query: str, top_k: int, book_ids: Sequence[str] | None = None) -> list[LexicalHit]:
-        terms = query_terms(query, fold_chinese)
-        if not terms or top_k <= 0:
+        match = match_expression(query)
+        if match is None or top_k <= 0:
             return []
-        where, args = "", [" OR ".join(terms)]
+        where, args = "", [match]
         if book_ids is not None:
             where = f" AND ids.book_id IN ({','.join('?' * len(book_ids))})"
             args += list(book_ids)
-        sql = (f"SELECT ids.book_id, ids.record_id, bm25(fts, 1.0, {HEADINGS_WEIGHT}) AS rank_score FROM fts "
+        sql = (f"SELECT ids.book_id, ids.record_id, {RANK_SQL} AS rank_score FROM fts "
                f"JOIN ids ON ids.rowid = fts.rowid WHERE fts MATCH ?{where} ORDER BY rank_score LIMIT ?")
         try:
             if self._con is None:

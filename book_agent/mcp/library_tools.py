@@ -23,11 +23,10 @@ if TYPE_CHECKING:
     from book_agent.mcp.session import BookSession
 
 
-def served(agent: Any, ref_text: str, wanted: list[str], allowed: list[str] | None = None) -> list[str]:
-    """`wanted` when every id is served (to this token: `allowed`), else mcp.book_not_served
-    naming the others."""
-    serving = [str(b["book_id"]) for b in agent.library_books(ref_text)
-               if allowed is None or str(b["book_id"]) in allowed]
+def served(agent: Any, ref_text: str, wanted: list[str]) -> list[str]:
+    """`wanted` when every id is served, else mcp.book_not_served naming the others. (A token's
+    own limit on `books` and `book_id` is checked before, by mcp/auth.py's middleware.)"""
+    serving = [str(b["book_id"]) for b in agent.library_books(ref_text)]
     others = [b for b in dict.fromkeys(wanted) if b not in serving]
     if others:
         raise BookAgentError("mcp.book_not_served", f"this server does not serve {', '.join(others)}",
@@ -60,7 +59,7 @@ def register_library_tools(server: FastMCP, session: BookSession) -> None:
 
         def run(a: Any) -> Any:
             if books is not None:
-                target = library_of(served(a, ref, books, allowed))
+                target = library_of(served(a, ref, books))
             elif allowed is not None:
                 target = library_of(_token_books(a, ref, allowed))
             else:

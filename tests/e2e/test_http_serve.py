@@ -128,6 +128,8 @@ def test_tokens_are_required_and_limit_the_books(team_server: str) -> None:
             found = await client.call_tool("search", {"query": "river water ground", "top_k": 20})
             other = await client.call_tool("read_entry", {"book_id": "part-0", "record_id": "d000"},
                                            raise_on_error=False)
+            narrowed = await client.call_tool("search", {"query": "river", "books": ["part-0"]}, raise_on_error=False)
+            assert narrowed.is_error == (token == READER)
             return listed, found, other
 
     listed, found, other = asyncio.run(as_user(TEAM))

@@ -2,6 +2,14 @@
 that no other program may write. We never touch its data: we render the supported deep link
 `cherrystudio://mcp/install?servers=<base64 of {"mcpServers": {...}}>` and manual steps.
 
+A served library (`host install cherry-studio --url URL`) goes in the same link as Cherry's
+streamable-HTTP server: `{"name", "type": "streamableHttp", "baseUrl": URL}` (the MCPServer
+type and McpServerConfigSchema of src/renderer/src/types; the v2 protocol handler maps a
+legacy `url` to `baseUrl`). No `headers`: Cherry Studio sends header values as typed and
+cannot read one from an environment variable (CherryHQ/cherry-studio#11487), so a token
+would be a literal in a URL. --token-env is refused (`host.token_env_unsupported`); the
+steps tell the user to add `Authorization: Bearer <token>` in the server's Headers.
+
 Skills apply to Cherry's Agents only and are imported through its UI, so the skill folders
 are staged in book-agent's own data dir (`<data_dir>/hosts/cherry-studio/skills/`) for import.
 """
@@ -14,7 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from book_agent.adapters.hosts.base import HostContext
+from book_agent.adapters.hosts.base import HostContext, token_by_hand, token_env_unsupported
+from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 
 # Commit eb560cf of the v1 deep-link handler (src/main/services/urlschema/mcp-install.ts,
@@ -44,7 +53,9 @@ def decode_deeplink(link: str) -> dict[str, Any]:
 
 class CherryStudioHost(HostPort):
     host = "cherry-studio"
+    label = "Cherry Studio"
     edition: str | None = None
+    http_token_env = False  # headers are literal strings (CherryHQ/cherry-studio#11487)
     unconfirmed: tuple[str, ...] = (
         "which published builds, if any, carried the deep-link command allowlist of commit eb560cf",
         "the exact Settings labels for adding or importing an MCP server",
@@ -73,6 +84,11 @@ class CherryStudioHost(HostPort):
         # No `env` (the v2 schema rejects it, and a URL is no place for secrets): Cherry
         # starts stdio servers with the user's login-shell environment.
         return {"command": argv[0], "args": list(argv[1:])}
+
+    def http_entry(self, remote: RemoteServer) -> dict[str, Any]:
+        if remote.token_env:
+            raise token_env_unsupported(self.label, remote)
+        return {"type": "streamableHttp", "baseUrl": remote.url}
 
     def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
         raise NotImplementedError("Cherry Studio's app state is never written")
@@ -112,6 +128,27 @@ class CherryStudioHost(HostPort):
             "or in Settings > MCP add a stdio server with the command and args below",
             "enable the server and trust it (protocol installs start inactive and untrusted)",
             *self._allowlist_step(argv),
+            f"skills (Agents only): import the folders staged in {self.skills_dir()} in the Agent's skills settings",
+        ]
+        snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
+        return {"steps": steps, "snippet": snippet, "deeplink": link}
+
+    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+        return [self.warnings([], None)[0], *token_by_hand(self.label, remote)]
+
+    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        entry = {"name": name, **self.http_entry(remote)}
+        link = deeplink({name: entry})
+        steps = [
+            f"open the deep link (macOS `open`, Windows `start \"\"`, Linux `xdg-open`): {link}",
+            f"or in Settings > MCP add a server of type Streamable HTTP (streamableHttp) with the URL {remote.url}",
+        ]
+        if not remote.loopback:
+            steps.append("the server needs your token: in the server's settings, Headers, add "
+                         "Authorization=Bearer <your token> (Cherry Studio cannot read it from an environment "
+                         "variable; book-agent never writes it, and a link is no place for it)")
+        steps += [
+            "enable the server and trust it (protocol installs start inactive and untrusted)",
             f"skills (Agents only): import the folders staged in {self.skills_dir()} in the Agent's skills settings",
         ]
         snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)

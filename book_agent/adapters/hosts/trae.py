@@ -13,12 +13,14 @@ from typing import Any
 
 from book_agent.adapters.hosts.base import HostContext, JsonMcpHost, env_warning, spaces_warning
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.remote_server import RemoteServer
 
 EDITIONS = {"intl": ("Trae", ".trae"), "cn": ("Trae CN", ".trae-cn")}
 
 
 class TraeHost(JsonMcpHost):
     host = "trae"
+    label = "Trae"
 
     def __init__(self, ctx: HostContext, edition: str | None = None) -> None:
         super().__init__(ctx)
@@ -32,6 +34,7 @@ class TraeHost(JsonMcpHost):
             )
         self.edition = edition
         self.app, self.dot = EDITIONS[edition]
+        self.label = "Trae CN" if edition == "cn" else "Trae"
         self.unconfirmed = self._unconfirmed()
 
     def _unconfirmed(self) -> tuple[str, ...]:
@@ -39,6 +42,8 @@ class TraeHost(JsonMcpHost):
             f"global skills folder ~/{self.dot}/skills comes from third-party installers, not Trae docs",
             "no ${VAR} interpolation is documented; whether the server inherits Trae's environment is unknown",
             "Trae reloading mcp.json on change is documented for the settings editor, not for outside edits",
+            "the HTTP form {\"url\": URL} (Streamable HTTP since Trae 1.4.1) is documented for the settings editor "
+            "and by third parties, not as a file format",
         ]
         if not (self.ctx.platform == "darwin" or self.ctx.platform.startswith("win")):
             items.insert(0, f"the Linux path ~/.config/{self.app}/User/mcp.json (no official Linux build confirmed)")
@@ -71,3 +76,14 @@ class TraeHost(JsonMcpHost):
             "under Settings > Rules & Skills (规则和技能)",
         ]
         return {"steps": steps, "snippet": self.json_snippet(name, argv, auth_env), "deeplink": None}
+
+    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        steps = [
+            f"in {self.label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",
+            f"or merge it into {self.config_path()} under \"mcpServers\"",
+            *self.header_step(remote),
+            "check the server's status dot in Settings > MCP",
+            f"skills: copy the installed skill folders to ~/{self.dot}/skills/, or import them "
+            "under Settings > Rules & Skills (规则和技能)",
+        ]
+        return {"steps": steps, "snippet": self.http_snippet(name, remote), "deeplink": None}

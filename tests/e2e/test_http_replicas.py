@@ -73,8 +73,14 @@ def stop(proc: subprocess.Popen[bytes], log: Path) -> None:
     assert b"Traceback" not in log.read_bytes(), log.read_text()
 
 
-def prepared_library(tmp_path: Path) -> Path:
+def prepared_library(tmp_path: Path, pdf: bool = False) -> Path:
     data = three_book_library(tmp_path)
+    if pdf:  # a PDF book too: its pages can be located, read and rendered
+        from book_agent import BookAgent
+        from tests.support.package_builder import build_package
+
+        with BookAgent(data) as agent:
+            agent.init(build_package(tmp_path / "parts" / "pdf-book", book_id="pdf-book"))
     done = subprocess.run([sys.executable, "-m", "book_agent", "--data-dir", str(data), "prepare", "@all"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
@@ -155,16 +161,33 @@ def read_only_namespace_works() -> bool:
 def test_a_replica_serves_a_prepared_data_dir_mounted_read_only(tmp_path: Path) -> None:
     if not read_only_namespace_works():
         pytest.skip("no private mount namespace here (unshare -m with a read-only bind mount)")
-    data = prepared_library(tmp_path)
+    data = prepared_library(tmp_path, pdf=True)
     port = free_port()
     log = tmp_path / "replica-ro.log"
     script = (f'mount --bind "{data}" "{data}" && mount -o remount,bind,ro "{data}" && '
               f'exec "{sys.executable}" -m book_agent --data-dir "{data}" serve @all --port {port}')
     base, proc = serve(["unshare", "-m", "sh", "-c", script], port, log)
+
+    async def pdf_tools() -> list[Any]:
+        async with Client(base + "/mcp") as client:
+            found = await client.call_tool("search", {"query": "diagram supply chain", "books": ["pdf-book"]})
+            hit = found.structured_content["hits"][0]
+            located = await client.call_tool("locate_source", {"book_id": "pdf-book", "hit": hit})
+            locator = {k: v for k, v in located.structured_content.items() if k != "verification"}
+            source = await client.call_tool("read_source", {"book_id": "pdf-book", "locator": locator})
+            page = await client.call_tool("render_page", {"book_id": "pdf-book", "page_index": 0},
+                                          raise_on_error=False)
+            return [located, source, page]
+
     try:
         tools, results = asyncio.run(session(base + "/mcp"))
         assert tools == LIBRARY_TOOLS
-        assert results[1]["hits"] and results[1]["library"]["books_searched"] == 3
+        assert results[1]["hits"] and results[1]["library"]["books_searched"] == 4
         assert results[3]["record_id"] == "d001"
+        located, source, page = asyncio.run(pdf_tools())
+        assert located.structured_content["verification"]["method"] == "exact"
+        assert source.structured_content["text"]
+        # a page never rendered cannot be cached on a read-only data dir: a coded refusal, not a crash
+        assert page.is_error and '"render.write_failed"' in page.content[0].text
     finally:
         stop(proc, log)

@@ -16,9 +16,6 @@ class HostPort(Protocol):
     host: str
     edition: str | None
     unconfirmed: tuple[str, ...]
-    # whether the host can read an HTTP server's bearer token from a variable it names
-    # (`host install HOST --url URL --token-env NAME`); only Codex can
-    http_token_env: bool
 
     def detect(self) -> dict[str, Any]:
         """{installed: bool, evidence: [paths that exist], ...}: whether the host seems present."""

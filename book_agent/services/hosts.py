@@ -38,7 +38,7 @@ class HostBook(NamedTuple):
 
     package: dict[str, Any] | HostLibrary  # PackageInfo.to_dict(), or the library to install
     auth_env: str | None  # the configured variable NAME (never its value); None for a library
-    data_dir: str  # the data dir the MCP server will be started with
+    data_dir: str | None  # the data dir the MCP server will be started with (None: book-agent's default)
 
 
 BookResolver = Callable[[str], HostBook]
@@ -84,7 +84,7 @@ def served_library(book_ref: str | None, data_dir: str | None) -> HostBook:
             details={"ref": text[:200]},
             remediation="omit BOOK (the server's @all: every book it serves) or name several: a,b")
     ref = parse_book_ref(text)
-    return HostBook(host_library(ref, ref.ids), None, data_dir or "")
+    return HostBook(host_library(ref, ref.ids), None, data_dir)
 
 
 def remote_of(url: str | None, token_env: str | None, allow_insecure_http: bool) -> RemoteServer | None:
@@ -124,7 +124,7 @@ class Hosts:
         library's streamable-HTTP form (and `token_env`, the NAME of the token's variable)."""
         remote = remote_of(url, token_env, allow_insecure_http)
         book = self._book(book_ref, remote)
-        result: dict[str, Any] = self._hosts(host, home, book.data_dir or None, edition).install(
+        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).install(
             book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env, remote=remote)
         return result
 
@@ -133,7 +133,7 @@ class Hosts:
                   allow_insecure_http: bool = False) -> dict[str, Any]:
         remote = remote_of(url, None, allow_insecure_http)
         book = self._book(book_ref, remote)
-        result: dict[str, Any] = self._hosts(host, home, book.data_dir or None, edition).uninstall(
+        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).uninstall(
             book.package, _folder(skill_dir), apply=apply, remote=remote)
         return result
 
@@ -143,7 +143,7 @@ class Hosts:
         """Read back the server entry and the skill files: missing, modified or outdated."""
         remote = remote_of(url, token_env, allow_insecure_http)
         book = self._book(book_ref, remote)
-        result: dict[str, Any] = self._hosts(host, home, book.data_dir or None, edition).verify(
+        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).verify(
             book.package, None, _folder(skill_dir), auth_env=book.auth_env, remote=remote)
         return result
 
@@ -152,7 +152,7 @@ class Hosts:
                      allow_insecure_http: bool = False) -> str:
         remote = remote_of(url, token_env, allow_insecure_http)
         book = self._book(book_ref, remote)
-        text: str = self._hosts(host, home, book.data_dir or None, edition).render_manual_instructions(
+        text: str = self._hosts(host, home, book.data_dir, edition).render_manual_instructions(
             book.package, auth_env=book.auth_env, remote=remote)
         return text
 

@@ -111,7 +111,6 @@ class JsonMcpHost(HostPort):
     label = "the host"
     edition: str | None = None
     managed_keys = ["command", "args"]
-    http_token_env = False  # no documented ${VAR} in headers: a token would be a literal
     http_type: str | None = None  # a `type` the host wants on an HTTP entry (WorkBuddy: "http")
     STDIO_ONLY = ("command", "args", "env", "cwd")
     HTTP_ONLY = ("url", "headers")

@@ -51,11 +51,17 @@ def decode_deeplink(link: str) -> dict[str, Any]:
     return data
 
 
+MANUAL_ONLY = {
+    "code": "host.manual_only",
+    "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "
+    "open the deep link or add the server by hand, then enable and trust it in Settings > MCP",
+}
+
+
 class CherryStudioHost(HostPort):
     host = "cherry-studio"
     label = "Cherry Studio"
     edition: str | None = None
-    http_token_env = False  # headers are literal strings (CherryHQ/cherry-studio#11487)
     unconfirmed: tuple[str, ...] = (
         "which published builds, if any, carried the deep-link command allowlist of commit eb560cf",
         "the exact Settings labels for adding or importing an MCP server",
@@ -100,11 +106,7 @@ class CherryStudioHost(HostPort):
         return None
 
     def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
-        found = [{
-            "code": "host.manual_only",
-            "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "
-            "open the deep link or add the server by hand, then enable and trust it in Settings > MCP",
-        }]
+        found = [MANUAL_ONLY]
         if auth_env:
             found.append({
                 "code": "host.env_from_login_shell",
@@ -121,34 +123,29 @@ class CherryStudioHost(HostPort):
                 f"shows a \"Security Warning\" for {argv[0]!r}: add the server by hand in Settings > MCP then"]
 
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
-        entry = {"name": name, **self.server_entry(argv, auth_env)}
-        link = deeplink({name: entry})
-        steps = [
-            f"open the deep link (macOS `open`, Windows `start \"\"`, Linux `xdg-open`): {link}",
-            "or in Settings > MCP add a stdio server with the command and args below",
-            "enable the server and trust it (protocol installs start inactive and untrusted)",
-            *self._allowlist_step(argv),
-            f"skills (Agents only): import the folders staged in {self.skills_dir()} in the Agent's skills settings",
-        ]
-        snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
-        return {"steps": steps, "snippet": snippet, "deeplink": link}
+        return self._manual(name, self.server_entry(argv, auth_env),
+                            ["or in Settings > MCP add a stdio server with the command and args below"],
+                            self._allowlist_step(argv))
 
     def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
-        return [self.warnings([], None)[0], *token_by_hand(self.label, remote)]
+        return [MANUAL_ONLY, *token_by_hand(self.label, remote)]
 
     def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
-        entry = {"name": name, **self.http_entry(remote)}
+        how = [f"or in Settings > MCP add a server of type Streamable HTTP (streamableHttp) with the URL {remote.url}"]
+        if not remote.loopback:
+            how.append("the server needs your token: in the server's settings, Headers, add "
+                       "Authorization=Bearer <your token> (Cherry Studio cannot read it from an environment "
+                       "variable; book-agent never writes it, and a link is no place for it)")
+        return self._manual(name, self.http_entry(remote), how, [])
+
+    def _manual(self, name: str, server: dict[str, Any], how: list[str], then: list[str]) -> dict[str, Any]:
+        entry = {"name": name, **server}
         link = deeplink({name: entry})
         steps = [
             f"open the deep link (macOS `open`, Windows `start \"\"`, Linux `xdg-open`): {link}",
-            f"or in Settings > MCP add a server of type Streamable HTTP (streamableHttp) with the URL {remote.url}",
-        ]
-        if not remote.loopback:
-            steps.append("the server needs your token: in the server's settings, Headers, add "
-                         "Authorization=Bearer <your token> (Cherry Studio cannot read it from an environment "
-                         "variable; book-agent never writes it, and a link is no place for it)")
-        steps += [
+            *how,
             "enable the server and trust it (protocol installs start inactive and untrusted)",
+            *then,
             f"skills (Agents only): import the folders staged in {self.skills_dir()} in the Agent's skills settings",
         ]
         snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)

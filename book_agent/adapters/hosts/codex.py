@@ -38,7 +38,6 @@ HTTP_ONLY = {"url", "bearer_token", "bearer_token_env_var", "http_headers", "env
 class CodexHost(HostPort):
     host = "codex"
     edition: str | None = None
-    http_token_env = True
     # Nothing left unconfirmed: `codex mcp get --json` reads back the MCP entry and
     # `codex debug prompt-input` lists ~/.agents/skills as a skill root with our skill in it
     # (both checked against the pinned real CLI in tests/e2e/test_hosts_codex_cli.py).

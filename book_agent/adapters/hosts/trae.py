@@ -20,7 +20,6 @@ EDITIONS = {"intl": ("Trae", ".trae"), "cn": ("Trae CN", ".trae-cn")}
 
 class TraeHost(JsonMcpHost):
     host = "trae"
-    label = "Trae"
 
     def __init__(self, ctx: HostContext, edition: str | None = None) -> None:
         super().__init__(ctx)
@@ -67,23 +66,18 @@ class TraeHost(JsonMcpHost):
         return spaces_warning(argv, "Trae") + env_warning(auth_env, "Trae")
 
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
-        label = "Trae CN" if self.edition == "cn" else "Trae"
-        steps = [
-            f"in {label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",
-            f"or merge it into {self.config_path()} under \"mcpServers\"",
-            "check the server's status dot in Settings > MCP",
-            f"skills: copy the installed skill folders to ~/{self.dot}/skills/, or import them "
-            "under Settings > Rules & Skills (规则和技能)",
-        ]
-        return {"steps": steps, "snippet": self.json_snippet(name, argv, auth_env), "deeplink": None}
+        return self._manual(self.json_snippet(name, argv, auth_env), [])
 
     def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        return self._manual(self.http_snippet(name, remote), self.header_step(remote))
+
+    def _manual(self, snippet: str, extra: list[str]) -> dict[str, Any]:
         steps = [
             f"in {self.label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",
             f"or merge it into {self.config_path()} under \"mcpServers\"",
-            *self.header_step(remote),
+            *extra,
             "check the server's status dot in Settings > MCP",
             f"skills: copy the installed skill folders to ~/{self.dot}/skills/, or import them "
             "under Settings > Rules & Skills (规则和技能)",
         ]
-        return {"steps": steps, "snippet": self.http_snippet(name, remote), "deeplink": None}
+        return {"steps": steps, "snippet": snippet, "deeplink": None}

@@ -53,21 +53,18 @@ class WorkBuddyHost(JsonMcpHost):
     def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
         return [RESTART, *super().http_warnings(remote)]
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
-        steps = [
-            "in WorkBuddy: 插件 (Plugins) > MCP servers > Configure MCP, paste the JSON below, then Try to Run",
-            f"or merge it into {self.config_path()} under \"mcpServers\" (UTF-8 without BOM) and restart WorkBuddy",
-            *self.header_step(remote),
-            "click Trust on the server; a green dot means it answers",
-            f"skills: copy the installed skill folders to {self.skills_dir()}",
-        ]
-        return {"steps": steps, "snippet": self.http_snippet(name, remote), "deeplink": None}
-
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+        return self._manual(self.json_snippet(name, argv, auth_env), [], "runs")
+
+    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        return self._manual(self.http_snippet(name, remote), self.header_step(remote), "answers")
+
+    def _manual(self, snippet: str, extra: list[str], green: str) -> dict[str, Any]:
         steps = [
             "in WorkBuddy: 插件 (Plugins) > MCP servers > Configure MCP, paste the JSON below, then Try to Run",
             f"or merge it into {self.config_path()} under \"mcpServers\" (UTF-8 without BOM) and restart WorkBuddy",
-            "click Trust on the server; a green dot means it runs",
+            *extra,
+            f"click Trust on the server; a green dot means it {green}",
             f"skills: copy the installed skill folders to {self.skills_dir()}",
         ]
-        return {"steps": steps, "snippet": self.json_snippet(name, argv, auth_env), "deeplink": None}
+        return {"steps": steps, "snippet": snippet, "deeplink": None}

@@ -46,7 +46,8 @@ HostArg = Annotated[str, typer.Argument(help=HOST_HELP)]
 BOOK_HELP = ("A book_id, a,b or @all: a registered book, or a library of them "
              "(these books, or every registered book) served by one server with one skill.")
 OptionalBookArg = Annotated[str | None, typer.Argument(
-    help=BOOK_HELP + " With --url: @all (the default) or a,b, the books the server is asked for.",
+    help=BOOK_HELP + " With --url: @all (the default) or a,b, the books the skill names (the server decides "
+    "what it serves).",
     show_default=False)]
 UrlOpt = Annotated[str | None, typer.Option(
     "--url", metavar="URL", help="A served library's MCP endpoint (`book-agent serve`), e.g. "

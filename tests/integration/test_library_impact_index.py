@@ -15,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.adapters.storage.fts_lexical_index import RANK_SQL, FtsLexicalIndex, build_sidecar, match_expression
+from book_agent.adapters.storage.fts_lexical_index import (
+    RANK_SQL,
+    FtsLexicalIndex,
+    build_sidecar,
+    match_expression,
+)
 from book_agent.adapters.storage.library_lexical_index import TERMS_DIR, SqliteLibraryIndex
 from book_agent.domain.library import LibraryMember
 from tests.support.package_builder import RecordSpec, build_package

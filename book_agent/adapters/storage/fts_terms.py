@@ -11,9 +11,12 @@ book repeats thousands of times; the per-token work is a regex and a dict lookup
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 from collections.abc import Iterable
+
+import numpy as np
 
 from book_agent.adapters.storage.cjk_fold import fold_chinese
 from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
@@ -35,25 +38,30 @@ class FtsTerms:
     def __init__(self) -> None:
         self.terms: list[str] = []
         self.ids: dict[str, int] = {}
-        self._word_terms: dict[str, tuple[int, ...]] = {}
+        self._word_id: dict[str, int] = {}  # a word's one term
+        self._odd: dict[str, tuple[int, ...]] = {}  # words of no term, or of several
         self._fts = sqlite3.connect(":memory:", check_same_thread=False)
         self._fts.executescript(
             "CREATE VIRTUAL TABLE w USING fts5(word, tokenize='porter unicode61 remove_diacritics 2');"
             "CREATE VIRTUAL TABLE wv USING fts5vocab(w, 'instance');"
         )
 
-    def text_ids(self, texts: Iterable[str]) -> list[list[int]]:
-        """Each record text (as stored in the package) as its term ids, in order."""
+    def batch_ids(self, texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Record texts (as stored in the package) as (term ids of every text, in order; each
+        text's count of terms). Per token only C-level work: findall, a dict lookup by map."""
         words = [_WORD.findall(index_text(t, fold_chinese).lower()) for t in texts]
-        self._learn(w for ws in words for w in ws)
-        known = self._word_terms
-        out: list[list[int]] = []
-        for ws in words:
-            ids: list[int] = []
-            for w in ws:
-                ids += known[w]
-            out.append(ids)
-        return out
+        flat = list(itertools.chain.from_iterable(words))
+        self._learn(flat)
+        if self._odd and not self._odd.keys().isdisjoint(flat):
+            return self._odd_batch(words)
+        sizes = np.fromiter(map(len, words), np.int64, len(words))
+        return np.fromiter(map(self._word_id.__getitem__, flat), np.int64, len(flat)), sizes
+
+    def _odd_batch(self, words: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """The rare batch holding a word FTS5 splits in several terms or drops."""
+        per_text = [[i for w in ws for i in self._odd.get(w, (self._word_id.get(w, -1),))] for ws in words]
+        sizes = np.fromiter(map(len, per_text), np.int64, len(per_text))
+        return np.fromiter(itertools.chain.from_iterable(per_text), np.int64, int(sizes.sum())), sizes
 
     def query_terms(self, query: str) -> tuple[list[str], list[str]]:
         """A query's (terms, prefixes), as FTS5 reads `match_expression(query)`.
@@ -74,15 +82,20 @@ class FtsTerms:
         terms = [t for w in words for t in stemmed.get(w, [w])]
         return list(dict.fromkeys(terms)), prefixes
 
-    def _learn(self, words: Iterable[str]) -> None:
-        new = list(dict.fromkeys(w for w in words if w not in self._word_terms))
-        for word in [w for w in new if _unchanged(w)]:
-            self._word_terms[word] = (self._term_id(word),)
-        new = [w for w in new if not _unchanged(w)]
-        for start in range(0, len(new), _STEM_BATCH):
-            batch = new[start : start + _STEM_BATCH]
+    def _learn(self, words: list[str]) -> None:
+        known, odd = self._word_id, self._odd
+        new = {w for w in set(words) if w not in known and w not in odd}  # iterate the batch, not the vocabulary
+        plain = sorted(w for w in new if _unchanged(w))
+        for word in plain:
+            self._word_id[word] = self._term_id(word)
+        to_stem = sorted(new.difference(plain))
+        for start in range(0, len(to_stem), _STEM_BATCH):
+            batch = to_stem[start : start + _STEM_BATCH]
             for word, terms in zip(batch, self._stem(batch), strict=True):
-                self._word_terms[word] = tuple(self._term_id(t) for t in terms)
+                if len(terms) == 1:
+                    self._word_id[word] = self._term_id(terms[0])
+                else:
+                    self._odd[word] = tuple(self._term_id(t) for t in terms)
 
     def _term_id(self, term: str) -> int:
         found = self.ids.get(term)

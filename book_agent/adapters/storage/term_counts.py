@@ -9,7 +9,6 @@ book, and a rebuild after a removal counts nothing.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from book_agent.adapters.storage.atomic_write import write_atomic
-from book_agent.adapters.storage.fts_lexical_index import HEADINGS_WEIGHT, RECORDS_SQL, headings_text
+from book_agent.adapters.storage.fts_lexical_index import (
+    HEADINGS_WEIGHT,
+    RECORDS_SQL,
+    headings_text,
+)
 from book_agent.adapters.storage.fts_terms import FtsTerms
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
@@ -67,10 +70,10 @@ def count_terms(database_path: Path, progress: Callable[[int], None] | None = No
     try:
         cursor = source.execute(RECORDS_SQL)
         while rows := cursor.fetchmany(BATCH):
-            body = tokens.text_ids(r[1] or "" for r in rows)
-            heads = tokens.text_ids(headings_text(r[2]) for r in rows)
+            body = tokens.batch_ids(r[1] or "" for r in rows)
+            heads = tokens.batch_ids(headings_text(r[2]) for r in rows)
             parts.append(_count_batch(body, heads, len(record_ids)))
-            lengths.append(np.fromiter((len(b) + len(h) for b, h in zip(body, heads, strict=True)), np.int32, len(rows)))
+            lengths.append((body[1] + heads[1]).astype(np.int32))
             record_ids += [str(r[0]) for r in rows]
             if progress:
                 progress(len(rows))
@@ -80,30 +83,30 @@ def count_terms(database_path: Path, progress: Callable[[int], None] | None = No
     return _sorted_terms(record_ids, tokens.terms, parts, lengths)
 
 
-def _count_batch(body: list[list[int]], heads: list[list[int]], first_doc: int) -> tuple[np.ndarray, ...]:
-    """(term, doc, freq) of one batch: each (term, record) once, its weighted count summed."""
-    sizes = [len(b) for b in body] + [len(h) for h in heads]
-    total = sum(sizes)
-    if total == 0:
-        empty = np.zeros(0, np.int64)
-        return empty, empty, np.zeros(0, np.float64)
-    terms = np.fromiter(itertools.chain.from_iterable(body + heads), np.int64, total)
-    batch = len(body)
-    docs = np.repeat(np.tile(np.arange(batch, dtype=np.int64), 2), sizes)
-    weights = np.repeat(np.r_[np.ones(batch), np.full(batch, HEADINGS_WEIGHT)], sizes)
+def _count_batch(body: tuple[np.ndarray, np.ndarray], heads: tuple[np.ndarray, np.ndarray],
+                 first_doc: int) -> tuple[np.ndarray, ...]:
+    """(term, doc, freq) of one batch, sorted by term then doc: each (term, record) once, its
+    counts summed with headings weighted as FTS5's bm25(fts, 1.0, HEADINGS_WEIGHT) weighs them."""
+    (body_ids, body_sizes), (head_ids, head_sizes) = body, heads
+    batch = len(body_sizes)
+    doc_numbers = np.arange(batch, dtype=np.int64)
+    terms = np.concatenate([body_ids, head_ids])
+    docs = np.concatenate([np.repeat(doc_numbers, body_sizes), np.repeat(doc_numbers, head_sizes)])
+    weights = np.concatenate([np.ones(len(body_ids)), np.full(len(head_ids), HEADINGS_WEIGHT)])
     keys, inverse = np.unique(terms * batch + docs, return_inverse=True)
-    return keys // batch, keys % batch + first_doc, np.bincount(inverse, weights=weights)
+    return keys // batch, keys % batch + first_doc, np.bincount(inverse, weights=weights, minlength=len(keys))
 
 
 def _sorted_terms(record_ids: list[str], terms: list[str], parts: list[tuple[np.ndarray, ...]],
                   lengths: list[np.ndarray]) -> BookTerms:
-    term_ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-    docs = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    freqs = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
-    order = np.lexsort((docs, term_ids))
-    return BookTerms(record_ids, terms, term_ids[order].astype(np.int32), docs[order].astype(np.int32),
-                     freqs[order].astype(np.float32),
-                     np.concatenate(lengths) if lengths else np.zeros(0, np.int32))
+    if not parts:
+        empty = np.zeros(0, np.int32)
+        return BookTerms(record_ids, terms, empty, empty, np.zeros(0, np.float32), empty)
+    term_ids = np.concatenate([p[0] for p in parts])
+    order = np.argsort(term_ids, kind="stable")  # batches come in doc order: docs stay ascending per term
+    return BookTerms(record_ids, terms, term_ids[order].astype(np.int32),
+                     np.concatenate([p[1] for p in parts])[order].astype(np.int32),
+                     np.concatenate([p[2] for p in parts])[order].astype(np.float32), np.concatenate(lengths))
 
 
 def _save(path: Path, counted: BookTerms) -> None:

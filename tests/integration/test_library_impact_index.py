@@ -207,3 +207,33 @@ def test_an_empty_library_builds_an_index_that_finds_nothing(tmp_path):
     index = SqliteLibraryIndex(tmp_path / "library")
     assert index.build([], {"books": ""}, None) == 0
     assert search(index, "river", 10) == []
+
+
+def test_a_reader_keeps_its_index_through_a_rebuild_and_old_postings_are_dropped(tmp_path):
+    members = members_of(tmp_path, records(90, seed=4), 3)
+    index = SqliteLibraryIndex(tmp_path / "library")
+    index.build(members, {"books": "three"}, None)
+    reader = index.open()
+    before = reader.search("river water", 10)
+    first_postings = sorted(p.name for p in (tmp_path / "library").glob("postings-*.npy"))
+    index.build(members[:1], {"books": "one"}, None)  # replaced while the reader holds the old index
+    assert reader.search("river water", 10) == before
+    reader.close()
+    after = sorted(p.name for p in (tmp_path / "library").glob("postings-*.npy"))
+    assert len(after) == 2 and not set(after) & set(first_postings)
+    assert all(h.record_id.startswith("book-0#") for h in search(index, "river water", 10))
+
+
+def test_a_data_dir_where_the_index_cannot_be_rebuilt_is_a_coded_error(tmp_path):
+    from book_agent.adapters.storage.runtime_files import LOCK_NAME
+    from book_agent.domain.errors import BookAgentError
+
+    members = members_of(tmp_path, records(20, seed=6), 1)
+    folder = tmp_path / "library"
+    (folder / LOCK_NAME).mkdir(parents=True)  # the lock file cannot be opened, as on a read-only mount
+    with pytest.raises(BookAgentError) as caught:
+        SqliteLibraryIndex(folder).build(members, {"books": "x"}, None)
+    assert caught.value.code == "lexical.build_failed" and "prepare @all" in (caught.value.remediation or "")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(BookAgentError):
+        SqliteLibraryIndex(tmp_path / "file" / "library").build(members, {"books": "x"}, None)

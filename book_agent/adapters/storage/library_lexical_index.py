@@ -13,17 +13,24 @@ removal makes it stale and the next library search (or `prepare @all`) rebuilds 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import tempfile
 import threading
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.storage.fts_lexical_index import read_stamp
 from book_agent.adapters.storage.fts_terms import FtsTerms
-from book_agent.adapters.storage.impact_index import ImpactScorer, write_index
+from book_agent.adapters.storage.impact_index import (
+    FORMAT,
+    ImpactScorer,
+    postings_files,
+    write_index,
+)
 from book_agent.adapters.storage.runtime_files import build_lock
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
 from book_agent.adapters.storage.term_counts import BookTerms, book_terms, cache_path
@@ -32,7 +39,6 @@ from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 
 INDEX_NAME = "lexical.sqlite"
-FORMAT = "impact-1"  # an index of another format (an older FTS5 one) is stale
 TERMS_DIR = "terms"
 
 
@@ -52,37 +58,41 @@ class SqliteLibraryIndex(LibraryIndex):
         """Rebuild under the library's build lock (another process may have just done it)."""
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
+            with build_lock(self.dir):
+                current = self.state(expected)
+                if current["fresh"]:
+                    return int(current["record_count"])
+                return self._build(members, expected, progress)
+        except OSError as exc:  # the lock file cannot be made: a read-only data dir (a replica's mount)
             raise _failed(exc) from exc
-        with build_lock(self.dir):
-            current = self.state(expected)
-            if current["fresh"]:
-                return int(current["record_count"])
-            return self._build(members, expected, progress)
 
     def _build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
         fd, name = tempfile.mkstemp(prefix=".lexical-library-", suffix=".sqlite", dir=self.dir)
         os.close(fd)
         tmp = Path(name)
+        postings = self.dir / f"postings-{uuid.uuid4().hex[:12]}"  # new files: readers keep the old ones
         try:
             out = sqlite3.connect(tmp)
             try:
-                count = _fill(out, members, expected, progress, self.dir / TERMS_DIR)
+                count = _fill(out, members, expected, progress, self.dir / TERMS_DIR, postings)
             finally:
                 out.close()
             os.replace(tmp, self.path)
-            return count
         except (sqlite3.Error, OSError) as exc:
+            for path in postings_files(postings):
+                path.unlink(missing_ok=True)
             raise _failed(exc) from exc
         finally:
             tmp.unlink(missing_ok=True)
+        _drop_postings_except(self.dir, postings.name)
+        return count
 
     def open(self) -> LibraryLexicalIndex:
         return SqliteLibraryLexical(self.path)
 
 
 def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: dict[str, str],
-          progress: Progress | None, terms_dir: Path) -> int:
+          progress: Progress | None, terms_dir: Path, postings: Path) -> int:
     total = sum(m.record_count for m in members)
     done = 0
 
@@ -94,7 +104,16 @@ def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: d
 
     books: list[tuple[str, BookTerms]] = [(m.book_id, book_terms(terms_dir, m, counted)) for m in members]
     _prune(terms_dir, {cache_path(terms_dir, m) for m in members})
-    return write_index(out, books, expected)
+    return write_index(out, books, expected, postings)
+
+
+def _drop_postings_except(folder: Path, current: str) -> None:
+    """Remove earlier builds' postings. A reader still mapping them keeps its pages (POSIX); where
+    the system refuses (Windows, while mapped), they go at a later build."""
+    for path in folder.glob("postings-*.npy"):
+        if not path.name.startswith(current + "."):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def _prune(terms_dir: Path, keep: set[Path]) -> None:
@@ -125,14 +144,25 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
                 scorer = self._open()
                 top = scorer.top(terms, prefixes, top_k, book_ids)
                 ids = _ids_of(scorer.con, [row for row, _ in top])
-        except (sqlite3.Error, KeyError, ValueError) as exc:
+        except (sqlite3.Error, OSError, KeyError, ValueError) as exc:
             raise BookAgentError("lexical.query_failed", f"the library's lexical index could not answer: {exc}",
                                  remediation="run `book-agent prepare @all` to rebuild the library index") from exc
         return [LexicalHit(ids[row], score) for row, score in top]
 
     def _open(self) -> ImpactScorer:
+        """The scorer of the index in place; one retry when a rebuild replaced it between
+        reading its head and mapping its postings."""
         if self._scorer is None:
-            self._scorer = ImpactScorer(connect_readonly(self.path, check_same_thread=False, immutable=False))
+            for attempt in (1, 2):
+                con = connect_readonly(self.path, check_same_thread=False, immutable=False)
+                try:
+                    self._scorer = ImpactScorer(con, self.path.parent)
+                    break
+                except OSError:
+                    con.close()
+                    if attempt == 2:
+                        raise
+        assert self._scorer is not None
         return self._scorer
 
     def close(self) -> None:
@@ -153,5 +183,7 @@ def _ids_of(con: sqlite3.Connection, rows: list[int]) -> dict[int, str]:
 
 def _failed(exc: Exception) -> BookAgentError:
     return BookAgentError("lexical.build_failed", f"the library's lexical index could not be built: {exc}",
-                          remediation="check that the data dir is writable with free space")
+                          remediation="the library index is stale (books were registered or removed) and the "
+                          "data dir must be writable with free space to rebuild it; on read-only replicas, run "
+                          "`book-agent prepare @all` where the data dir is writable")
 

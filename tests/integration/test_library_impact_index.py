@@ -237,3 +237,19 @@ def test_a_data_dir_where_the_index_cannot_be_rebuilt_is_a_coded_error(tmp_path)
     (tmp_path / "file").write_text("")
     with pytest.raises(BookAgentError):
         SqliteLibraryIndex(tmp_path / "file" / "library").build(members, {"books": "x"}, None)
+
+
+def test_books_counted_in_worker_processes_index_as_counted_in_process(tmp_path, monkeypatch):
+    from book_agent.adapters.storage import term_counts
+
+    members = members_of(tmp_path, records(150, seed=8), 3)
+    serial = SqliteLibraryIndex(tmp_path / "serial")
+    serial.build(members, {"books": "s"}, None)
+    monkeypatch.setattr(term_counts, "PARALLEL_MIN_RECORDS", 0)
+    monkeypatch.setattr(term_counts.os, "cpu_count", lambda: 2)
+    parallel = SqliteLibraryIndex(tmp_path / "parallel")
+    seen: list[tuple[int, int]] = []
+    parallel.build(members, {"books": "p"}, lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (150, 150) and len(seen) == 3  # one step per book, as each worker finishes
+    for query in QUERIES:
+        assert search(parallel, query, 20) == search(serial, query, 20)

@@ -33,7 +33,12 @@ from book_agent.adapters.storage.impact_index import (
 )
 from book_agent.adapters.storage.runtime_files import build_lock
 from book_agent.adapters.storage.sqlite_readonly import connect_readonly
-from book_agent.adapters.storage.term_counts import BookTerms, book_terms, cache_path
+from book_agent.adapters.storage.term_counts import (
+    BookTerms,
+    book_terms,
+    cache_path,
+    count_uncached,
+)
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
@@ -102,7 +107,9 @@ def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: d
         if progress:
             progress(done, max(total, done))
 
-    books: list[tuple[str, BookTerms]] = [(m.book_id, book_terms(terms_dir, m, counted)) for m in members]
+    in_workers = count_uncached(terms_dir, members, counted)
+    books: list[tuple[str, BookTerms]] = [
+        (m.book_id, book_terms(terms_dir, m, None if m.book_id in in_workers else counted)) for m in members]
     _prune(terms_dir, {cache_path(terms_dir, m) for m in members})
     return write_index(out, books, expected, postings)
 

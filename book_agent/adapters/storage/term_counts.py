@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember
 
 BATCH = 2000
+PARALLEL_MIN_RECORDS = 50_000  # below this, starting worker processes costs more than it saves
 COUNTS_VERSION = "1"
 
 
@@ -59,6 +63,29 @@ def book_terms(folder: Path, member: LibraryMember, progress: Callable[[int], No
     counted = count_terms(member.database_path, progress)
     _save(path, counted)
     return counted
+
+
+def count_uncached(folder: Path, members: Sequence[LibraryMember], progress: Callable[[int], None]) -> set[str]:
+    """Count the uncached books side by side in worker processes (one per core), caching each,
+    when that pays (tokenising is pure Python, one core per process). Returns the ids of the
+    books counted; `progress` hears of each book as it finishes."""
+    todo = [m for m in members if not cache_path(folder, m).exists()]
+    workers = min(len(todo), os.cpu_count() or 1)
+    if workers < 2 or sum(m.record_count for m in todo) < PARALLEL_MIN_RECORDS:
+        return set()
+    done: set[str] = set()
+    # spawn, not fork: the caller may be a threaded server, and fork copies its locks mid-use
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_count_and_cache, folder, m): m for m in todo}
+        for future in as_completed(futures):
+            future.result()
+            done.add(futures[future].book_id)
+            progress(futures[future].record_count)
+    return done
+
+
+def _count_and_cache(folder: Path, member: LibraryMember) -> None:
+    _save(cache_path(folder, member), count_terms(member.database_path))
 
 
 def count_terms(database_path: Path, progress: Callable[[int], None] | None = None) -> BookTerms:

@@ -31,6 +31,7 @@ from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember
 
 BATCH = 2000
+Postings = tuple[np.ndarray, np.ndarray, np.ndarray]  # (term, doc, weighted count) per posting
 PARALLEL_MIN_RECORDS = 50_000  # below this, starting worker processes costs more than it saves
 COUNTS_VERSION = "1"
 
@@ -92,7 +93,7 @@ def count_terms(database_path: Path, progress: Callable[[int], None] | None = No
     tokens = FtsTerms()
     source = connect_readonly(database_path)
     record_ids: list[str] = []
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    parts: list[Postings] = []
     lengths: list[np.ndarray] = []
     try:
         cursor = source.execute(RECORDS_SQL)
@@ -111,7 +112,7 @@ def count_terms(database_path: Path, progress: Callable[[int], None] | None = No
 
 
 def _count_batch(body: tuple[np.ndarray, np.ndarray], heads: tuple[np.ndarray, np.ndarray],
-                 first_doc: int) -> tuple[np.ndarray, ...]:
+                 first_doc: int) -> Postings:
     """(term, doc, freq) of one batch, sorted by term then doc: each (term, record) once, its
     counts summed with headings weighted as FTS5's bm25(fts, 1.0, HEADINGS_WEIGHT) weighs them."""
     (body_ids, body_sizes), (head_ids, head_sizes) = body, heads
@@ -124,7 +125,7 @@ def _count_batch(body: tuple[np.ndarray, np.ndarray], heads: tuple[np.ndarray, n
     return keys // batch, keys % batch + first_doc, np.bincount(inverse, weights=weights, minlength=len(keys))
 
 
-def _sorted_terms(record_ids: list[str], terms: list[str], parts: list[tuple[np.ndarray, ...]],
+def _sorted_terms(record_ids: list[str], terms: list[str], parts: list[Postings],
                   lengths: list[np.ndarray]) -> BookTerms:
     if not parts:
         empty = np.zeros(0, np.int32)
@@ -142,7 +143,7 @@ def _save(path: Path, counted: BookTerms) -> None:
               "terms": _text_array(counted.terms), "record_ids": _text_array(counted.record_ids)}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, lambda out: np.savez(out, **arrays))
+        write_atomic(path, lambda out: np.savez(out, **arrays))  # type: ignore[arg-type]
     except OSError:
         pass
 

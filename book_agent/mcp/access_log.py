@@ -11,7 +11,8 @@
 - `error`: a refusal's code (`http.body_too_large`, `http.too_many_requests`, ...), or the code
   of the tool error the call returned (`mcp.bad_arguments`, ...); null on success.
 - `query`: the query (or quotation) text, only with `--log-queries`.
-- `status` 499: the client went away before any answer was sent.
+- `status` 499: the client went away before any answer was sent; `error` `http.client_gone`:
+  it went away before the whole answer (a streamed answer's status, 200, was sent already).
 
 uvicorn's own access log is turned off; its warnings and errors still go to stderr.
 """
@@ -80,14 +81,23 @@ class AccessLog:
         started = time.perf_counter()
         note = note_of(scope)
         status: list[int] = []
+        finished: list[bool] = []
 
         async def send_noting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status.append(int(message["status"]))
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                finished.append(True)
             await send(message)
 
+        async def receive_noting() -> Message:
+            message = await receive()
+            if message["type"] == "http.disconnect" and not finished:
+                note.setdefault("error", "http.client_gone")  # went away before the whole answer
+            return message
+
         try:
-            await self.app(scope, receive, send_noting)
+            await self.app(scope, receive_noting, send_noting)
         except BaseException:
             status.append(500)  # uvicorn answers 500 when nothing was sent yet
             raise

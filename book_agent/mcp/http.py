@@ -113,7 +113,7 @@ def finish_streams_on_shutdown() -> None:
     is sent, and uvicorn's graceful-shutdown timeout bounds the wait: let them finish."""
     from sse_starlette.sse import AppStatus
 
-    AppStatus.disable_automatic_graceful_drain()
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
 
 
 def http_middleware(auth: Any, limits: HttpLimits, write_log: Any, log_queries: bool) -> list[Any]:

@@ -214,6 +214,22 @@ def test_log_queries_puts_the_query_in_the_log(impatient: Served) -> None:
     assert search["query"] == SECRET_QUERY and search["token"] is None
 
 
+def test_a_client_gone_mid_call_is_logged_and_holds_nothing(impatient: Served) -> None:
+    body = rpc_body("render_page", {"book_id": "pdf-book", "page_index": 1, "dpi": 500})  # ~1 s, uncached
+    with connect(impatient.port) as sock:
+        sock.sendall(head(impatient.port, len(body)) + body)
+        time.sleep(0.1)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        lines = [json.loads(line) for line in impatient.output().splitlines() if line.startswith("{")]
+        gone = [line for line in lines if line.get("tool") == "render_page"]
+        if gone:
+            break
+        time.sleep(0.2)
+    assert gone and gone[0]["error"] == "http.client_gone"
+    assert httpx.post(impatient.base + "/mcp", content=rpc_body("list_books", {}), headers=MCP_HEADERS).status_code == 200
+
+
 def test_sigterm_finishes_the_call_in_flight(library: Path, tmp_path: Path) -> None:
     served = start_server(library, tmp_path, "--access-log", str(tmp_path / "access.log"))
     try:

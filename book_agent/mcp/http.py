@@ -85,7 +85,6 @@ def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
     from book_agent.mcp.server import build_server, checked_start
 
     limits = (limits or HttpLimits()).checked()
-    finish_streams_on_shutdown()
     auth = authentication(token_file, jwt)
     check_bind(host, port, authenticated=auth is not None)
     write_log = line_writer(access_log)
@@ -98,6 +97,7 @@ def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
         middleware = http_middleware(auth, limits, write_log, log_queries)
 
         async def run() -> None:
+            finish_streams_on_shutdown()
             await server.run_http_async(transport="http", host=host, port=int(port), path=MCP_PATH,
                                         stateless_http=True, show_banner=False, log_level="warning",
                                         middleware=middleware, uvicorn_config=uvicorn_settings(limits))

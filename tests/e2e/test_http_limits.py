@@ -172,6 +172,9 @@ def test_one_json_line_per_request_without_tokens_or_queries(team: tuple[Served,
     httpx.post(served.base + "/mcp", content=rpc_body("list_books", {}), headers=bearer("wrong-token"))
     httpx.post(served.base + "/mcp", content=rpc_body("read_entry", {"book_id": "part-2", "record_id": "nope"}),
                headers=bearer(OTHER))
+    with connect(served.port) as sock:
+        sock.sendall(head(served.port, 5 << 20, TEAM))
+        assert read_response(sock)[0] == 413
     time.sleep(0.2)
     text = access_log.read_text()
     lines = [json.loads(line) for line in text.splitlines()]
@@ -183,7 +186,8 @@ def test_one_json_line_per_request_without_tokens_or_queries(team: tuple[Served,
     assert next(line for line in lines if line["status"] == 401)["token"] is None
     missing = next(line for line in lines if line["tool"] == "read_entry")
     assert missing["token"] == label(OTHER) and missing["error"] == "record.not_found"
-    assert {"http.body_too_large", "http.too_many_requests"} <= {line["error"] for line in lines}
+    refused = next(line for line in lines if line["error"] == "http.body_too_large")
+    assert refused["status"] == 413 and refused["token"] == label(TEAM) and refused["bytes_in"] is None
     for secret in (TEAM, OTHER, "wrong-token", digest(TEAM), digest(OTHER), SECRET_QUERY, "merger"):
         assert secret not in text
 

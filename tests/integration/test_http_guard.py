@@ -114,6 +114,44 @@ def test_limits_and_log_together_in_process() -> None:
     assert logged[0]["books"] == ["b"] and "query" not in logged[0] and "secret" not in "".join(lines)
 
 
+def test_a_second_call_in_flight_gets_429_and_is_logged() -> None:
+    lines: list[str] = []
+    release = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    stack = AccessLog(RequestLimits(app, HttpLimits(max_concurrent_per_client=1)), lines.append)
+    body = [{"type": "http.request", "body": b"{}", "more_body": False}]
+
+    async def both() -> list[list[dict[str, Any]]]:
+        async def one(delay: float) -> list[dict[str, Any]]:
+            await asyncio.sleep(delay)
+            sent: list[dict[str, Any]] = []
+            queue = list(body)
+
+            async def receive() -> dict[str, Any]:
+                return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+            async def send(message: dict[str, Any]) -> None:
+                sent.append(message)
+                if message.get("status") == 429:
+                    release.set()
+
+            await stack(scope(), receive, send)
+            return sent
+
+        return list(await asyncio.gather(one(0), one(0.05)))
+
+    first, second = asyncio.run(both())
+    assert first[0]["status"] == 200 and second[0]["status"] == 429
+    assert (b"retry-after", b"1") in second[0]["headers"]
+    assert [json.loads(line)["error"] for line in lines] == ["http.too_many_requests", None]
+
+
 def test_renders_run_one_at_a_time() -> None:
     """The global cap on renders: render_page runs on the work lane, which has one thread."""
     from book_agent.mcp.session import BookSession

@@ -8,6 +8,8 @@ Without authentication only a loopback address may be bound: any other is refuse
 anything listens (`http.auth_required`). `--token-file` turns on static-token authentication
 (mcp/auth.py): a missing or unknown token gets 401 with `WWW-Authenticate`.
 
+Every request to `/mcp` must name a Host the server answers and, from a browser, an allowed
+Origin (mcp/http_origin.py: DNS-rebinding protection; 403 `http.bad_host` / `http.bad_origin`).
 Limits (mcp/http_limits.py: body size, time to send, concurrent calls per client, connections)
 and the access log (mcp/access_log.py) are ASGI middleware in front of FastMCP's app; uvicorn's
 own settings come from the same limits. SIGTERM or Ctrl-C: uvicorn stops accepting, lets the
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
     from book_agent.mcp.auth import JwtSettings
     from book_agent.mcp.http_limits import HttpLimits
+    from book_agent.mcp.http_origin import HostPolicy
 
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
@@ -76,15 +79,18 @@ def authentication(token_file: Path | None, jwt: JwtSettings | None) -> Any:
 def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
                token_file: Path | None = None, jwt: JwtSettings | None = None,
                limits: HttpLimits | None = None, access_log: Path | None = None,
-               log_queries: bool = False) -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM finish the calls in flight, then stop)."""
+               log_queries: bool = False, hosts: HostPolicy | None = None) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM finish the calls in flight, then stop).
+    `hosts`: the Host and Origin headers answered (mcp/http_origin.py; default: those of `host`)."""
     import anyio
 
     from book_agent.mcp.access_log import line_writer, tool_outcome_middleware
     from book_agent.mcp.http_limits import HttpLimits, uvicorn_settings
+    from book_agent.mcp.http_origin import HostPolicy
     from book_agent.mcp.server import build_server, checked_start
 
     limits = (limits or HttpLimits()).checked()
+    hosts = hosts or HostPolicy.of(host)
     auth = authentication(token_file, jwt)
     check_bind(host, port, authenticated=auth is not None)
     write_log = line_writer(access_log)
@@ -94,13 +100,14 @@ def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
         server = build_server(book_ref, session=session, resolved=resolved, warm_up=True, auth=auth)
         server.middleware.insert(0, tool_outcome_middleware())  # outermost: sees every refusal
         add_health_route(server, session)
-        middleware = http_middleware(auth, limits, write_log, log_queries)
+        middleware = http_middleware(auth, limits, write_log, log_queries, hosts)
 
         async def run() -> None:
             finish_streams_on_shutdown()
             await server.run_http_async(transport="http", host=host, port=int(port), path=MCP_PATH,
                                         stateless_http=True, show_banner=False, log_level="warning",
-                                        middleware=middleware, uvicorn_config=uvicorn_settings(limits))
+                                        middleware=middleware, uvicorn_config=uvicorn_settings(limits),
+                                        **fastmcp_guard_off(server))
 
         anyio.run(run)
     finally:
@@ -116,17 +123,30 @@ def finish_streams_on_shutdown() -> None:
     AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
 
 
-def http_middleware(auth: Any, limits: HttpLimits, write_log: Any, log_queries: bool) -> list[Any]:
-    """The access log, then the limits: inside FastMCP's authentication (so both know the
-    token), outside its MCP endpoint (so both see every refusal)."""
+def fastmcp_guard_off(server: FastMCP) -> dict[str, Any]:
+    """FastMCP's own Host/Origin guard off (where this FastMCP has one): mcp/http_origin.py
+    decides, with coded answers; a second allowlist would refuse what `--allowed-hosts` allows."""
+    import inspect
+
+    return {"host_origin_protection": False} \
+        if "host_origin_protection" in inspect.signature(server.http_app).parameters else {}
+
+
+def http_middleware(auth: Any, limits: HttpLimits, write_log: Any, log_queries: bool,
+                    hosts: HostPolicy) -> list[Any]:
+    """The access log, the Host/Origin check, then the limits: inside FastMCP's authentication
+    (so they know the token), outside its MCP endpoint (so they see every refusal; a wrong Host
+    or Origin is refused before a token is asked for, and counts toward no client's calls)."""
     from starlette.middleware import Middleware
 
     from book_agent.mcp.access_log import AccessLog
     from book_agent.mcp.auth import token_labeler
     from book_agent.mcp.http_limits import RequestLimits
+    from book_agent.mcp.http_origin import HostOriginGuard
 
     label = token_labeler(auth) if auth is not None else None
     return [Middleware(AccessLog, write=write_log, label=label, log_queries=log_queries),
+            Middleware(HostOriginGuard, policy=hosts, unchecked_paths=[HEALTH_PATH]),
             Middleware(RequestLimits, limits=limits, label=label,
                        unlimited_paths=[HEALTH_PATH])]
 

@@ -463,6 +463,7 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
                 raise RuntimeError("the warm-up calls failed: " + "; ".join(first.errors))
         rss_start = [proc_status(r.proc.pid, "VmRSS") for r in replicas]
         cpu_start = sum(cpu_seconds(r.proc.pid) for r in replicas)
+        own_start = time.process_time()  # this load generator's CPU (its clients)
         children_start = {pid for r in replicas for pid in child_pids(r.proc.pid)}
 
         tally, faults = Tally(), Faults()
@@ -481,6 +482,7 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
         await asyncio.gather(*tasks)
         elapsed = time.monotonic() - began
         cpu_used = sum(cpu_seconds(r.proc.pid) for r in replicas) - cpu_start
+        own_used = time.process_time() - own_start
         children_gone = len(children_start - {pid for r in replicas for pid in child_pids(r.proc.pid)})
         rss_end = [proc_status(r.proc.pid, "VmRSS") for r in replicas]
         rss_peak = [proc_status(r.proc.pid, "VmHWM") for r in replicas]
@@ -499,6 +501,7 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
         "auth": args.auth,
         "startup_s": round(startup_s, 2), "calls": tally.calls, "throughput_per_s": round(tally.calls / elapsed, 1),
         "server_cpu_ms_per_call": round(cpu_used * 1000 / max(tally.calls, 1), 2),
+        "client_cpu_ms_per_call": round(own_used * 1000 / max(tally.calls, 1), 2),
         **latency_figures(tally),
         "errors": len(tally.errors), "error_samples": tally.errors[:10],
         "rss_start_mb": round(sum(rss_start), 1), "rss_end_mb": round(sum(rss_end), 1),
@@ -625,6 +628,7 @@ def table(http: dict[str, Any], stdio: dict[str, Any] | None) -> str:
             ("p50 ms", "p50_ms", "p50_ms"), ("p95 ms", "p95_ms", "p95_ms"), ("p99 ms", "p99_ms", "p99_ms"),
             ("errors (well-behaved)", "errors", "errors"), ("calls", "calls", "calls"),
             ("server CPU ms per call", "server_cpu_ms_per_call", "-"),
+            ("clients' CPU ms per call", "client_cpu_ms_per_call", "-"),
             ("RSS at start, MB", "rss_start_mb", "rss_start_total_mb"),
             ("RSS at end, MB", "rss_end_mb", "rss_end_total_mb"), ("MB per user", "mb_per_user", "mb_per_user"),
             ("start-up, s", "startup_s", "all_ready_s")]

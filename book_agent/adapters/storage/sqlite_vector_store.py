@@ -131,23 +131,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         return [(loaded.ids[i], float(scores[i])) for i in order]
 
     def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
-        query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        if query.shape != (self.dimensions,) or not np.isfinite(query).all():
-            raise BookAgentError(
-                "query.vector_invalid",
-                f"the query vector must be {self.dimensions} finite numbers (got {query.size})",
-                details={"expected_dimensions": self.dimensions, "got_dimensions": int(query.size)},
-                remediation="Encode the query with the book's own model (see `book-agent status BOOK`).",
-            )
-        if self.metric == "cosine":
-            norm = float(np.linalg.norm(query))
-            if norm == 0.0:
-                raise BookAgentError(
-                    "query.vector_invalid", "a zero query vector has no direction (cosine)",
-                    remediation="Encode the query with the book's own model.",
-                )
-            query = query / norm
-        return query
+        return prepare_query(query_vector, self.dimensions, self.metric)
 
     def load(self) -> vector_matrix.VectorMatrix:
         """The matrix (loaded on first use, then shared by the whole process)."""
@@ -224,3 +208,25 @@ class PrebuiltVectorStoreAdapter(VectorStore):
                 self._con.close()
                 self._con = None
             self._matrix = None
+
+
+def prepare_query(query_vector: Vector | Sequence[float], dimensions: int | None, metric: str) -> Vector:
+    """The query as the rows are searched: float32, `dimensions` finite numbers, unit length
+    for cosine. Raises BookAgentError (`query.vector_invalid`)."""
+    query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if query.shape != (dimensions,) or not np.isfinite(query).all():
+        raise BookAgentError(
+            "query.vector_invalid",
+            f"the query vector must be {dimensions} finite numbers (got {query.size})",
+            details={"expected_dimensions": dimensions, "got_dimensions": int(query.size)},
+            remediation="Encode the query with the book's own model (see `book-agent status BOOK`).",
+        )
+    if metric == "cosine":
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            raise BookAgentError(
+                "query.vector_invalid", "a zero query vector has no direction (cosine)",
+                remediation="Encode the query with the book's own model.",
+            )
+        query = query / norm
+    return query

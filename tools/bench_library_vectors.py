@@ -106,7 +106,7 @@ def agent_for(data: Path, min_vectors: int) -> Any:
     return build_agent(data, library_vectors=LibraryVectorsOnDemand(data / "library", min_vectors=min_vectors))
 
 
-def measure(size: int, books: int, runs: int, cache: Path) -> dict[str, Any]:
+def measure(size: int, books: int, runs: int, cache: Path, reuse: bool = False) -> dict[str, Any]:
     from tests.support.package_builder import synthetic_records
 
     started = time.perf_counter()
@@ -115,19 +115,22 @@ def measure(size: int, books: int, runs: int, cache: Path) -> dict[str, Any]:
                                "packages_built_s": round(time.perf_counter() - started, 1),
                                "raw_vectors_mb": round(size * DIMS * 4 / 2**20, 1)}
     data = BENCH / f"data-{size}"
-    shutil.rmtree(data, ignore_errors=True)
+    reuse = reuse and (data / "registry.json").is_file()
+    if not reuse:
+        shutil.rmtree(data, ignore_errors=True)
     with agent_for(data, min_vectors=size) as agent:
         started = time.perf_counter()
-        for root in roots:
+        for root in [] if reuse else roots:
             agent.init(root)
-        figures["init_s"] = round(time.perf_counter() - started, 1)
+        figures["init_s"] = None if reuse else round(time.perf_counter() - started, 1)
         started = time.perf_counter()
         prepared = agent.prepare("@all")
         figures["prepare_s"] = round(time.perf_counter() - started, 1)
     figures["vector_indexes"] = prepared["vector_indexes"]
     pointer = json.loads(next((data / "library" / "vectors").glob("*.json")).read_text())
     figures.update(ann_build_s=pointer["build_s"], ann_nlist=pointer["nlist"], ann_nprobe=pointer["nprobe"],
-                   ann_disk_mb=round(pointer["index_size"] / 2**20, 1))
+                   ann_disk_mb=round(pointer["files"]["index"]["size"] / 2**20, 1),
+                   ann_ids_mb=round(pointer["files"]["ids"]["size"] / 2**20, 1))
     vectors, source = query_vectors(runs, cache, real_document_vectors())
     figures["queries"] = f"{len(vectors)} {source}"
     words = [" ".join(r.text.rstrip(".").split(" ")[:4]) for r in synthetic_records(runs, seed=9, cjk_share=0.0)]
@@ -148,7 +151,8 @@ def measure(size: int, books: int, runs: int, cache: Path) -> dict[str, Any]:
     figures["rss_added_over_raw"] = round(figures["rss_added_ann_mb"] / figures["raw_vectors_mb"], 2)
     # what is neither the books' matrices (mapped whole: a page fault maps its neighbours too)
     # nor the index file (mapped): faiss's libraries, the lexical index's cache, records...
-    figures["rss_fixed_mb"] = round(figures["rss_added_ann_mb"] - figures["raw_vectors_mb"] - figures["ann_disk_mb"], 1)
+    figures["rss_fixed_mb"] = round(figures["rss_added_ann_mb"] - figures["raw_vectors_mb"] - figures["ann_disk_mb"]
+                                    - figures["ann_ids_mb"], 1)
     figures["rss_added_exact_mb"] = round(exact["rss_peak_mb"] - exact["rss_start_mb"], 1)
     figures["cold_cli_s"], figures["cold_cli_search"] = cold_cli(data, words[0], vectors[0])
     return figures
@@ -237,6 +241,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100, help="queries timed per size")
     parser.add_argument("--query-cache", type=Path, default=ROOT / ".eval" / "cache")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep a data dir already built for a size (no init; prepare rebuilds what is stale)")
     parser.add_argument("--probe", choices=["exact", "approximate"], help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--min-vectors", type=int, help=argparse.SUPPRESS)
@@ -247,7 +253,8 @@ def main() -> None:
         return
     BENCH.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("BOOK_AGENT_BLAS_THREADS", "1")
-    results = [measure(int(s), args.books, args.runs, args.query_cache) for s in args.sizes.split(",") if s.strip()]
+    results = [measure(int(s), args.books, args.runs, args.query_cache, args.reuse)
+               for s in args.sizes.split(",") if s.strip()]
     if args.json:
         print(json.dumps(results, indent=1))
         return
@@ -255,12 +262,13 @@ def main() -> None:
         print(f"{r['records']:>9,} records in {r['books']} books ({r['dims']}-d, {r['raw_vectors_mb']} MB raw), "
               f"{r['queries']}:\n"
               f"  init {r['init_s']} s; prepare @all {r['prepare_s']} s, of it the approximate index "
-              f"{r['ann_build_s']} s (nlist {r['ann_nlist']}, nprobe {r['ann_nprobe']}, {r['ann_disk_mb']} MB)\n"
+              f"{r['ann_build_s']} s (nlist {r['ann_nlist']}, nprobe {r['ann_nprobe']}, {r['ann_disk_mb']} MB "
+              f"+ {r['ann_ids_mb']} MB of row ids)\n"
               f"  vector channel (depth {DEPTH}) exact p50 {r['vector_exact_p50_ms']} / p95 {r['vector_exact_p95_ms']} ms; "
               f"approximate p50 {r['vector_ann_p50_ms']} / p95 {r['vector_ann_p95_ms']} ms; "
               f"recall@10 {r['recall@10']}, recall@{DEPTH} {r[f'recall@{DEPTH}']}\n"
               f"  RSS added by searching approximately {r['rss_added_ann_mb']} MB = {r['rss_added_over_raw']}x raw "
-              f"(= raw + index + {r['rss_fixed_mb']} MB; exact: {r['rss_added_exact_mb']} MB)\n"
+              f"(= raw + index + ids + {r['rss_fixed_mb']} MB; exact: {r['rss_added_exact_mb']} MB)\n"
               f"  warm hybrid p50 / p95: approximate {r['hybrid_ann_p50_ms']} / {r['hybrid_ann_p95_ms']} ms, "
               f"exact {r['hybrid_exact_p50_ms']} / {r['hybrid_exact_p95_ms']} ms; lexical channel alone "
               f"{r['lexical_p50_ms']} / {r['lexical_p95_ms']} ms\n"

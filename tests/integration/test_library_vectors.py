@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from book_agent.adapters.storage import faiss_vector_index
+from book_agent.adapters.storage import faiss_vector_index, vector_matrix
 from book_agent.adapters.storage.faiss_index_files import read_pointer
 from book_agent.adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
 from book_agent.agent import BookAgent
@@ -138,20 +138,21 @@ def test_prepare_builds_the_index_with_progress_and_a_search_reuses_it(library):
 def test_registering_or_removing_a_book_rebuilds_the_index(library, packages):
     approximate, exact = library
     approximate.prepare("@all")
-    first = pointer_of(approximate.data_dir)["index_file"]
+    first = pointer_of(approximate.data_dir)["files"]["index"]["name"]
     approximate.init(packages["late"])
     vector = list(map(float, clustered(400, 20)[7]))  # a vector of the late book's
     result = approximate.search("@all", "", top_k=5, query_vector=vector)
     assert result["library"]["model_groups"][0]["vector_index"] == {"vectors": 4000, "rebuilt": True}
     assert result["hits"][0]["evidence_id"] == "late#late-s000007"
-    second = pointer_of(approximate.data_dir)["index_file"]
+    second = pointer_of(approximate.data_dir)["files"]["index"]["name"]
     assert second != first and not (approximate.data_dir / "library" / "vectors" / first).exists()
     approximate.remove("late")
     result = approximate.search("@all", "", top_k=5, query_vector=vector)
     assert result["library"]["model_groups"][0]["vector_index"] == {"vectors": 3600, "rebuilt": True}
     assert all(h["book_id"] != "late" for h in result["hits"])
     files = sorted(p.name for p in (approximate.data_dir / "library" / "vectors").iterdir())
-    assert files == sorted([f"{group_key(MODEL, DIMS)}.json", pointer_of(approximate.data_dir)["index_file"]])
+    current = pointer_of(approximate.data_dir)["files"]
+    assert files == sorted([f"{group_key(MODEL, DIMS)}.json", current["index"]["name"], current["ids"]["name"]])
 
 
 def test_a_list_narrows_the_approximate_search_to_its_books(library):
@@ -194,11 +195,12 @@ def test_a_corrupt_index_is_rebuilt(library):
     approximate, _ = library
     approximate.prepare("@all")
     folder = approximate.data_dir / "library" / "vectors"
-    index_file = folder / pointer_of(approximate.data_dir)["index_file"]
-    index_file.write_bytes(index_file.read_bytes()[:1000])  # truncated
-    with agents(approximate.data_dir) as fresh:
-        group = fresh.search("@all", "", query_vector=queries()[0])["library"]["model_groups"][0]
-    assert group["search"] == "approximate" and group["vector_index"] == {"vectors": 3600, "rebuilt": True}
+    for kind in ("index", "ids"):
+        damaged = folder / pointer_of(approximate.data_dir)["files"][kind]["name"]
+        damaged.write_bytes(damaged.read_bytes()[:1000])  # truncated
+        with agents(approximate.data_dir) as fresh:
+            group = fresh.search("@all", "", query_vector=queries()[0])["library"]["model_groups"][0]
+        assert group["search"] == "approximate" and group["vector_index"] == {"vectors": 3600, "rebuilt": True}
     pointer_file = folder / f"{group_key(MODEL, DIMS)}.json"
     pointer_file.write_text("{not json")
     with agents(approximate.data_dir) as fresh:
@@ -212,9 +214,9 @@ def test_an_index_faiss_cannot_read_is_discarded_and_rebuilt(library):
     folder = approximate.data_dir / "library" / "vectors"
     pointer_file = folder / f"{group_key(MODEL, DIMS)}.json"
     pointer = json.loads(pointer_file.read_text())
-    garbage = folder / pointer["index_file"]
+    garbage = folder / pointer["files"]["index"]["name"]
     garbage.write_bytes(b"not a faiss index" * 100)  # vouched for by its pointer: only faiss can tell
-    pointer.update(faiss_vector_index.file_facts(garbage))
+    pointer["files"]["index"] = faiss_vector_index.file_facts(garbage)
     pointer_file.write_text(json.dumps(pointer))
     with agents(approximate.data_dir) as fresh:
         group = fresh.search("@all", "", query_vector=queries()[0])["library"]["model_groups"][0]
@@ -277,6 +279,17 @@ def test_a_reader_sees_the_old_index_or_the_new_never_half(library, packages):
         thread.join(60)
     assert problems == [] and answered[0] > 0
     assert not [p for p in pointer_path.parent.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_a_books_rows_are_mapped_without_reading_its_ids(library):
+    approximate, _ = library
+    store = approximate.books.open("b0").vector_parts[0]
+    whole = store.load().matrix.copy()
+    store.close()
+    vector_matrix.clear_cache()
+    rows = store.rows()  # the sidecar written by load(): mapped, its ids left unread
+    assert rows.shape == (1500, DIMS) and np.array_equal(rows, whole)
+    assert vector_matrix._CACHE == {} and len(vector_matrix._ROWS) == 1
 
 
 def test_lists_and_group_keys():

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from book_agent.adapters.storage.faiss_index_files import RowIds
 from book_agent.adapters.storage.sqlite_vector_store import prepare_query
 from book_agent.adapters.storage.vector_matrix import VectorMatrix
 from book_agent.domain.errors import BookAgentError
@@ -37,10 +38,11 @@ F32 = npt.NDArray[np.float32]
 class FaissGroupIndex(LibraryVectorIndex):
     """An open group index: faiss for candidates, the books' own rows for the scores."""
 
-    def __init__(self, faiss: Any, index: Any, pointer: dict[str, Any], stores: Mapping[str, VectorStore],
-                 metric: str, dimensions: int) -> None:
+    def __init__(self, faiss: Any, index: Any, ids: RowIds, pointer: dict[str, Any],
+                 stores: Mapping[str, VectorStore], metric: str, dimensions: int) -> None:
         self._faiss = faiss
         self.index = index
+        self.ids = ids  # row -> record id
         self.metric = metric
         self.dimensions = dimensions
         self.books: list[dict[str, Any]] = list(pointer["books"])
@@ -49,7 +51,7 @@ class FaissGroupIndex(LibraryVectorIndex):
         self.rows = int(self.offsets[-1])
         self.nprobe = int(pointer.get("nprobe") or NPROBE)
         self._stores = dict(stores)
-        self._matrices: dict[int, VectorMatrix] = {}
+        self._matrices: dict[int, F32] = {}
         self._params: dict[frozenset[str] | None, tuple[Any, ...]] = {}
         self._lock = threading.Lock()
 
@@ -72,30 +74,27 @@ class FaissGroupIndex(LibraryVectorIndex):
     def _rescore(self, rows: npt.NDArray[np.int64], query: F32, depth: int) -> list[tuple[str, float]]:
         """Exact scores against each book's own rows; ties go to book order, then reading order."""
         owners = np.searchsorted(self.offsets, rows, side="right") - 1
-        scored: list[tuple[float, int, int, str]] = []
+        scored: list[tuple[float, int, int]] = []  # (score, book, global row)
         for book in np.unique(owners):
-            local = np.sort(rows[owners == book] - self.offsets[book])
-            loaded = self._matrix(int(book))
-            scores = loaded.matrix[local] @ query
-            prefix = self.book_ids[int(book)] + "#"
-            scored += [(float(s), int(book), int(r), prefix + loaded.ids[int(r)]) for s, r in zip(scores, local, strict=True)]
-        scored.sort(key=lambda item: (-item[0], item[1], item[2]))
-        return [(key, score) for score, _, _, key in scored[:depth]]
+            mine = np.sort(rows[owners == book])
+            scores = self._matrix(int(book))[mine - self.offsets[book]] @ query
+            scored += [(float(s), int(book), int(r)) for s, r in zip(scores, mine, strict=True)]
+        scored.sort(key=lambda item: (-item[0], item[2]))  # ties: book order, then reading order
+        return [(f"{self.book_ids[book]}#{self.ids[row]}", score) for score, book, row in scored[:depth]]
 
-    def _matrix(self, book: int) -> VectorMatrix:
+    def _matrix(self, book: int) -> F32:
+        """The book's float32 rows (mapped, its record ids not read), checked against the index."""
         loaded = self._matrices.get(book)
         if loaded is not None:
             return loaded
         with self._lock:
             loaded = self._matrices.get(book)
             if loaded is None:
-                facts = self.books[book]
                 store = self._stores.get(self.book_ids[book])
                 if store is None:
                     raise _unusable(f"book {self.book_ids[book]} is not open")
-                loaded = book_matrix(store, self.dimensions)
-                ids = loaded.ids
-                if len(ids) != int(facts["rows"]) or (ids and (ids[0] != facts["first"] or ids[-1] != facts["last"])):
+                loaded = book_rows(store, self.dimensions)
+                if len(loaded) != int(self.books[book]["rows"]):
                     raise _unusable(f"book {self.book_ids[book]}'s vectors are not those it was built from")
                 self._matrices[book] = loaded
         return loaded
@@ -134,6 +133,16 @@ class FaissGroupIndex(LibraryVectorIndex):
         with self._lock:
             self._matrices.clear()
             self._params.clear()
+
+
+def book_rows(store: VectorStore, dimensions: int) -> F32:
+    """A book's float32 rows, without its record ids where the store can (PrebuiltVectorStoreAdapter.rows)."""
+    rows = getattr(store, "rows", None)
+    matrix = rows() if callable(rows) else book_matrix(store, dimensions).matrix
+    if not isinstance(matrix, np.ndarray) or matrix.ndim != 2 or matrix.shape[1] != dimensions \
+            or matrix.dtype != np.float32:
+        raise BookAgentError("vector.index_unavailable", "a book's vector store has no float32 matrix to rescore from")
+    return matrix
 
 
 def book_matrix(store: VectorStore, dimensions: int) -> VectorMatrix:

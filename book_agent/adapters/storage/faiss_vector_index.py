@@ -28,10 +28,8 @@ import contextlib
 import hashlib
 import json
 import math
-import os
 import re
 import secrets
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -42,7 +40,14 @@ import numpy.typing as npt
 
 from book_agent.adapters.storage.atomic_write import write_atomic
 from book_agent.adapters.storage.faiss_group_index import NPROBE, FaissGroupIndex, book_matrix
-from book_agent.adapters.storage.faiss_index_files import FORMAT, file_facts, intact, read_pointer
+from book_agent.adapters.storage.faiss_index_files import (
+    FORMAT,
+    RowIds,
+    file_facts,
+    intact,
+    read_pointer,
+    write_row_ids,
+)
 from book_agent.adapters.storage.runtime_files import build_lock
 from book_agent.adapters.storage.vector_matrix import VectorMatrix
 from book_agent.domain.errors import BookAgentError
@@ -78,7 +83,7 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             return info
         if any(pointer["stamp"].get(k) != v for k, v in expected.items()):
             return {**info, "reason": "stale: the group's books changed"}
-        sound, why = intact(self.folder / pointer["index_file"], pointer)
+        sound, why = intact(self.folder, pointer)
         return {**info, "fresh": sound, "reason": "fresh" if sound else why}
 
     # -- build --------------------------------------------------------------------------
@@ -111,36 +116,30 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             with _omp_threads(faiss, BUILD_THREADS):
                 index = _trained_and_filled(faiss, books, nlist, dimensions, progress)
             build_s = time.perf_counter() - started
-            name = f"{group_key(model, dimensions)}-{secrets.token_hex(6)}.faiss"
-            self._write_index(faiss, index, name)
-        except (RuntimeError, MemoryError, OSError) as exc:
-            raise _failed(exc) from exc
-        pointer = {
-            "format": FORMAT, "stamp": dict(expected), "model": model, "dimensions": dimensions,
-            "kind": "IVF-SQ8", "nlist": nlist, "nprobe": min(NPROBE, nlist), "vectors": total,
-            "books": [{"book_id": book_id, "rows": len(m.ids), "first": m.ids[0] if m.ids else None,
-                       "last": m.ids[-1] if m.ids else None} for book_id, m in books],
-            "index_file": name, **file_facts(self.folder / name), "build_s": round(build_s, 3),
-        }
-        try:
+            generation = f"{group_key(model, dimensions)}-{secrets.token_hex(6)}"
+            files = self._write_files(faiss, index, [i for _, m in books for i in m.ids], generation)
+            pointer = {
+                "format": FORMAT, "stamp": dict(expected), "model": model, "dimensions": dimensions,
+                "kind": "IVF-SQ8", "nlist": nlist, "nprobe": min(NPROBE, nlist), "vectors": total,
+                "books": [{"book_id": book_id, "rows": len(m.ids)} for book_id, m in books],
+                "files": files, "build_s": round(build_s, 3),
+            }
             write_atomic(self._pointer_path(model, dimensions), json.dumps(pointer, indent=1).encode("utf-8"),
                          prefix=TEMP_PREFIX)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                (self.folder / name).unlink()
+        except (RuntimeError, MemoryError, OSError) as exc:
+            self._drop_old_generations(model, dimensions, keep=None)  # no pointer names the new one
             raise _failed(exc) from exc
-        self._drop_old_generations(model, dimensions, keep=name)
+        self._drop_old_generations(model, dimensions, keep=generation)
         return total
 
-    def _write_index(self, faiss: Any, index: Any, name: str) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".faiss", dir=self.folder)
-        os.close(fd)
-        try:
-            faiss.write_index(index, tmp)
-            os.replace(tmp, self.folder / name)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    def _write_files(self, faiss: Any, index: Any, ids: list[str], generation: str) -> dict[str, Any]:
+        """The index (serialised by faiss, written by Python: faiss's own file I/O cannot open
+        every path Windows can, e.g. under a non-ASCII user name) and its row ids."""
+        data = faiss.serialize_index(index)
+        index_path, ids_path = self.folder / f"{generation}.faiss", self.folder / f"{generation}.ids"
+        write_atomic(index_path, lambda handle: handle.write(memoryview(data)), prefix=TEMP_PREFIX, suffix="")
+        write_atomic(ids_path, lambda handle: write_row_ids(handle, ids), prefix=TEMP_PREFIX, suffix="")
+        return {"index": file_facts(index_path), "ids": file_facts(ids_path)}
 
     def _sweep(self) -> None:
         """Temp files of a build that died (only builds, under the lock, write them)."""
@@ -148,9 +147,14 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             with contextlib.suppress(OSError):
                 entry.unlink()
 
-    def _drop_old_generations(self, model: str, dimensions: int, keep: str) -> None:
-        for old in self.folder.glob(f"{group_key(model, dimensions)}-*.faiss"):
-            if old.name != keep:
+    def _drop_old_generations(self, model: str, dimensions: int, keep: str | None) -> None:
+        """Every generation's files but `keep`'s (None: but the one the pointer names)."""
+        if keep is None:
+            current, _ = read_pointer(self._pointer_path(model, dimensions))
+            keep = current["files"]["index"]["name"].removesuffix(".faiss") if current else ""
+        generation = re.compile(re.escape(group_key(model, dimensions)) + r"-[0-9a-f]{12}")
+        for old in self.folder.iterdir():
+            if old.suffix in (".faiss", ".ids") and generation.fullmatch(old.stem) and old.stem != keep:
                 with contextlib.suppress(OSError):  # Windows: still mapped by a reader; the next build retries
                     old.unlink()
 
@@ -166,27 +170,27 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             if any(pointer["stamp"].get(k) != v for k, v in expected.items()):
                 raise BookAgentError("vector.index_stale", "the approximate index was built for other books",
                                      remediation="search again: the index is rebuilt when stale")
-            index_path = self.folder / pointer["index_file"]
-            sound, why = intact(index_path, pointer)
+            sound, why = intact(self.folder, pointer)
             if not sound:
                 if why == "missing" and attempt == 0:
                     continue
                 raise _unreadable(why)
             try:
-                index = _read_index(faiss, index_path)
+                index = _read_index(faiss, self.folder / pointer["files"]["index"]["name"])
                 if int(index.ntotal) != int(pointer["vectors"]) or int(index.d) != dimensions:
                     raise _unreadable("its size does not match its pointer")
+                ids = _row_ids(self.folder / pointer["files"]["ids"]["name"], int(pointer["vectors"]))
             except BookAgentError:
-                self._discard(path, pointer["index_file"])  # so that the next state() asks for a rebuild
+                self._discard(path, pointer["files"]["index"]["name"])  # the next state() asks for a rebuild
                 raise
-            return FaissGroupIndex(faiss, index, pointer, stores, expected.get("metric", "cosine"), dimensions)
+            return FaissGroupIndex(faiss, index, ids, pointer, stores, expected.get("metric", "cosine"), dimensions)
         raise _unreadable("it was replaced while being opened")
 
     def _discard(self, path: Path, index_file: str) -> None:
         """Forget an index faiss cannot read (its pointer goes, unless a rebuild replaced it)."""
         with build_lock(self.library_dir):
             current, _ = read_pointer(path)
-            if current is not None and current["index_file"] == index_file:
+            if current is not None and current["files"]["index"]["name"] == index_file:
                 with contextlib.suppress(OSError):
                     path.unlink()
 
@@ -227,15 +231,22 @@ def _omp_threads(faiss: Any, threads: int) -> Iterator[None]:
 
 
 def _read_index(faiss: Any, path: Path) -> Any:
-    """Memory-mapped where faiss can (the OS shares and pages it), else read into memory."""
+    """Memory-mapped where faiss can (the OS shares and pages it), else read by Python into memory."""
     try:
         return faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
     except RuntimeError:
         pass
     try:
-        return faiss.read_index(str(path))
-    except RuntimeError as exc:
+        return faiss.deserialize_index(np.fromfile(path, dtype=np.uint8))
+    except (RuntimeError, OSError, ValueError) as exc:
         raise _unreadable(f"faiss cannot read it ({str(exc).strip().splitlines()[0][:200]})") from exc
+
+
+def _row_ids(path: Path, rows: int) -> RowIds:
+    try:
+        return RowIds(path, rows)
+    except (OSError, ValueError) as exc:
+        raise _unreadable(f"its ids file is damaged ({exc})") from exc
 
 
 def _trained_and_filled(faiss: Any, books: list[tuple[str, VectorMatrix]], nlist: int, dimensions: int,

@@ -136,18 +136,30 @@ class PrebuiltVectorStoreAdapter(VectorStore):
     def load(self) -> vector_matrix.VectorMatrix:
         """The matrix (loaded on first use, then shared by the whole process)."""
         if self._matrix is None:
-            if self.manifest is None or self.dimensions is None or self.metric not in METRICS:
-                raise BookAgentError(
-                    "vector.unavailable",
-                    "this book has no usable vector manifest: vector search cannot run",
-                    details={"manifest": self.manifest},
-                    remediation="Use lexical search, or re-import a package with vectors.json.",
-                    available_capabilities=["lexical_search", "read_entry"],
-                )
-            normalize = self.metric == "cosine" and not self.manifest.get("normalized", True)
+            dims, normalize = self._loadable()
             self._matrix = vector_matrix.load_matrix(
-                self.database_path, self.dimensions, normalize, self.sidecar_dir, self.database_sha256)
+                self.database_path, dims, normalize, self.sidecar_dir, self.database_sha256)
         return self._matrix
+
+    def rows(self) -> vector_matrix.F32:
+        """The matrix's rows alone, in load()'s order, without reading its record ids when the
+        sidecar is sound (for a caller that keeps its own row -> id map)."""
+        if self._matrix is not None:
+            return self._matrix.matrix
+        dims, normalize = self._loadable()
+        return vector_matrix.load_rows(self.database_path, dims, normalize, self.sidecar_dir, self.database_sha256)
+
+    def _loadable(self) -> tuple[int, bool]:
+        """(dimensions, normalise at load), or vector.unavailable."""
+        if self.manifest is None or self.dimensions is None or self.metric not in METRICS:
+            raise BookAgentError(
+                "vector.unavailable",
+                "this book has no usable vector manifest: vector search cannot run",
+                details={"manifest": self.manifest},
+                remediation="Use lexical search, or re-import a package with vectors.json.",
+                available_capabilities=["lexical_search", "read_entry"],
+            )
+        return self.dimensions, self.metric == "cosine" and not self.manifest.get("normalized", True)
 
     def inspect(self) -> dict[str, Any]:
         meta = dict(self._query("SELECT key, value FROM meta"))

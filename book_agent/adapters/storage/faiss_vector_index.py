@@ -6,18 +6,19 @@ vectors or more (domain/library.py, APPROXIMATE_MIN_VECTORS). Parameters from th
 lists trained by k-means on 64 sampled vectors per list (seeded); searching and exact
 rescoring: faiss_group_index.py.
 
-Files, in data_dir/library/vectors/ (derived data, never in a package):
+Files, in data_dir/library/vectors/ (derived data, never in a package; faiss_index_files.py):
 
-    <group>.json                the pointer: stamp, the index file's name, size, hash and state,
-                                and the rows of each book in index order
+    <group>.json                the pointer: stamp, the rows of each book in index order, and
+                                the generation's files with their size, hash and state
     <group>-<generation>.faiss  the index (memory-mapped by readers)
+    <group>-<generation>.ids    row -> record id (memory-mapped)
 
 A rebuild writes a new generation under the library's build lock and then replaces the
 pointer in one rename: a reader sees the old index or the new one, never half of one. Old
 generations are then deleted (a reader that mapped one keeps it until it closes). Row r of the
 index is row r - offset[i] of book i (the books in id order, each holding its matrix's rows in
 order); the books' matrices are pinned by the stamp's database hashes, and each book's row
-count and first and last record ids are checked when its matrix is first used.
+count is checked when its matrix is first used.
 
 faiss is imported here only, when an index is built or opened.
 """

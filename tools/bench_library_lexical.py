@@ -34,7 +34,7 @@ FUNCTION_WORDS = ("the of and a to in is you that it he was for on are as with h
 
 
 def book_database(size: int, part: int) -> Path:
-    """One synthetic book's records table, as a package database holds it."""
+    """One synthetic book of `size` records, as a package database holds them."""
     import numpy as np
 
     from book_agent.domain.package import DATABASE_SCHEMA_SQL
@@ -92,7 +92,8 @@ def measure(size: int, books: int, count: int) -> dict[str, Any]:
     from book_agent.domain.library import LibraryMember
 
     per_book = size // books
-    members = [LibraryMember(f"book-{p}", book_database(size, p), per_book, f"bench-{size}-{p}") for p in range(books)]
+    members = [LibraryMember(f"book-{p}", book_database(per_book, p), per_book, f"bench-{per_book}-{p}")
+               for p in range(books)]
     folder = BENCH / f"library-{size}"
     shutil.rmtree(folder, ignore_errors=True)
     index = SqliteLibraryIndex(folder)

@@ -44,7 +44,8 @@ class BookAgent:
         self.books = OpenBooks(ports)
         self._registration = Registration(ports, self.books)
         self._library = Library(ports, self.books, ports.library)
-        self.hosts = Hosts(ports.hosts, registered_books(self.books, ports.data_dir, self._library.book_ids))
+        self.hosts = Hosts(ports.hosts, registered_books(self.books, ports.data_dir, self._library.book_ids),
+                           ports.data_dir)
         self._search = BookSearch(self.books, self._library)
         self._reading = Reading(ports, self.books)
 

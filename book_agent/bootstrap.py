@@ -89,7 +89,7 @@ class LocalBookParts(BookParts):
 
 
 class LibraryIndexOnDemand(LibraryIndex):
-    """The library index adapter (SQLite FTS5 over every book), imported on the first library
+    """The library index adapter (a BM25 impact index over every book), imported on the first library
     search: a one-book search does not pay for it."""
 
     def __init__(self, folder: Path) -> None:

@@ -12,6 +12,13 @@ user's home. The MCP server is registered with the exact argv
 `[this python, -m, book_agent, --data-dir, DATA, mcp, BOOK]` and, where the host can
 forward variable names (Codex `env_vars`), the book's configured auth_env: never a value
 (a library forwards none: the plan's warnings name the books' variables).
+
+`--url URL [--token-env NAME]` installs a served library instead (`book-agent serve` on a
+team machine): the host connects to URL over streamable HTTP (BOOK defaults to @all); only
+the NAME of the token's variable is written, where the host can read one (Codex's
+`bearer_token_env_var`), never a token. Plain http only to a loopback address, unless
+--allow-insecure-http. The entry has the library's usual name, so it replaces a stdio
+install of the same library (and the other way round).
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from book_agent.cli.common import agent, emit
+from book_agent.cli.common import agent, data_dir, emit
 
 if TYPE_CHECKING:
     from book_agent.services.hosts import Hosts
@@ -38,7 +45,19 @@ HOME_HELP = "Use this folder as the user's home for the host's files (a sandbox)
 HostArg = Annotated[str, typer.Argument(help=HOST_HELP)]
 BOOK_HELP = ("A book_id, a,b or @all: a registered book, or a library of them "
              "(these books, or every registered book) served by one server with one skill.")
-BookArg = Annotated[str, typer.Argument(help=BOOK_HELP)]
+OptionalBookArg = Annotated[str | None, typer.Argument(
+    help=BOOK_HELP + " With --url: @all (the default) or a,b, the books the skill names (the server decides "
+    "what it serves).",
+    show_default=False)]
+UrlOpt = Annotated[str | None, typer.Option(
+    "--url", metavar="URL", help="A served library's MCP endpoint (`book-agent serve`), e.g. "
+    "https://books.example.org/mcp: the host connects to it over streamable HTTP instead of starting a server.")]
+TokenEnvOpt = Annotated[str | None, typer.Option(
+    "--token-env", metavar="NAME", help="With --url: the environment variable the host reads the bearer token "
+    "from (Codex only; its value is never read or written).")]
+InsecureOpt = Annotated[bool, typer.Option(
+    "--allow-insecure-http", help="With --url: accept plain http to another machine (the token crosses the "
+    "network in clear: a trusted network only).")]
 EditionOpt = Annotated[str | None, typer.Option("--edition", help=EDITION_HELP)]
 HomeOpt = Annotated[str | None, typer.Option("--home", help=HOME_HELP)]
 ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the changes (else a dry run).")]
@@ -61,7 +80,7 @@ def resolver_hosts(resolve: Resolver) -> Callable[[typer.Context], Hosts]:
             auth_env = ((resolved.get("config") or {}).get("network") or {}).get("auth_env")
             return HostBook(resolved["package"], auth_env, resolved["data_dir"])
 
-        return Hosts(host_adapter, book)
+        return Hosts(host_adapter, book, data_dir(ctx))
 
     return build
 
@@ -85,50 +104,65 @@ def _add_change_commands(group: typer.Typer, hosts: HostsOf) -> None:
         emit(ctx, hosts(ctx).detect(host, edition, home))
 
     @group.command("plan")
-    def plan(ctx: typer.Context, host: HostArg, book: BookArg, edition: EditionOpt = None,
-             home: HomeOpt = None, skill_dir: SkillDirOpt = None) -> None:
+    def plan(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, edition: EditionOpt = None,
+             home: HomeOpt = None, skill_dir: SkillDirOpt = None, url: UrlOpt = None,
+             token_env: TokenEnvOpt = None, allow_insecure_http: InsecureOpt = False) -> None:
         """Show exactly what `install` would change (paths and unified diffs). Writes nothing."""
-        emit(ctx, hosts(ctx).install(host, book, False, edition, home, skill_dir), render_plan)
+        emit(ctx, hosts(ctx).install(host, book, False, edition, home, skill_dir, url=url, token_env=token_env,
+                                     allow_insecure_http=allow_insecure_http), render_plan)
 
     @group.command("install")
-    def install(ctx: typer.Context, host: HostArg, book: BookArg, apply: ApplyOpt = False,
+    def install(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, apply: ApplyOpt = False,
                 edition: EditionOpt = None, home: HomeOpt = None,
-                skill_dir: SkillDirOpt = None) -> None:
-        """Register the book's (or library's) MCP server and install its skills (a dry run without --apply)."""
-        emit(ctx, hosts(ctx).install(host, book, apply, edition, home, skill_dir), render_plan)
+                skill_dir: SkillDirOpt = None, url: UrlOpt = None, token_env: TokenEnvOpt = None,
+                allow_insecure_http: InsecureOpt = False) -> None:
+        """Register the book's (or library's) MCP server and install its skills (a dry run without --apply).
+        With --url: the served library's HTTP form."""
+        emit(ctx, hosts(ctx).install(host, book, apply, edition, home, skill_dir, url=url, token_env=token_env,
+                                     allow_insecure_http=allow_insecure_http), render_plan)
 
     @group.command("uninstall")
-    def uninstall(ctx: typer.Context, host: HostArg, book: BookArg, apply: ApplyOpt = False,
+    def uninstall(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, apply: ApplyOpt = False,
                   edition: EditionOpt = None, home: HomeOpt = None,
-                  skill_dir: InstalledSkillDirOpt = None) -> None:
-        """Remove our server entry and exactly the skill files we installed (a dry run without --apply)."""
-        emit(ctx, hosts(ctx).uninstall(host, book, apply, edition, home, skill_dir), render_plan)
+                  skill_dir: InstalledSkillDirOpt = None, url: UrlOpt = None,
+                  allow_insecure_http: InsecureOpt = False) -> None:
+        """Remove our server entry (stdio or HTTP form) and exactly the skill files we installed (a dry run
+        without --apply). With --url, BOOK is taken as named (not looked up here): @all by default."""
+        emit(ctx, hosts(ctx).uninstall(host, book, apply, edition, home, skill_dir, url=url,
+                                       allow_insecure_http=allow_insecure_http), render_plan)
 
 
 def _add_check_commands(group: typer.Typer, hosts: HostsOf) -> None:
     """verify, instructions: they write nothing."""
 
     @group.command("verify")
-    def verify(ctx: typer.Context, host: HostArg, book: BookArg, edition: EditionOpt = None,
-               home: HomeOpt = None, skill_dir: InstalledSkillDirOpt = None) -> None:
+    def verify(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, edition: EditionOpt = None,
+               home: HomeOpt = None, skill_dir: InstalledSkillDirOpt = None, url: UrlOpt = None,
+               token_env: TokenEnvOpt = None, allow_insecure_http: InsecureOpt = False) -> None:
         """Read back the server entry and the skill files: missing, modified or outdated."""
-        result = hosts(ctx).verify(host, book, edition, home, skill_dir)
+        result = hosts(ctx).verify(host, book, edition, home, skill_dir, url=url, token_env=token_env,
+                                   allow_insecure_http=allow_insecure_http)
         emit(ctx, result)
         if not result["ok"]:
             raise typer.Exit(1)
 
     @group.command("instructions")
-    def instructions(ctx: typer.Context, host: HostArg, book: BookArg, edition: EditionOpt = None,
-                     home: HomeOpt = None) -> None:
+    def instructions(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, edition: EditionOpt = None,
+                     home: HomeOpt = None, url: UrlOpt = None, token_env: TokenEnvOpt = None,
+                     allow_insecure_http: InsecureOpt = False) -> None:
         """How to install by hand (and Cherry Studio's deep link)."""
-        text = hosts(ctx).instructions(host, book, edition, home)
+        text = hosts(ctx).instructions(host, book, edition, home, url=url, token_env=token_env,
+                                       allow_insecure_http=allow_insecure_http)
         emit(ctx, {"host": host, "instructions": text}, lambda d: print(d["instructions"], end=""))
 
 
 def render_plan(plan: dict[str, Any]) -> None:
     verb = "done" if plan.get("applied") else "dry run"
     print(f"{plan['operation']} {plan['book_id']} -> {plan['host']} (server {plan['server_name']}): {verb}")
-    if "library" in plan:
+    if plan.get("url"):
+        token = f", token from ${plan['token_env']}" if plan.get("token_env") else ""
+        print(f"  served library at {plan['url']} (streamable HTTP{token})")
+    elif "library" in plan:
         library = plan["library"]
         books = ", ".join(library["books"]) or "none yet"
         if library["everything"]:

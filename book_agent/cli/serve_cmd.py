@@ -1,6 +1,7 @@
 """`book-agent serve [BOOKS]`: the library (default @all) over MCP streamable HTTP.
 
-Only typer is imported here; fastmcp, uvicorn and the core load inside the command.
+Only typer (and the limits' plain constants) is imported here; fastmcp, uvicorn and the core load
+inside the command.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from book_agent.cli import common
+from book_agent.mcp import http_limits as L  # plain constants: no fastmcp, no uvicorn
 
 LOOPBACK = "127.0.0.1"
 
@@ -31,6 +33,24 @@ def register(app: typer.Typer) -> None:
         jwks_url: str = typer.Option(None, "--jwks-url", metavar="URL", help="Or the identity provider's JWKS URL."),
         jwt_issuer: str = typer.Option(None, "--jwt-issuer", metavar="ISS", help="The JWTs' expected issuer."),
         jwt_audience: str = typer.Option(None, "--jwt-audience", metavar="AUD", help="The JWTs' expected audience."),
+        max_body_bytes: int = typer.Option(L.MAX_BODY_BYTES, "--max-body-bytes", metavar="N",
+                                           help="Refuse a larger request body (413)."),
+        max_concurrent_per_client: int = typer.Option(L.MAX_CONCURRENT_PER_CLIENT, "--max-concurrent-per-client", metavar="N",
+                                                      help="Requests in flight per token (or per client address "
+                                                           "without authentication); more get 429."),
+        read_timeout: float = typer.Option(L.READ_TIMEOUT_S, "--read-timeout", metavar="SECONDS",
+                                           help="A request's head and its body must each arrive within this "
+                                                "(a late body gets 408)."),
+        max_connections: int = typer.Option(L.MAX_CONNECTIONS, "--max-connections", metavar="N",
+                                            help="Open connections for everyone (503 past it)."),
+        shutdown_timeout: float = typer.Option(L.SHUTDOWN_TIMEOUT_S, "--shutdown-timeout", metavar="SECONDS",
+                                               help="On SIGTERM or Ctrl-C, let the requests in flight finish "
+                                                    "for at most this long."),
+        access_log: str = typer.Option(None, "--access-log", metavar="FILE",
+                                       help="Append the access log (one JSON line per request) to FILE "
+                                            "instead of stderr."),
+        log_queries: bool = typer.Option(False, "--log-queries",
+                                         help="Put the query text in the access log (left out by default)."),
     ) -> None:
         """Serve the library over MCP streamable HTTP at http://HOST:PORT/mcp (health: /health).
         Stateless: several processes may serve one data dir behind a load balancer."""
@@ -41,4 +61,8 @@ def register(app: typer.Typer) -> None:
         from book_agent.mcp.http import jwt_settings, serve_http
 
         jwt = jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience)
-        serve_http(books, common.data_dir(ctx), host, port, Path(token_file) if token_file else None, jwt)
+        limits = L.HttpLimits(max_body_bytes=max_body_bytes, max_concurrent_per_client=max_concurrent_per_client,
+                              read_timeout=read_timeout, max_connections=max_connections,
+                              shutdown_timeout=shutdown_timeout)
+        serve_http(books, common.data_dir(ctx), host, port, Path(token_file) if token_file else None, jwt,
+                   limits=limits, access_log=Path(access_log) if access_log else None, log_queries=log_queries)

@@ -7,6 +7,11 @@ one read-only data dir behind a load balancer. `/health` answers load balancers 
 Without authentication only a loopback address may be bound: any other is refused before
 anything listens (`http.auth_required`). `--token-file` turns on static-token authentication
 (mcp/auth.py): a missing or unknown token gets 401 with `WWW-Authenticate`.
+
+Limits (mcp/http_limits.py: body size, time to send, concurrent calls per client, connections)
+and the access log (mcp/access_log.py) are ASGI middleware in front of FastMCP's app; uvicorn's
+own settings come from the same limits. SIGTERM or Ctrl-C: uvicorn stops accepting, lets the
+requests in flight finish (up to `shutdown_timeout` seconds), then re-raises the signal.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from book_agent.mcp.auth import JwtSettings
+    from book_agent.mcp.http_limits import HttpLimits
 
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
@@ -68,27 +74,61 @@ def authentication(token_file: Path | None, jwt: JwtSettings | None) -> Any:
 
 
 def serve_http(book_ref: str, data_dir: Path | str | None, host: str, port: int,
-               token_file: Path | None = None, jwt: JwtSettings | None = None) -> None:
+               token_file: Path | None = None, jwt: JwtSettings | None = None,
+               limits: HttpLimits | None = None, access_log: Path | None = None,
+               log_queries: bool = False) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM finish the calls in flight, then stop)."""
     import anyio
 
+    from book_agent.mcp.access_log import line_writer, tool_outcome_middleware
+    from book_agent.mcp.http_limits import HttpLimits, uvicorn_settings
     from book_agent.mcp.server import build_server, checked_start
 
+    limits = (limits or HttpLimits()).checked()
     auth = authentication(token_file, jwt)
     check_bind(host, port, authenticated=auth is not None)
+    write_log = line_writer(access_log)
     session = BookSession(book_ref, data_dir=data_dir)
     try:
         resolved = checked_start(session, book_ref)
         server = build_server(book_ref, session=session, resolved=resolved, warm_up=True, auth=auth)
+        server.middleware.insert(0, tool_outcome_middleware())  # outermost: sees every refusal
         add_health_route(server, session)
+        middleware = http_middleware(auth, limits, write_log, log_queries)
 
         async def run() -> None:
+            finish_streams_on_shutdown()
             await server.run_http_async(transport="http", host=host, port=int(port), path=MCP_PATH,
-                                        stateless_http=True, show_banner=False, log_level="warning")
+                                        stateless_http=True, show_banner=False, log_level="warning",
+                                        middleware=middleware, uvicorn_config=uvicorn_settings(limits))
 
         anyio.run(run)
     finally:
         session.close()
+
+
+def finish_streams_on_shutdown() -> None:
+    """sse-starlette ends every SSE answer as soon as uvicorn is told to stop, so a call in
+    flight at SIGTERM would lose its result. Stateless answers end by themselves once the result
+    is sent, and uvicorn's graceful-shutdown timeout bounds the wait: let them finish."""
+    from sse_starlette.sse import AppStatus
+
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
+
+
+def http_middleware(auth: Any, limits: HttpLimits, write_log: Any, log_queries: bool) -> list[Any]:
+    """The access log, then the limits: inside FastMCP's authentication (so both know the
+    token), outside its MCP endpoint (so both see every refusal)."""
+    from starlette.middleware import Middleware
+
+    from book_agent.mcp.access_log import AccessLog
+    from book_agent.mcp.auth import token_labeler
+    from book_agent.mcp.http_limits import RequestLimits
+
+    label = token_labeler(auth) if auth is not None else None
+    return [Middleware(AccessLog, write=write_log, label=label, log_queries=log_queries),
+            Middleware(RequestLimits, limits=limits, label=label,
+                       unlimited_paths=[HEALTH_PATH])]
 
 
 def jwt_settings(public_key: str | None, jwks_url: str | None, issuer: str | None,

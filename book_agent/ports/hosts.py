@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from book_agent.domain.remote_server import RemoteServer
+
 
 @runtime_checkable
 class HostPort(Protocol):
@@ -27,8 +29,13 @@ class HostPort(Protocol):
     def server_entry(self, argv: list[str], auth_env: str | None) -> dict[str, Any]:
         """The keys book-agent manages in the server's entry (never a credential value)."""
         ...
+    def http_entry(self, remote: RemoteServer) -> dict[str, Any]:
+        """The keys book-agent manages in a streamable-HTTP entry: the URL and, where the host
+        can, the NAME of the token's variable (never a token). Raises host.token_env_unsupported."""
+        ...
     def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
-        """The config text with our entry set (other keys kept). Raises host.config_malformed."""
+        """The config text with our entry set (other keys kept; the other transport's keys dropped
+        when `entry` switches stdio <-> HTTP). Raises host.config_malformed."""
         ...
     def remove_server(self, text: str, path: Path, name: str) -> tuple[str, bool]:
         """(text without our entry, whether nothing but an empty shell is left)."""
@@ -40,4 +47,10 @@ class HostPort(Protocol):
         ...
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
         """{steps: [...], snippet: str, deeplink: str | None} for doing it by hand."""
+        ...
+    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+        """Caveats of the HTTP form on this host: [{code, message}]."""
+        ...
+    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        """{steps, snippet, deeplink} for adding the HTTP form by hand (a token only as a placeholder)."""
         ...

@@ -11,6 +11,12 @@ list's ids must be registered (`book.not_registered` names the first that is not
 may be empty (its server serves books registered later). No auth_env is forwarded for a
 library (it has no single book config); the books' configured names go into the plan's
 warnings.
+
+A served library (`url`: `book-agent serve` on a team machine, reached over streamable HTTP)
+is named the same way (`@all` by default, or `a,b`) but not resolved against this machine's
+registry: the server decides which books it serves. Its URL and the NAME of the token's
+variable are checked here (domain/remote_server.py); one book id is refused
+(`host.url_needs_library`): a server serves a library.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any, NamedTuple
 from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import HostLibrary, host_library
+from book_agent.domain.remote_server import RemoteServer, remote_server
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import HostFactory
 
@@ -31,7 +38,7 @@ class HostBook(NamedTuple):
 
     package: dict[str, Any] | HostLibrary  # PackageInfo.to_dict(), or the library to install
     auth_env: str | None  # the configured variable NAME (never its value); None for a library
-    data_dir: str  # the data dir the MCP server will be started with
+    data_dir: str | None  # the data dir the MCP server will be started with (None: book-agent's default)
 
 
 BookResolver = Callable[[str], HostBook]
@@ -66,43 +73,87 @@ def _auth_envs(books: OpenBooks, book_ids: list[str]) -> dict[str, str | None]:
     return found
 
 
+def served_library(book_ref: str | None, data_dir: str | None) -> HostBook:
+    """The library a remote server is installed as: `@all` (the default) or `a,b`, taken as
+    named (a team server's books need not be registered here)."""
+    text = ALL_BOOKS if book_ref is None else book_ref
+    if not is_library_ref(text):
+        parse_book_ref(text)  # a malformed reference is book.bad_ref, as everywhere
+        raise BookAgentError(
+            "host.url_needs_library", f"--url installs a served library; {text[:200]!r} is one book",
+            details={"ref": text[:200]},
+            remediation="omit BOOK (the server's @all: every book it serves) or name several: a,b")
+    ref = parse_book_ref(text)
+    return HostBook(host_library(ref, ref.ids), None, data_dir)
+
+
+def remote_of(url: str | None, token_env: str | None, allow_insecure_http: bool) -> RemoteServer | None:
+    if url is None:
+        if token_env is not None or allow_insecure_http:
+            raise BookAgentError("host.url_required", "--token-env and --allow-insecure-http apply to a served "
+                                 "library: pass its --url", remediation="add --url https://HOST/mcp (the "
+                                 "server's MCP endpoint), or drop those options for a local install")
+        return None
+    return remote_server(url, token_env, allow_insecure_http=allow_insecure_http)
+
+
 class Hosts:
-    def __init__(self, hosts: HostFactory, resolve: BookResolver) -> None:
+    def __init__(self, hosts: HostFactory, resolve: BookResolver, data_dir: str | Path | None = None) -> None:
         self._hosts = hosts
         self._resolve = resolve
+        self._data_dir = str(data_dir) if data_dir is not None else None
+
+    def _book(self, book_ref: str | None, remote: RemoteServer | None) -> HostBook:
+        if remote is not None:
+            return served_library(book_ref, self._data_dir)
+        if book_ref is None:
+            raise BookAgentError("host.book_required", "name what to install: a book_id, a,b or @all",
+                                 remediation="book-agent host install HOST BOOK (or --url URL for a served "
+                                             "library, @all by default)")
+        return self._resolve(book_ref)
 
     def detect(self, host: str, edition: str | None = None, home: str | None = None) -> dict[str, Any]:
         """Whether the host seems installed, and where its config and skills would go."""
         result: dict[str, Any] = self._hosts(host, home, None, edition).inspect()
         return result
 
-    def install(self, host: str, book_ref: str, apply: bool = False, edition: str | None = None,
-                home: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
-        """The plan (paths and unified diffs); with apply=True, written."""
-        book = self._resolve(book_ref)
+    def install(self, host: str, book_ref: str | None, apply: bool = False, edition: str | None = None,
+                home: str | None = None, skill_dir: str | None = None, *, url: str | None = None,
+                token_env: str | None = None, allow_insecure_http: bool = False) -> dict[str, Any]:
+        """The plan (paths and unified diffs); with apply=True, written. With `url`: the served
+        library's streamable-HTTP form (and `token_env`, the NAME of the token's variable)."""
+        remote = remote_of(url, token_env, allow_insecure_http)
+        book = self._book(book_ref, remote)
         result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).install(
-            book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env)
+            book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env, remote=remote)
         return result
 
-    def uninstall(self, host: str, book_ref: str, apply: bool = False, edition: str | None = None,
-                  home: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
-        book = self._resolve(book_ref)
+    def uninstall(self, host: str, book_ref: str | None, apply: bool = False, edition: str | None = None,
+                  home: str | None = None, skill_dir: str | None = None, *, url: str | None = None,
+                  allow_insecure_http: bool = False) -> dict[str, Any]:
+        remote = remote_of(url, None, allow_insecure_http)
+        book = self._book(book_ref, remote)
         result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).uninstall(
-            book.package, _folder(skill_dir), apply=apply)
+            book.package, _folder(skill_dir), apply=apply, remote=remote)
         return result
 
-    def verify(self, host: str, book_ref: str, edition: str | None = None, home: str | None = None,
-               skill_dir: str | None = None) -> dict[str, Any]:
+    def verify(self, host: str, book_ref: str | None, edition: str | None = None, home: str | None = None,
+               skill_dir: str | None = None, *, url: str | None = None, token_env: str | None = None,
+               allow_insecure_http: bool = False) -> dict[str, Any]:
         """Read back the server entry and the skill files: missing, modified or outdated."""
-        book = self._resolve(book_ref)
+        remote = remote_of(url, token_env, allow_insecure_http)
+        book = self._book(book_ref, remote)
         result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).verify(
-            book.package, None, _folder(skill_dir), auth_env=book.auth_env)
+            book.package, None, _folder(skill_dir), auth_env=book.auth_env, remote=remote)
         return result
 
-    def instructions(self, host: str, book_ref: str, edition: str | None = None, home: str | None = None) -> str:
-        book = self._resolve(book_ref)
+    def instructions(self, host: str, book_ref: str | None, edition: str | None = None, home: str | None = None,
+                     *, url: str | None = None, token_env: str | None = None,
+                     allow_insecure_http: bool = False) -> str:
+        remote = remote_of(url, token_env, allow_insecure_http)
+        book = self._book(book_ref, remote)
         text: str = self._hosts(host, home, book.data_dir, edition).render_manual_instructions(
-            book.package, auth_env=book.auth_env)
+            book.package, auth_env=book.auth_env, remote=remote)
         return text
 
 

@@ -126,3 +126,39 @@ def test_codex_reads_back_the_library_server_and_lists_its_skill(codex_cli: Path
     assert files.get("book-library") == f"{root_id}/book-library/SKILL.md", files  # its front-matter name
     target.uninstall(host_library("@all"), apply=True)
     assert json.loads(codex(codex_home, "mcp", "list", "--json").stdout) == []
+
+
+def test_codex_reads_back_the_http_form_that_replaced_a_stdio_install(codex_cli: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`host install codex --url URL --token-env NAME` over a stdio install of the same library:
+    Codex reads a streamable-HTTP server (it refuses a table that mixes forms), the user's
+    comments stay, and the token's value is nowhere."""
+    from book_agent.adapters.hosts import host_library
+    from book_agent.domain.remote_server import remote_server
+
+    monkeypatch.setenv(AUTH_ENV, SECRET)  # the token's value, in the environment
+    home, data = tmp_path / "home", tmp_path / "data"
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True)
+    original = '# my Codex settings\n[mcp_servers.other]  # keep me\ncommand = "npx"\nargs = ["-y", "x"]\n'
+    (codex_home / "config.toml").write_text(original)
+    target = HostAdapter("codex", home=home, data_dir=data)
+    target.install(host_library("@all"), apply=True)
+    url = "https://books.example.org/mcp"
+    target.install(host_library("@all"), apply=True, remote=remote_server(url, AUTH_ENV))
+
+    text = (codex_home / "config.toml").read_text()
+    assert text.startswith(original) and SECRET not in text
+    got = codex(codex_home, "mcp", "get", "book-library", "--json")
+    assert got.returncode == 0, got.stderr
+    server = json.loads(got.stdout)
+    assert server["transport"]["type"] == "streamable_http"
+    assert server["transport"]["url"] == url and server["transport"]["bearer_token_env_var"] == AUTH_ENV
+    assert server["startup_timeout_sec"] is None  # the stdio form's own key went with it
+    listed = codex(codex_home, "mcp", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {s["name"]: s["transport"]["type"] for s in json.loads(listed.stdout)} == {
+        "other": "stdio", "book-library": "streamable_http"}
+    assert SECRET not in got.stdout + listed.stdout
+    target.uninstall(host_library("@all"), apply=True)
+    assert (codex_home / "config.toml").read_text() == original

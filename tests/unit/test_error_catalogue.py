@@ -12,6 +12,7 @@ AREAS = ("package", "archive", "query", "network", "vector", "record", "search",
          "registry", "config", "cli", "eval", "source", "render", "rerank", "host", "mcp", "markdown", "skill", "http")
 CODE = re.compile(r"^(?:" + "|".join(AREAS) + r")\.[a-z][a-z0-9_]*$")
 FILE_SUFFIXES = ("json", "toml", "sqlite", "lock", "md", "npy", "txt", "png")
+NOT_CODES = {"http.request", "http.disconnect"}  # ASGI message types (mcp/http_limits.py)
 
 
 def codes_in_source() -> dict[str, str]:
@@ -20,7 +21,7 @@ def codes_in_source() -> dict[str, str]:
         for path in sorted((ROOT / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and CODE.match(node.value) \
-                        and node.value.rsplit(".", 1)[1] not in FILE_SUFFIXES:
+                        and node.value.rsplit(".", 1)[1] not in FILE_SUFFIXES and node.value not in NOT_CODES:
                     found.setdefault(node.value, str(path.relative_to(ROOT)))
     return found
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from book_agent.adapters.hosts import json_config, safe_write
 from book_agent.adapters.hosts.errors import config_malformed
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.remote_server import RemoteServer
 from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import HostPort
 
@@ -68,12 +70,50 @@ def managed_subset(entry: dict[str, Any] | None, keys: list[str]) -> dict[str, A
     return {k: entry[k] for k in keys if entry and k in entry}
 
 
+def entry_transport(entry: Any) -> str | None:
+    """"http" for an entry a host reaches by URL (url, Cherry's baseUrl), "stdio" for one it
+    starts (command), None for anything else (absent, or a shape we do not know)."""
+    if not isinstance(entry, dict):
+        return None
+    if "url" in entry or "baseUrl" in entry:
+        return "http"
+    return "stdio" if "command" in entry else None
+
+
+def token_env_unsupported(label: str, remote: RemoteServer) -> BookAgentError:
+    return BookAgentError(
+        "host.token_env_unsupported",
+        f"{label} cannot read an MCP server's token from an environment variable, so --token-env "
+        f"{remote.token_env} cannot be honoured (and book-agent never writes a token into a host's config)",
+        details={"host": label, "token_env": remote.token_env, "url": remote.url},
+        remediation=f"run the same command without --token-env, then in {label}'s MCP settings add the request "
+                    "header Authorization: Bearer <your token> to the server yourself (or use a host that reads "
+                    "the token from a variable: Codex)",
+    )
+
+
+def token_by_hand(label: str, remote: RemoteServer) -> list[dict[str, str]]:
+    """The note for hosts that take a token only as a literal header the user adds."""
+    if remote.loopback:
+        return []  # a loopback server may run without authentication
+    return [{
+        "code": "host.http_token_by_hand",
+        "message": f"{remote.url} is on another machine, so the server requires a token (`book-agent serve` "
+        f"refuses other addresses without one). {label} cannot read it from an environment variable: add the "
+        "header Authorization: Bearer <your token> to the server in its MCP settings (book-agent writes no token)",
+    }]
+
+
 class JsonMcpHost(HostPort):
     """Shared by the hosts whose MCP config is an `{"mcpServers": {...}}` JSON file."""
 
     host = "json"
+    label = "the host"
     edition: str | None = None
     managed_keys = ["command", "args"]
+    http_type: str | None = None  # a `type` the host wants on an HTTP entry (WorkBuddy: "http")
+    STDIO_ONLY = ("command", "args", "env", "cwd")
+    HTTP_ONLY = ("url", "headers")
 
     def __init__(self, ctx: HostContext) -> None:
         self.ctx = ctx
@@ -83,12 +123,34 @@ class JsonMcpHost(HostPort):
         # written here would be a credential literal. The server inherits the host's env.
         return {"command": argv[0], "args": list(argv[1:])}
 
+    def http_entry(self, remote: RemoteServer) -> dict[str, Any]:
+        # No `headers`: a token there would be a literal; the user adds it in the host's UI
+        # (a header added there survives a reinstall: only `type` and `url` are ours).
+        if remote.token_env:
+            raise token_env_unsupported(self.label, remote)
+        entry: dict[str, Any] = {"type": self.http_type} if self.http_type else {}
+        entry["url"] = remote.url
+        return entry
+
+    def _dropped(self, current: dict[str, Any] | None, entry: dict[str, Any]) -> list[str]:
+        """Keys of the other transport, dropped when an entry switches stdio <-> HTTP (a host
+        may refuse an entry that has both, e.g. `command` beside `url`)."""
+        if not current:
+            return []
+        new = entry_transport(entry)
+        foreign = self.STDIO_ONLY if new == "http" else self.HTTP_ONLY
+        dropped = [k for k in current if k in foreign and k not in entry]
+        if entry_transport(current) not in (None, new) and "type" in current and "type" not in entry:
+            dropped.append("type")  # "stdio" on an HTTP entry, or "http" on a stdio one
+        return dropped
+
     def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
         doc = json_config.parse(text, path, self.host)
         current = json_config.get_server(doc, name)
-        if text is not None and managed_subset(current, list(entry)) == entry:
+        dropped = self._dropped(current, entry)
+        if text is not None and managed_subset(current, list(entry)) == entry and not dropped:
             return text  # already there: not a byte changes
-        merged = dict(current or {})
+        merged = {k: v for k, v in (current or {}).items() if k not in dropped}
         merged.update(entry)
         json_config.set_server(doc, name, merged)
         return json_config.render(doc)
@@ -115,6 +177,21 @@ class JsonMcpHost(HostPort):
         import json
 
         return json.dumps({"mcpServers": {name: self.server_entry(argv, auth_env)}}, indent=2, ensure_ascii=False)
+
+    def http_snippet(self, name: str, remote: RemoteServer) -> str:
+        import json
+
+        return json.dumps({"mcpServers": {name: self.http_entry(remote)}}, indent=2, ensure_ascii=False)
+
+    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+        return token_by_hand(self.label, remote)
+
+    def header_step(self, remote: RemoteServer) -> list[str]:
+        if remote.loopback:
+            return []
+        return [f"the server needs your token: add \"headers\": {{\"Authorization\": \"Bearer <your token>\"}} "
+                f"to the entry yourself ({self.label} reads no token from an environment variable; "
+                "book-agent never writes one)"]
 
 
 def spaces_warning(argv: list[str], host: str) -> list[dict[str, str]]:

@@ -2,6 +2,14 @@
 that no other program may write. We never touch its data: we render the supported deep link
 `cherrystudio://mcp/install?servers=<base64 of {"mcpServers": {...}}>` and manual steps.
 
+A served library (`host install cherry-studio --url URL`) goes in the same link as Cherry's
+streamable-HTTP server: `{"name", "type": "streamableHttp", "baseUrl": URL}` (the MCPServer
+type and McpServerConfigSchema of src/renderer/src/types; the v2 protocol handler maps a
+legacy `url` to `baseUrl`). No `headers`: Cherry Studio sends header values as typed and
+cannot read one from an environment variable (CherryHQ/cherry-studio#11487), so a token
+would be a literal in a URL. --token-env is refused (`host.token_env_unsupported`); the
+steps tell the user to add `Authorization: Bearer <token>` in the server's Headers.
+
 Skills apply to Cherry's Agents only and are imported through its UI, so the skill folders
 are staged in book-agent's own data dir (`<data_dir>/hosts/cherry-studio/skills/`) for import.
 """
@@ -14,7 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from book_agent.adapters.hosts.base import HostContext
+from book_agent.adapters.hosts.base import HostContext, token_by_hand, token_env_unsupported
+from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 
 # Commit eb560cf of the v1 deep-link handler (src/main/services/urlschema/mcp-install.ts,
@@ -42,8 +51,16 @@ def decode_deeplink(link: str) -> dict[str, Any]:
     return data
 
 
+MANUAL_ONLY = {
+    "code": "host.manual_only",
+    "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "
+    "open the deep link or add the server by hand, then enable and trust it in Settings > MCP",
+}
+
+
 class CherryStudioHost(HostPort):
     host = "cherry-studio"
+    label = "Cherry Studio"
     edition: str | None = None
     unconfirmed: tuple[str, ...] = (
         "which published builds, if any, carried the deep-link command allowlist of commit eb560cf",
@@ -74,6 +91,11 @@ class CherryStudioHost(HostPort):
         # starts stdio servers with the user's login-shell environment.
         return {"command": argv[0], "args": list(argv[1:])}
 
+    def http_entry(self, remote: RemoteServer) -> dict[str, Any]:
+        if remote.token_env:
+            raise token_env_unsupported(self.label, remote)
+        return {"type": "streamableHttp", "baseUrl": remote.url}
+
     def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
         raise NotImplementedError("Cherry Studio's app state is never written")
 
@@ -84,11 +106,7 @@ class CherryStudioHost(HostPort):
         return None
 
     def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
-        found = [{
-            "code": "host.manual_only",
-            "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "
-            "open the deep link or add the server by hand, then enable and trust it in Settings > MCP",
-        }]
+        found = [MANUAL_ONLY]
         if auth_env:
             found.append({
                 "code": "host.env_from_login_shell",
@@ -105,13 +123,29 @@ class CherryStudioHost(HostPort):
                 f"shows a \"Security Warning\" for {argv[0]!r}: add the server by hand in Settings > MCP then"]
 
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
-        entry = {"name": name, **self.server_entry(argv, auth_env)}
+        return self._manual(name, self.server_entry(argv, auth_env),
+                            ["or in Settings > MCP add a stdio server with the command and args below"],
+                            self._allowlist_step(argv))
+
+    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+        return [MANUAL_ONLY, *token_by_hand(self.label, remote)]
+
+    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        how = [f"or in Settings > MCP add a server of type Streamable HTTP (streamableHttp) with the URL {remote.url}"]
+        if not remote.loopback:
+            how.append("the server needs your token: in the server's settings, Headers, add "
+                       "Authorization=Bearer <your token> (Cherry Studio cannot read it from an environment "
+                       "variable; book-agent never writes it, and a link is no place for it)")
+        return self._manual(name, self.http_entry(remote), how, [])
+
+    def _manual(self, name: str, server: dict[str, Any], how: list[str], then: list[str]) -> dict[str, Any]:
+        entry = {"name": name, **server}
         link = deeplink({name: entry})
         steps = [
             f"open the deep link (macOS `open`, Windows `start \"\"`, Linux `xdg-open`): {link}",
-            "or in Settings > MCP add a stdio server with the command and args below",
+            *how,
             "enable the server and trust it (protocol installs start inactive and untrusted)",
-            *self._allowlist_step(argv),
+            *then,
             f"skills (Agents only): import the folders staged in {self.skills_dir()} in the Agent's skills settings",
         ]
         snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)

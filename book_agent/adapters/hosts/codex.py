@@ -2,7 +2,12 @@
 
 Config: `$CODEX_HOME/config.toml` (default `~/.codex/config.toml`), table
 `[mcp_servers.<name>]` with `command`, `args`, `env_vars` (names forwarded from Codex's
-own environment: never a value) and `startup_timeout_sec`. tomlkit keeps comments,
+own environment: never a value) and `startup_timeout_sec`; or, for a served library
+(`host install codex --url URL`), the streamable-HTTP form: `url` and
+`bearer_token_env_var` (the NAME of the variable Codex reads the token from, sent as
+`Authorization: Bearer ...`; codex-rs/config/src/mcp_types.rs). Codex refuses a table
+that mixes the two (`args is not supported for streamable_http` fails the whole config),
+so switching forms drops the other form's keys. tomlkit keeps comments,
 ordering and every other server; keys a user added to our table (`enabled`,
 `tool_timeout_sec`, ...) survive a reinstall. Skills: `~/.agents/skills/<name>/`, a skill
 root of Codex's (`codex debug prompt-input` lists it); `$CODEX_HOME/skills` is still read
@@ -16,12 +21,18 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.hosts.base import HostContext, managed_subset
+from book_agent.adapters.hosts.base import HostContext, entry_transport, managed_subset
 from book_agent.adapters.hosts.errors import config_malformed
+from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 
 STARTUP_TIMEOUT_SEC = 30  # Python start-up plus the first import can pass Codex's 10 s default
-MANAGED_KEYS = ["command", "args", "env_vars", "startup_timeout_sec"]
+MANAGED_KEYS = ["command", "args", "env_vars", "startup_timeout_sec"]  # the stdio form
+HTTP_KEYS = ["url", "bearer_token_env_var"]  # the streamable-HTTP form
+# What Codex's parser refuses in the other form (RawMcpServerConfig's throw_if_set).
+STDIO_ONLY = {"command", "args", "env", "env_vars", "cwd"}
+HTTP_ONLY = {"url", "bearer_token", "bearer_token_env_var", "http_headers", "env_http_headers", "oauth",
+             "oauth_resource"}
 
 
 class CodexHost(HostPort):
@@ -58,6 +69,12 @@ class CodexHost(HostPort):
         entry["startup_timeout_sec"] = STARTUP_TIMEOUT_SEC
         return entry
 
+    def http_entry(self, remote: RemoteServer) -> dict[str, Any]:
+        entry: dict[str, Any] = {"url": remote.url}
+        if remote.token_env:
+            entry["bearer_token_env_var"] = remote.token_env  # the name; Codex reads the value itself
+        return entry
+
     def _parse(self, text: str | None, path: Path) -> Any:
         import tomlkit
         from tomlkit.exceptions import TOMLKitError
@@ -86,10 +103,11 @@ class CodexHost(HostPort):
             servers = tomlkit.table(is_super_table=True)
             doc["mcp_servers"] = servers
         table = tomlkit.table()
+        dropped = _dropped(current_plain, entry)
         for key, value in (current_plain or {}).items():
-            if key not in MANAGED_KEYS:
+            if key not in MANAGED_KEYS + HTTP_KEYS and key not in dropped:
                 table[key] = value  # the user's own keys on our server survive
-        for key in MANAGED_KEYS:
+        for key in _managed(entry):
             if key in entry:
                 table[key] = entry[key]
         table.add(tomlkit.nl())
@@ -115,6 +133,34 @@ class CodexHost(HostPort):
     def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
         return []
 
+    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+        if remote.token_env or remote.loopback:
+            return []
+        return [{
+            "code": "host.http_token_missing",
+            "message": f"{remote.url} is on another machine, so the server requires a token (`book-agent serve` "
+            "refuses other addresses without one): install again with --token-env NAME, the variable Codex "
+            "reads it from",
+        }]
+
+    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        import tomlkit
+
+        snippet = tomlkit.dumps({"mcp_servers": {name: self.http_entry(remote)}})
+        add = ["codex", "mcp", "add", name, "--url", remote.url]
+        if remote.token_env:
+            add += ["--bearer-token-env-var", remote.token_env]
+        steps = [
+            f"add this table to {self.config_path()} (or run: {' '.join(_quote(a) for a in add)})",
+            "check it: `codex mcp get " + name + " --json` (transport streamable_http); in the TUI, `/mcp` "
+            "lists connected servers",
+            "restart Codex so it loads the server and the skills",
+        ]
+        if remote.token_env:
+            steps.append(f"export {remote.token_env}=<your token> where Codex starts; Codex sends it as "
+                         "Authorization: Bearer (book-agent never writes the token)")
+        return {"steps": steps, "snippet": snippet, "deeplink": None}
+
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
         import tomlkit
 
@@ -137,12 +183,26 @@ def _plain(item: Any) -> Any:
     return item.unwrap() if hasattr(item, "unwrap") else item
 
 
+def _managed(entry: dict[str, Any]) -> list[str]:
+    return HTTP_KEYS if entry_transport(entry) == "http" else MANAGED_KEYS
+
+
+def _dropped(current: dict[str, Any] | None, entry: dict[str, Any]) -> set[str]:
+    """Keys that must go: the other form's (Codex refuses a table with both), and our own
+    optional ones this entry no longer has (a forwarded name or token variable we no longer want)."""
+    if not current:
+        return set()
+    new = entry_transport(entry)
+    foreign = STDIO_ONLY if new == "http" else HTTP_ONLY
+    if new == "http" and entry_transport(current) == "stdio":
+        foreign = foreign | {"startup_timeout_sec"}  # ours, for Python's start-up: not an HTTP server's
+    return {k for k in current if (k in foreign or k in _managed(entry)) and k not in entry}
+
+
 def _same(current: dict[str, Any] | None, entry: dict[str, Any]) -> bool:
     if current is None:
         return False
-    if "env_vars" not in entry and "env_vars" in current:
-        return False  # a forwarded name we no longer want must go
-    return managed_subset(current, list(entry)) == entry
+    return managed_subset(current, list(entry)) == entry and not _dropped(current, entry)
 
 
 def _tidy(new: str, old: str | None) -> str:

@@ -33,8 +33,9 @@ class InstallTarget:
     library: HostLibrary | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys added to plans and reports
 
-    def warnings(self, auth_env: str | None) -> list[dict[str, str]]:
-        return library_warnings(self.library, auth_env) if self.library is not None else []
+    def warnings(self, auth_env: str | None, *, remote: bool = False) -> list[dict[str, str]]:
+        # A served library (remote): its books and keys are the server's business, not this machine's.
+        return library_warnings(self.library, auth_env) if self.library is not None and not remote else []
 
 
 def install_target(target: Installable) -> InstallTarget:

@@ -13,6 +13,7 @@ from typing import Any
 
 from book_agent.adapters.hosts.base import HostContext, JsonMcpHost, env_warning, spaces_warning
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.remote_server import RemoteServer
 
 EDITIONS = {"intl": ("Trae", ".trae"), "cn": ("Trae CN", ".trae-cn")}
 
@@ -32,6 +33,7 @@ class TraeHost(JsonMcpHost):
             )
         self.edition = edition
         self.app, self.dot = EDITIONS[edition]
+        self.label = "Trae CN" if edition == "cn" else "Trae"
         self.unconfirmed = self._unconfirmed()
 
     def _unconfirmed(self) -> tuple[str, ...]:
@@ -39,6 +41,8 @@ class TraeHost(JsonMcpHost):
             f"global skills folder ~/{self.dot}/skills comes from third-party installers, not Trae docs",
             "no ${VAR} interpolation is documented; whether the server inherits Trae's environment is unknown",
             "Trae reloading mcp.json on change is documented for the settings editor, not for outside edits",
+            "the HTTP form {\"url\": URL} (Streamable HTTP since Trae 1.4.1) is documented for the settings editor "
+            "and by third parties, not as a file format",
         ]
         if not (self.ctx.platform == "darwin" or self.ctx.platform.startswith("win")):
             items.insert(0, f"the Linux path ~/.config/{self.app}/User/mcp.json (no official Linux build confirmed)")
@@ -62,12 +66,18 @@ class TraeHost(JsonMcpHost):
         return spaces_warning(argv, "Trae") + env_warning(auth_env, "Trae")
 
     def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
-        label = "Trae CN" if self.edition == "cn" else "Trae"
+        return self._manual(self.json_snippet(name, argv, auth_env), [])
+
+    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+        return self._manual(self.http_snippet(name, remote), self.header_step(remote))
+
+    def _manual(self, snippet: str, extra: list[str]) -> dict[str, Any]:
         steps = [
-            f"in {label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",
+            f"in {self.label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",
             f"or merge it into {self.config_path()} under \"mcpServers\"",
+            *extra,
             "check the server's status dot in Settings > MCP",
             f"skills: copy the installed skill folders to ~/{self.dot}/skills/, or import them "
             "under Settings > Rules & Skills (规则和技能)",
         ]
-        return {"steps": steps, "snippet": self.json_snippet(name, argv, auth_env), "deeplink": None}
+        return {"steps": steps, "snippet": snippet, "deeplink": None}

@@ -6,20 +6,20 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.adapters.hosts import skills
-from book_agent.adapters.hosts.base import read_config
+from book_agent.adapters.hosts.base import entry_transport, read_config
 from book_agent.adapters.hosts.naming import BOOK_AGENT_SKILL
 from book_agent.adapters.hosts.targets import InstallTarget
 from book_agent.ports import HostPort
 
 
-def verify_mcp(port: HostPort, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+def verify_mcp(port: HostPort, name: str, expected: dict[str, Any]) -> dict[str, Any]:
+    """Read back our entry and compare it with `expected` (the stdio or the HTTP form's keys)."""
     path = port.config_path()
     if path is None:
         return {"status": "manual", "ok": None, "how": "no file to read: check the host's MCP settings",
                 "path": None}
     text = read_config(path, port.host)
     found = port.read_server(text, path, name)
-    expected = port.server_entry(argv, auth_env)
     result: dict[str, Any] = {"path": str(path), "how": "config file parsed and read back",
                               "expected": expected, "found": found, "problems": []}
     if found is None:
@@ -28,6 +28,9 @@ def verify_mcp(port: HostPort, name: str, argv: list[str], auth_env: str | None)
     for key, value in expected.items():
         if found.get(key) != value:
             result["problems"].append(f"{key} is {found.get(key)!r}, expected {value!r}")
+    was, wanted = entry_transport(found), entry_transport(expected)
+    if was != wanted:
+        result["problems"].append(f"the entry is the {was or 'unknown'} form, expected the {wanted} form")
     if found.get("env"):
         # Not ours (we never write `env`), but a literal there may be a credential.
         result["problems"].append("the entry has a literal `env` map: keep credentials out of host configs")
@@ -36,10 +39,9 @@ def verify_mcp(port: HostPort, name: str, argv: list[str], auth_env: str | None)
     return result
 
 
-def verify(port: HostPort, target: InstallTarget, argv: list[str], auth_env: str | None,
-           skills_dir: Path) -> dict[str, Any]:
+def verify(port: HostPort, target: InstallTarget, expected: dict[str, Any], skills_dir: Path) -> dict[str, Any]:
     name = target.name
-    mcp = verify_mcp(port, name, argv, auth_env)
+    mcp = verify_mcp(port, name, expected)
     skill_results = [
         skills.verify_skill(name, skills_dir, target.bundle()),
         skills.verify_skill(BOOK_AGENT_SKILL, skills_dir, skills.shipped_bundle(BOOK_AGENT_SKILL)),

@@ -147,7 +147,7 @@ class BookAgent:
     def close(self) -> None:
         """Close every open book's files. The agent stays usable: books reopen on demand."""
         self.books.close()
-        self._library.close()
+        self._library.close_all()
 
     def __enter__(self) -> BookAgent:
         return self

@@ -11,11 +11,11 @@ CLI, the MCP server, the Python API (`BookAgent(data_dir)`) and the tests all co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from book_agent.domain.library import LibraryMember
+from book_agent.domain.library import APPROXIMATE_MIN_VECTORS, LibraryMember
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.ports import (
@@ -32,7 +32,12 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
-from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
+from book_agent.ports.library import (
+    LibraryIndex,
+    LibraryLexicalIndex,
+    LibraryVectorIndex,
+    LibraryVectorIndexes,
+)
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import resolve_data_dir
 
@@ -108,6 +113,34 @@ class LibraryIndexOnDemand(LibraryIndex):
         return self._adapter().open()
 
 
+class LibraryVectorsOnDemand(LibraryVectorIndexes):
+    """The library's approximate vector indexes (faiss IVF-SQ8), imported when a model group
+    first reaches `min_vectors`: small libraries and single books never import faiss."""
+
+    def __init__(self, library_dir: Path, min_vectors: int = APPROXIMATE_MIN_VECTORS) -> None:
+        self.library_dir = library_dir
+        self.min_vectors = min_vectors
+        self._indexes: LibraryVectorIndexes | None = None
+
+    def _adapter(self) -> LibraryVectorIndexes:
+        if self._indexes is None:
+            from book_agent.adapters.storage.faiss_vector_index import FaissLibraryVectors
+
+            self._indexes = FaissLibraryVectors(self.library_dir, self.min_vectors)
+        return self._indexes
+
+    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> dict[str, Any]:
+        return self._adapter().state(model, dimensions, expected)
+
+    def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+              progress: Progress | None) -> int:
+        return self._adapter().build(model, dimensions, expected, stores, progress)
+
+    def open(self, model: str, dimensions: int, expected: dict[str, str],
+             stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
+        return self._adapter().open(model, dimensions, expected, stores)
+
+
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> Any:
     """The contract's HostAdapter facade over the per-host adapters."""
     from book_agent.adapters.hosts import HostAdapter
@@ -125,6 +158,7 @@ def build_ports(
     markdown: MarkdownReader | None = None,
     hosts: HostFactory | None = None,
     library: LibraryIndex | None = None,
+    library_vectors: LibraryVectorIndexes | None = None,
 ) -> Ports:
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None)."""
     from book_agent.adapters.package.store import FilesystemPackageStore
@@ -142,6 +176,7 @@ def build_ports(
         markdown=markdown if markdown is not None else PackageMarkdownReader(),
         hosts=hosts if hosts is not None else host_adapter,
         library=library if library is not None else LibraryIndexOnDemand(folder / "library"),
+        library_vectors=library_vectors if library_vectors is not None else LibraryVectorsOnDemand(folder / "library"),
     )
 
 

@@ -7,7 +7,8 @@ function words real prose is full of; cached under .bench/library_lexical/), the
 counting every book's terms (cold: what registering the books costs the library once), the
 merge when every book's counts are cached (what registering one more book costs the rest),
 the index's size on disk, query p50/p95 for query kinds that stress BM25 differently
-(words of one record; the same with stopwords; the commonest content words), and peak RSS.
+(words of one record; the same with stopwords; the commonest content words), RSS after the
+queries, and the process's peak RSS (the merge's; one size per process for a clean peak).
 Only the package databases are built (no vectors or originals): this is the lexical channel.
 """
 
@@ -34,7 +35,7 @@ FUNCTION_WORDS = ("the of and a to in is you that it he was for on are as with h
 
 
 def book_database(size: int, part: int) -> Path:
-    """One synthetic book's records table, as a package database holds it."""
+    """One synthetic book of `size` records, as a package database holds them."""
     import numpy as np
 
     from book_agent.domain.package import DATABASE_SCHEMA_SQL
@@ -92,7 +93,8 @@ def measure(size: int, books: int, count: int) -> dict[str, Any]:
     from book_agent.domain.library import LibraryMember
 
     per_book = size // books
-    members = [LibraryMember(f"book-{p}", book_database(size, p), per_book, f"bench-{size}-{p}") for p in range(books)]
+    members = [LibraryMember(f"book-{p}", book_database(per_book, p), per_book, f"bench-{per_book}-{p}")
+               for p in range(books)]
     folder = BENCH / f"library-{size}"
     shutil.rmtree(folder, ignore_errors=True)
     index = SqliteLibraryIndex(folder)
@@ -118,7 +120,8 @@ def measure(size: int, books: int, count: int) -> dict[str, Any]:
         row[f"{kind}_p50_ms"] = round(percentile(times, 0.5), 1)
         row[f"{kind}_p95_ms"] = round(percentile(times, 0.95), 1)
     lexical.close()
-    row["peak_rss_mb"] = round(rss_mb())
+    row["rss_after_queries_mb"] = round(rss_mb())
+    row["peak_rss_mb"] = round(rss_mb("VmHWM"))  # the merge's arrays: the build's peak
     return row
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def rss_mb() -> float:
-    """This process's resident memory (VmRSS), in MB; NaN where /proc is missing."""
+def rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (VmRSS; VmHWM: its peak so far), in MB; NaN where /proc is missing."""
     try:
         lines = Path("/proc/self/status").read_text().splitlines()
     except OSError:
         return float("nan")
     for line in lines:
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 

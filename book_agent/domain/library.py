@@ -22,8 +22,25 @@ class LibraryMember:
 
 def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[str, str]:
     """The library index's stamp: every member, so a registration or removal makes it stale."""
-    books = ";".join(f"{m.book_id}={m.stamp}" for m in sorted(members, key=lambda m: m.book_id))
-    return {"books": books, "tokenizer_version": tokenizer_version}
+    return {"books": _books_stamp(members), "tokenizer_version": tokenizer_version}
+
+
+# A model group with at least this many vectors is searched through an approximate index
+# (faiss IVF-SQ8, the best candidates rescored exactly); a smaller one book by book, exactly.
+# Measured on 2 cores (contracts/scale-study.md): exact search costs ~15 ms at 100k vectors
+# (384-d), ~35 ms at 250k and 135 ms at 1M, the index 3-4 ms at 100-250k with recall@10
+# .987-.995. Below ~150k exact search stays under ~25 ms, gives exact results and needs no
+# index build (seconds) or file; above it, exact search grows past the library's 60 ms budget.
+APPROXIMATE_MIN_VECTORS = 150_000
+
+
+def vector_group_stamp(model: str, dimensions: int, metric: str, members: list[LibraryMember]) -> dict[str, str]:
+    """A model group's approximate index stamp: its model and metric, and every member (id, hashes)."""
+    return {"books": _books_stamp(members), "model": model, "dimensions": str(dimensions), "metric": metric}
+
+
+def _books_stamp(members: list[LibraryMember]) -> str:
+    return ";".join(f"{m.book_id}={m.stamp}" for m in sorted(members, key=lambda m: m.book_id))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,12 @@ from book_agent.ports.book import (
     SourceReader,
 )
 from book_agent.ports.hosts import HostPort
-from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
+from book_agent.ports.library import (
+    LibraryIndex,
+    LibraryLexicalIndex,
+    LibraryVectorIndex,
+    LibraryVectorIndexes,
+)
 from book_agent.ports.search import QueryEncoder, QueryVectorizer, Reranker
 from book_agent.ports.storage import (
     LexicalIndex,
@@ -35,7 +40,8 @@ from book_agent.ports.storage import (
 )
 
 __all__ = [
-    "BookParts", "HostPort", "LexicalHit", "LexicalIndex", "LibraryIndex", "LibraryLexicalIndex", "LibraryMember", "MarkdownReader", "PackageStore",
+    "BookParts", "HostPort", "LexicalHit", "LexicalIndex", "LibraryIndex", "LibraryLexicalIndex", "LibraryMember",
+    "LibraryVectorIndex", "LibraryVectorIndexes", "MarkdownReader", "PackageStore",
     "PageRenderer", "Progress", "QueryEncoder", "QueryEncoding", "QueryVectorizer", "RecordSource",
     "Registry", "RegistryEntry", "Reranker", "RuntimeStore", "SourceAndPages", "SourceReader", "VectorStore",
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.ports import BookParts, MarkdownReader, PackageStore, Registry, RuntimeStore
-from book_agent.ports.library import LibraryIndex
+from book_agent.ports.library import LibraryIndex, LibraryVectorIndexes
 
 # (host, home, data_dir, edition) -> the contract's HostAdapter facade (or a fake of it)
 HostFactory = Callable[[str, str | None, str | None, str | None], Any]
@@ -28,6 +28,7 @@ class Ports:
     markdown: MarkdownReader
     hosts: HostFactory
     library: LibraryIndex
+    library_vectors: LibraryVectorIndexes  # approximate indexes of large model groups
 
     def runtime_dir(self, book_id: str) -> Path:
         return self.data_dir / "books" / book_id

@@ -3,7 +3,8 @@
 Ranking must not suffer from splitting a corpus into books, so nothing is merged after the
 fact: the lexical channel is one BM25 index over the whole library (its statistics global,
 narrowed to the books asked for); the vector channel searches each model group (books whose
-vectors share a model and dimensions, so their cosines compare) exactly and merges by score;
+vectors share a model and dimensions, so their cosines compare) and merges by score, exactly
+or, for a large group, through its approximate index (services/library_vector_indexes.py);
 the two are fused as for one book (services/search.py). Record ids inside the search are
 evidence ids (`book_id#record_id`), unique across books; each hit says its book.
 """
@@ -12,20 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from book_agent.domain.book_refs import BookRef
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
-from book_agent.domain.library import LibraryMember, library_stamp
+from book_agent.domain.library import library_stamp
 from book_agent.domain.records import LexicalHit, Record
-from book_agent.domain.registry_entry import RegistryEntry, database_sha
+from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.ports import LexicalIndex, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
+from book_agent.services.library_vector_indexes import GroupIndexes
+from book_agent.services.library_vector_indexes import library_member as _member
 from book_agent.services.library_vectors import ModelGroups
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
@@ -79,6 +81,7 @@ class Library:
         self._books = books
         self._index = index
         self._open: tuple[str, LibraryLexicalIndex, int] | None = None  # (stamp, index, records) while fresh
+        self._vectors = GroupIndexes(ports.library_vectors)  # approximate indexes of large model groups
 
     def book_ids(self, ref: BookRef) -> list[str]:
         """The registered ids a reference names; an unknown id in a list is an error naming it."""
@@ -134,7 +137,8 @@ class Library:
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
         _, info = self.lexical(opened, registered, progress)
-        return {"library": ref.text, "lexical_index": info, "skipped": skipped}
+        vectors = self._vectors.prepare(self._every_openable_book(opened, registered), progress)
+        return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
                 progress: Progress | None = None) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
@@ -154,9 +158,14 @@ class Library:
         return self._open[1], info
 
     def close(self) -> None:
+        """Close the lexical index (it is reopened when the library changes)."""
         if self._open is not None:
             self._open[1].close()
             self._open = None
+
+    def close_all(self) -> None:
+        self.close()
+        self._vectors.close()
 
     def _every_openable_book(self, searched: dict[str, OpenBook],
                              registered: dict[str, RegistryEntry]) -> list[OpenBook]:
@@ -175,7 +184,7 @@ class Library:
         opened, skipped = self.open_books(self._entries(ref, registered), strict)
         lexical, index_info = self.lexical(opened, registered)
         every = set(opened) == set(registered)
-        groups = ModelGroups(opened)
+        groups = ModelGroups(opened, self._vectors.lookup(lambda: self._every_openable_book(opened, registered)))
         channels = SearchChannels(
             lexical=NarrowedLexical(lexical, None if every else sorted(opened)),
             vector_store=None, query_runtime=None, records=LibraryRecords(opened),
@@ -206,13 +215,6 @@ class Library:
         if not report["books"]:
             result["warnings"].append("no books are registered: `book-agent init PACKAGE` adds one")
         return result
-
-
-def _member(book: OpenBook) -> LibraryMember:
-    assert book.package.database_path is not None
-    count = int((book.package.vector_manifest or {}).get("record_count") or 0)
-    stamp = f"{book.entry.get('manifest_sha256') or ''}:{database_sha(book.package) or ''}"
-    return LibraryMember(book.book_id, Path(book.package.database_path), count, stamp)
 
 
 def _split_hit(hit: dict[str, Any]) -> None:

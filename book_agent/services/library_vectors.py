@@ -1,30 +1,52 @@
-"""A library's vector channel: books grouped by embedding model, each group searched exactly.
+"""A library's vector channel: books grouped by embedding model, each group searched as one.
 
 Cosines of one model compare across books, so a group's hits merge by score as if its books
 were one. Different models' scores do not compare: with more than one group, each group's
 scores are divided by its best (the fusion's own normalisation), so no model wins by scale.
 A query is encoded once per group; a caller's query vector serves only the groups whose
 dimensions it matches, and the other books say why their vector channel did not run.
+
+A group is searched book by book, exactly, unless the library hands it an approximate index
+(a large group: services/library_vector_indexes.py decides, the LibraryVectorIndexes port
+holds it); that index's scores are exact too (its candidates are rescored), so the merge is
+the same. When the index fails, the group is searched exactly and its description says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.query_encoding import QueryEncoding
 from book_agent.ports import QueryVectorizer
+from book_agent.ports.library import LibraryVectorIndex
 from book_agent.services.open_book import OpenBook
 
 Ranked = list[tuple[str, float]]
 
 
+@dataclass(frozen=True)
+class Approximate:
+    """A model group's approximate index, and the books to keep (None: every book it holds)."""
+
+    index: LibraryVectorIndex
+    book_ids: list[str] | None
+
+
+# (model, dimensions, the group's searchable books) -> (its approximate index, or None to search
+# it exactly; what the group's description says about that: the index used, or why not)
+ApproximateLookup = Callable[[str, int, list[OpenBook]], tuple[Approximate | None, dict[str, Any]]]
+
+
 class ModelGroups:
-    def __init__(self, books: dict[str, OpenBook]) -> None:
+    def __init__(self, books: dict[str, OpenBook], approximate: ApproximateLookup | None = None) -> None:
         self.groups: dict[tuple[str, int], list[OpenBook]] = {}
         self._notes: dict[str, str] = {}
+        self._approximate = approximate
+        self._searched: dict[tuple[str, int], dict[str, Any]] = {}  # how each group was searched
         for book in books.values():
             manifest = book.package.vector_manifest or {}
             if not manifest:
@@ -37,7 +59,8 @@ class ModelGroups:
         return dict(self._notes)
 
     def describe(self) -> list[dict[str, Any]]:
-        return [{"model": model, "dimensions": dims, "books": [b.book_id for b in books]}
+        return [{"model": model, "dimensions": dims, "books": [b.book_id for b in books],
+                 **self._searched.get((model, dims), {"search": "none"})}
                 for (model, dims), books in sorted(self.groups.items())]
 
     def language_evidence(self) -> LanguageEvidence | None:
@@ -62,7 +85,8 @@ class ModelGroups:
                 representation = encoding.to_dict(include_vector=False)
             if found is None:
                 continue
-            ran.append({"model": model, "candidates": len(found), "route": encoding.route if encoding else None})
+            ran.append({"model": model, "candidates": len(found), "route": encoding.route if encoding else None,
+                        "search": self._searched[(model, dims)]["search"]})
             merged += _normalised(found) if len(self.groups) > 1 else found
         if not ran:
             return [], None, self._not_ran(), representation
@@ -87,7 +111,20 @@ class ModelGroups:
             reason = ((encoding.error or {}).get("message") if encoding else None) or "the query could not be encoded"
             self._note(books, f"vector channel did not run: {reason}")
             return None, encoding
-        found: Ranked = []
+        approximate, described = (self._approximate(model, dims, [b for b, _ in usable]) if self._approximate
+                                  else (None, {}))
+        if approximate is not None:
+            try:
+                found = approximate.index.search(encoding.vector, depth, approximate.book_ids)
+            except BookAgentError as exc:
+                if exc.code == "query.vector_invalid":
+                    raise  # the caller's vector: as exact search would say
+                described = {"note": f"{exc.message}: searched exactly"}
+            else:
+                self._searched[(model, dims)] = {"search": "approximate", **described}
+                return found, encoding
+        self._searched[(model, dims)] = {"search": "exact", **described}
+        found = []
         for book, (store, _, _, _) in usable:
             assert store is not None
             found += [(f"{book.book_id}#{rid}", score) for rid, score in store.search_ids(encoding.vector, depth)]

@@ -31,7 +31,7 @@ from book_agent.mcp.server import build_server
 from tests.support import tiny_bert
 from tests.support.package_builder import build_package
 
-HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.encoders.local")
+HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.encoders.local", "faiss")
 # Runs the CLI in-process and reports, even when it exits, which heavy modules it loaded.
 PROBE = f"""
 import json, sys

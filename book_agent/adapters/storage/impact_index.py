@@ -141,7 +141,10 @@ class ImpactScorer:
             keep = self._rows_of(book_ids)[docs]
             docs, impacts = docs[keep], impacts[keep]
         totals = np.bincount(docs, weights=impacts, minlength=self.records)
-        hits = np.flatnonzero(totals)
+        # Partition only the rows that scored: a partition over all rows degenerates on the many
+        # equal zeros (60 ms at 1M rows), and `flatnonzero(totals > 0)` lists them faster than
+        # `flatnonzero(totals)` does.
+        hits = np.flatnonzero(totals > 0)
         if len(hits) > top_k:
             hits = hits[np.argpartition(-totals[hits], top_k - 1)[:top_k]]
         hits = hits[np.lexsort((hits, -totals[hits]))]

@@ -131,39 +131,35 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         return [(loaded.ids[i], float(scores[i])) for i in order]
 
     def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
-        query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        if query.shape != (self.dimensions,) or not np.isfinite(query).all():
-            raise BookAgentError(
-                "query.vector_invalid",
-                f"the query vector must be {self.dimensions} finite numbers (got {query.size})",
-                details={"expected_dimensions": self.dimensions, "got_dimensions": int(query.size)},
-                remediation="Encode the query with the book's own model (see `book-agent status BOOK`).",
-            )
-        if self.metric == "cosine":
-            norm = float(np.linalg.norm(query))
-            if norm == 0.0:
-                raise BookAgentError(
-                    "query.vector_invalid", "a zero query vector has no direction (cosine)",
-                    remediation="Encode the query with the book's own model.",
-                )
-            query = query / norm
-        return query
+        return prepare_query(query_vector, self.dimensions, self.metric)
 
     def load(self) -> vector_matrix.VectorMatrix:
         """The matrix (loaded on first use, then shared by the whole process)."""
         if self._matrix is None:
-            if self.manifest is None or self.dimensions is None or self.metric not in METRICS:
-                raise BookAgentError(
-                    "vector.unavailable",
-                    "this book has no usable vector manifest: vector search cannot run",
-                    details={"manifest": self.manifest},
-                    remediation="Use lexical search, or re-import a package with vectors.json.",
-                    available_capabilities=["lexical_search", "read_entry"],
-                )
-            normalize = self.metric == "cosine" and not self.manifest.get("normalized", True)
+            dims, normalize = self._loadable()
             self._matrix = vector_matrix.load_matrix(
-                self.database_path, self.dimensions, normalize, self.sidecar_dir, self.database_sha256)
+                self.database_path, dims, normalize, self.sidecar_dir, self.database_sha256)
         return self._matrix
+
+    def rows(self) -> vector_matrix.F32:
+        """The matrix's rows alone, in load()'s order, without reading its record ids when the
+        sidecar is sound (for a caller that keeps its own row -> id map)."""
+        if self._matrix is not None:
+            return self._matrix.matrix
+        dims, normalize = self._loadable()
+        return vector_matrix.load_rows(self.database_path, dims, normalize, self.sidecar_dir, self.database_sha256)
+
+    def _loadable(self) -> tuple[int, bool]:
+        """(dimensions, normalise at load), or vector.unavailable."""
+        if self.manifest is None or self.dimensions is None or self.metric not in METRICS:
+            raise BookAgentError(
+                "vector.unavailable",
+                "this book has no usable vector manifest: vector search cannot run",
+                details={"manifest": self.manifest},
+                remediation="Use lexical search, or re-import a package with vectors.json.",
+                available_capabilities=["lexical_search", "read_entry"],
+            )
+        return self.dimensions, self.metric == "cosine" and not self.manifest.get("normalized", True)
 
     def inspect(self) -> dict[str, Any]:
         meta = dict(self._query("SELECT key, value FROM meta"))
@@ -224,3 +220,25 @@ class PrebuiltVectorStoreAdapter(VectorStore):
                 self._con.close()
                 self._con = None
             self._matrix = None
+
+
+def prepare_query(query_vector: Vector | Sequence[float], dimensions: int | None, metric: str) -> Vector:
+    """The query as the rows are searched: float32, `dimensions` finite numbers, unit length
+    for cosine. Raises BookAgentError (`query.vector_invalid`)."""
+    query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if query.shape != (dimensions,) or not np.isfinite(query).all():
+        raise BookAgentError(
+            "query.vector_invalid",
+            f"the query vector must be {dimensions} finite numbers (got {query.size})",
+            details={"expected_dimensions": dimensions, "got_dimensions": int(query.size)},
+            remediation="Encode the query with the book's own model (see `book-agent status BOOK`).",
+        )
+    if metric == "cosine":
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            raise BookAgentError(
+                "query.vector_invalid", "a zero query vector has no direction (cosine)",
+                remediation="Encode the query with the book's own model.",
+            )
+        query = query / norm
+    return query

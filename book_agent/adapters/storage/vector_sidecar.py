@@ -56,6 +56,33 @@ def _intact(path: Path, stamp: dict[str, Any], name: str) -> bool:
 
 def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
     """(ids, memory-mapped matrix) when the sidecar is sound, else (None, why not)."""
+    stamp, reason = _sound_stamp(folder, want)
+    if stamp is None:
+        return None, reason
+    try:
+        if not _intact(folder / IDS, stamp, "ids"):
+            return None, "corrupt: ids"
+        ids = json.loads((folder / IDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, "corrupt: unreadable"
+    if not isinstance(ids, list) or len(ids) != stamp.get("rows"):
+        return None, "corrupt: shape"
+    mapped, reason = _mapped_matrix(folder, want, stamp)
+    if mapped is None:
+        return None, reason
+    return ([str(i) for i in ids], mapped), "ok"
+
+
+def read_matrix(folder: Path, want: Stamp) -> tuple[F32 | None, str]:
+    """The memory-mapped matrix alone (no ids: a caller that keeps its own row -> id map, such
+    as the library's approximate vector index, need not parse them), else (None, why not)."""
+    stamp, reason = _sound_stamp(folder, want)
+    if stamp is None:
+        return None, reason
+    return _mapped_matrix(folder, want, stamp)
+
+
+def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]:
     try:
         stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -70,25 +97,20 @@ def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
                 return None, "stale: database sha256"
         elif stamp.get(key) != value:
             return None, f"stale: {key}"
+    return stamp, "ok"
+
+
+def _mapped_matrix(folder: Path, want: Stamp, stamp: dict[str, Any]) -> tuple[F32 | None, str]:
     try:
-        if not _intact(folder / IDS, stamp, "ids"):
-            return None, "corrupt: ids"
         if not _intact(folder / NPY, stamp, "npy"):
             return None, "corrupt: matrix"
-        ids = json.loads((folder / IDS).read_text(encoding="utf-8"))
         mapped = np.load(folder / NPY, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError):
         return None, "corrupt: unreadable"
     rows = stamp.get("rows")
-    if (
-        not isinstance(ids, list)
-        or len(ids) != rows
-        or mapped.dtype != np.dtype("<f4")
-        or mapped.shape != (rows, want.dimensions)
-        or not mapped.flags.c_contiguous
-    ):
+    if mapped.dtype != np.dtype("<f4") or mapped.shape != (rows, want.dimensions) or not mapped.flags.c_contiguous:
         return None, "corrupt: shape"
-    return ([str(i) for i in ids], np.asarray(mapped)), "ok"
+    return np.asarray(mapped), "ok"
 
 
 def write(folder: Path, stamp: Stamp, ids: list[str], matrix: F32) -> dict[str, Any]:

@@ -108,6 +108,12 @@ class BookAgent:
         """The books a reference names (`@all`, `a,b`, or one id): id, title, language, records, model."""
         return self._library.describe(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
+    def library_book_ids(self, book_ref: str | BookRef = ALL_BOOKS) -> list[str]:
+        """The ids a reference names, from the registry alone (no package is opened or checked):
+        what a server asks on every call to know whether it serves a book. A list naming an id
+        no longer registered is `book.not_registered`, as for `library_books`."""
+        return self._library.book_ids(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
+
     def warm_up(self, book_ref: str) -> dict[str, bool]:
         """Load a book's search parts now (the MCP server does it after its handshake)."""
         return self._search.warm_up(book_ref)

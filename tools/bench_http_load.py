@@ -2,7 +2,7 @@
 mixed calls, with faults injected, next to the same N clients each on its own stdio server.
 
     .venv/bin/python tools/bench_http_load.py [--clients 32] [--seconds 30] [--auth token-file|jwt]
-                                              [--replicas 1] [--skip-stdio] [--no-faults] [--json]
+                                              [--replicas 1] [--workers 1] [--skip-stdio] [--no-faults] [--json]
 
 Loopback only (127.0.0.1), bounded in time (--seconds per phase) and count (--max-calls per
 client). It builds a small library of real PDF book packages under .bench/http-load/, starts
@@ -110,14 +110,39 @@ def free_port() -> int:
 
 
 def proc_status(pid: int, key: str) -> float:
-    """VmRSS / VmHWM of a process in MB (psutil is not a dependency)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+    """VmRSS / VmHWM of a process and its children (`serve --workers`) in MB (VmHWM: the largest
+    one's), from /proc (psutil is not a dependency)."""
+    values = []
+    for one in [pid, *child_pids(pid)]:
+        try:
+            for line in Path(f"/proc/{one}/status").read_text().splitlines():
+                if line.startswith(key + ":"):
+                    values.append(int(line.split()[1]) / 1024)
+        except OSError:
+            pass
+    if not values:
+        return float("nan")
+    return max(values) if key == "VmHWM" else sum(values)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) used so far by a process and its children (`serve --workers`)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for one in [pid, *child_pids(pid)]:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes `pid` started (its worker processes), through /proc's children lists."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError, ValueError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 def cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -391,13 +416,14 @@ class Replica:
         return self.base + "/mcp"
 
 
-def start_replica(index: int, data: Path, creds: Credentials, work: Path) -> Replica:
+def start_replica(index: int, data: Path, creds: Credentials, work: Path, workers: int = 1) -> Replica:
     port = free_port()
     access_log, server_log = work / f"access-{index}.log", work / f"server-{index}.log"
     access_log.unlink(missing_ok=True)
     with open(server_log, "wb") as log:  # the child keeps its own descriptor
         proc = subprocess.Popen([sys.executable, "-m", "book_agent", "--data-dir", str(data), "serve", "@all",
-                                 "--port", str(port), "--access-log", str(access_log), *creds.server_args],
+                                 "--port", str(port), "--access-log", str(access_log), *creds.server_args,
+                                 *(["--workers", str(workers)] if workers > 1 else [])],
                                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     return Replica(proc, f"http://127.0.0.1:{port}", access_log, server_log)
 
@@ -426,15 +452,19 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
     replicas: list[Replica] = []
     started = time.perf_counter()
     try:
-        replicas = [start_replica(r, data, creds, work) for r in range(args.replicas)]
+        replicas = [start_replica(r, data, creds, work, args.workers) for r in range(args.replicas)]
         startup_s = max(await asyncio.gather(*(wait_healthy(r, started) for r in replicas)))
-        for replica in replicas:  # one call of each kind: everything loaded before the clock starts
-            first = Tally()
-            await http_client(replica.url, creds.good[0], Checker(books, 999), time.monotonic() + 60,
-                              len(TOOL_MIX), first)
+        for replica in replicas:  # calls of each kind: everything loaded before the clock starts
+            first = Tally()  # (a client per worker, at once: each worker most likely gets some)
+            await asyncio.gather(*(http_client(replica.url, creds.good[0], Checker(books, 999 + w),
+                                               time.monotonic() + 60, 2 * len(TOOL_MIX), first)
+                                   for w in range(args.workers)))
             if first.errors:
                 raise RuntimeError("the warm-up calls failed: " + "; ".join(first.errors))
         rss_start = [proc_status(r.proc.pid, "VmRSS") for r in replicas]
+        cpu_start = sum(cpu_seconds(r.proc.pid) for r in replicas)
+        own_start = time.process_time()  # this load generator's CPU (its clients)
+        children_start = {pid for r in replicas for pid in child_pids(r.proc.pid)}
 
         tally, faults = Tally(), Faults()
         began = time.monotonic()
@@ -451,6 +481,9 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
                       catalogue_changes(url, creds.good[-1], data, late, fault_deadline, faults)]
         await asyncio.gather(*tasks)
         elapsed = time.monotonic() - began
+        cpu_used = sum(cpu_seconds(r.proc.pid) for r in replicas) - cpu_start
+        own_used = time.process_time() - own_start
+        children_gone = len(children_start - {pid for r in replicas for pid in child_pids(r.proc.pid)})
         rss_end = [proc_status(r.proc.pid, "VmRSS") for r in replicas]
         rss_peak = [proc_status(r.proc.pid, "VmHWM") for r in replicas]
         async with httpx.AsyncClient(timeout=5) as probe:
@@ -464,8 +497,11 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
         statuses[str(line["status"])] = statuses.get(str(line["status"]), 0) + 1
     secrets_logged = [t for t in creds.good + [v.split(" ", 1)[1] for v in creds.bad.values()] if t in logged]
     return {
-        "clients": args.clients, "replicas": args.replicas, "seconds": round(elapsed, 1), "auth": args.auth,
+        "clients": args.clients, "replicas": args.replicas, "workers": args.workers, "seconds": round(elapsed, 1),
+        "auth": args.auth,
         "startup_s": round(startup_s, 2), "calls": tally.calls, "throughput_per_s": round(tally.calls / elapsed, 1),
+        "server_cpu_ms_per_call": round(cpu_used * 1000 / max(tally.calls, 1), 2),
+        "client_cpu_ms_per_call": round(own_used * 1000 / max(tally.calls, 1), 2),
         **latency_figures(tally),
         "errors": len(tally.errors), "error_samples": tally.errors[:10],
         "rss_start_mb": round(sum(rss_start), 1), "rss_end_mb": round(sum(rss_end), 1),
@@ -476,7 +512,7 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
                    "bad_token_requests": sum(len(v) for v in faults.bad_tokens.values()),
                    "catalogue": faults.catalogue, "unexpected": faults.unexpected[:10]},
         "fault_checks_passed": args.no_faults or fault_checks(faults),
-        "healthy_after": healthy, "exit_codes": exit_codes,
+        "healthy_after": healthy, "exit_codes": exit_codes, "workers_replaced": children_gone,
         "server_tracebacks": logged.count("Traceback"),
         "access_log_lines": len(log_lines), "access_log_statuses": statuses,
         "client_gone_logged": sum(1 for line in log_lines if line.get("error") == "http.client_gone"),
@@ -591,10 +627,14 @@ def table(http: dict[str, Any], stdio: dict[str, Any] | None) -> str:
     rows = [("clients", "clients", "clients"), ("throughput (calls/s)", "throughput_per_s", "throughput_per_s"),
             ("p50 ms", "p50_ms", "p50_ms"), ("p95 ms", "p95_ms", "p95_ms"), ("p99 ms", "p99_ms", "p99_ms"),
             ("errors (well-behaved)", "errors", "errors"), ("calls", "calls", "calls"),
+            ("server CPU ms per call", "server_cpu_ms_per_call", "-"),
+            ("clients' CPU ms per call", "client_cpu_ms_per_call", "-"),
             ("RSS at start, MB", "rss_start_mb", "rss_start_total_mb"),
             ("RSS at end, MB", "rss_end_mb", "rss_end_total_mb"), ("MB per user", "mb_per_user", "mb_per_user"),
             ("start-up, s", "startup_s", "all_ready_s")]
     servers = "one server" if http["replicas"] == 1 else f"{http['replicas']} servers"
+    if http.get("workers", 1) > 1:
+        servers += f", {http['workers']} workers"
     lines = [f"{'':24} {'HTTP (' + servers + ')':>18} {'stdio (one each)':>18}"]
     for name, h, s in rows:
         lines.append(f"{name:24} {http.get(h)!s:>18} {(stdio or {}).get(s, '-')!s:>18}")
@@ -625,12 +665,15 @@ def main() -> int:
     parser.add_argument("--auth", choices=("token-file", "jwt"), default="token-file")
     parser.add_argument("--replicas", type=int, default=1, help="serve processes over the one data dir (stateless: "
                                                                  "clients spread over them, as a load balancer would)")
+    parser.add_argument("--workers", type=int, default=1, help="`serve --workers N`: N processes on each "
+                                                              "server's one port")
     parser.add_argument("--skip-stdio", action="store_true", help="no stdio comparison")
     parser.add_argument("--no-faults", action="store_true", help="well-behaved clients only (a baseline)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    if not 1 <= args.clients <= 256 or not 1 <= args.seconds <= 600 or not 1 <= args.replicas <= 8:
-        parser.error("--clients 1..256, --seconds 1..600, --replicas 1..8")
+    if not 1 <= args.clients <= 256 or not 1 <= args.seconds <= 600 or not 1 <= args.replicas <= 8 \
+            or not 1 <= args.workers <= 8:
+        parser.error("--clients 1..256, --seconds 1..600, --replicas 1..8, --workers 1..8")
     BENCH.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]
     data, books, late = build_library()
@@ -643,7 +686,7 @@ def main() -> int:
     machine = {"cpus": os.cpu_count(), "load_average_before": round(load_before, 1),
                "load_average_after": round(os.getloadavg()[0], 1)}
     results = {"http": http, "stdio": stdio, "machine": machine}
-    out = BENCH / f"results-{args.auth}-{args.clients}x{int(args.seconds)}s-r{args.replicas}.json"
+    out = BENCH / f"results-{args.auth}-{args.clients}x{int(args.seconds)}s-r{args.replicas}w{args.workers}.json"
     out.write_text(json.dumps(results, indent=1))
     print(json.dumps(results, indent=1) if args.json else table(http, stdio))
     print(f"machine: {machine['cpus']} CPUs, 1-minute load average {machine['load_average_before']} before, "

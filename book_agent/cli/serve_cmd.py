@@ -13,6 +13,19 @@ from book_agent.mcp import http_limits as L  # plain constants: no fastmcp, no u
 
 LOOPBACK = "127.0.0.1"
 
+WORKERS = typer.Option(
+    1, "--workers", metavar="N",
+    help="Worker processes accepting on the one port (stateless: any answers any request); one per core "
+         "multiplies throughput. Limits apply per worker.")
+ALLOWED_HOSTS = typer.Option(
+    None, "--allowed-hosts", metavar="HOSTS",
+    help="Host names (a,b; *.example.org; IP addresses) requests may name besides the loopback ones and the "
+         "bound address (DNS-rebinding protection). Default: loopback names on a loopback address, any elsewhere.")
+ALLOWED_ORIGINS = typer.Option(
+    None, "--allowed-origins", metavar="ORIGINS",
+    help="Browser origins (https://app.example.org,...; * for any) allowed besides the server's own (and loopback "
+         "pages on a loopback address); a request without Origin is not a browser's and is not checked.")
+
 
 def register(app: typer.Typer) -> None:
     @app.command("serve")
@@ -51,18 +64,22 @@ def register(app: typer.Typer) -> None:
                                             "instead of stderr."),
         log_queries: bool = typer.Option(False, "--log-queries",
                                          help="Put the query text in the access log (left out by default)."),
+        allowed_hosts: str = ALLOWED_HOSTS,
+        allowed_origins: str = ALLOWED_ORIGINS,
+        workers: int = WORKERS,
     ) -> None:
         """Serve the library over MCP streamable HTTP at http://HOST:PORT/mcp (health: /health).
-        Stateless: several processes may serve one data dir behind a load balancer."""
+        Stateless: several processes (--workers N on one port) may serve one data dir."""
         # A start-up failure (a bad address, an unknown book) is a BookAgentError: cli.main
         # prints it and exits 1 before anything listens.
-        from pathlib import Path
+        from book_agent.mcp.http import ServeOptions, jwt_settings, serve_http
+        from book_agent.mcp.http_origin import split_list
 
-        from book_agent.mcp.http import jwt_settings, serve_http
-
-        jwt = jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience)
+        data_dir = common.data_dir(ctx)
         limits = L.HttpLimits(max_body_bytes=max_body_bytes, max_concurrent_per_client=max_concurrent_per_client,
                               read_timeout=read_timeout, max_connections=max_connections,
                               shutdown_timeout=shutdown_timeout)
-        serve_http(books, common.data_dir(ctx), host, port, Path(token_file) if token_file else None, jwt,
-                   limits=limits, access_log=Path(access_log) if access_log else None, log_queries=log_queries)
+        serve_http(ServeOptions(
+            books, str(data_dir) if data_dir is not None else None, host, port, token_file,
+            jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience), limits, access_log, log_queries,
+            tuple(split_list(allowed_hosts)) if allowed_hosts else None, tuple(split_list(allowed_origins)), workers))

@@ -1,15 +1,15 @@
 """What one HTTP client may ask of `serve`: body size, concurrent calls, time to send a request.
 
-A pure ASGI middleware (`RequestLimits`) in front of FastMCP's streamable-HTTP app, plus the
-uvicorn settings it relies on (`uvicorn_settings`):
+A pure ASGI middleware (`RequestLimits`) in front of FastMCP's streamable-HTTP app, with the
+uvicorn settings it relies on in mcp/http_uvicorn.py:
 
 - **Body size.** A declared `Content-Length` over `max_body_bytes` is refused with 413 before a
   byte of the body is read; a chunked body is counted as it streams and refused once past it.
 - **Time to send.** The body must arrive within `read_timeout` seconds of the request's head,
   else 408 (a client that sends headers, then trickles the body, holds nothing for longer). The
   head itself must arrive within `read_timeout` of the connection opening or the previous answer,
-  else the connection is closed (`guarded_h11`: uvicorn's keep-alive timer alone restarts on
-  every byte). Idle keep-alive connections close after `KEEP_ALIVE_S`.
+  else the connection is closed (mcp/http_uvicorn.py: uvicorn's keep-alive timer alone restarts
+  on every byte). Idle keep-alive connections close after `KEEP_ALIVE_S`.
 - **Concurrent calls per client.** At most `max_concurrent_per_client` requests in flight per
   token (its log label) or, without authentication, per client address; the next gets 429 with
   `Retry-After`. uvicorn's `limit_concurrency` caps connections and tasks for everyone at
@@ -19,9 +19,10 @@ Each refusal is JSON, `{"error": {code, message, details, remediation}}` as ever
 names its code for the access log. Accepted bodies are read whole (at most `max_body_bytes`)
 and handed on unchanged, so the app never reads from a slow client itself.
 
-A call whose client goes away is cancelled: FastMCP cancels the tool's coroutine, and a call
-still queued on a session lane is dropped before it starts (`asyncio.wrap_future`); one already
-running finishes on its lane. So vanished clients cannot pile work up.
+A call whose client goes away is cancelled (`answer_while_connected`: answers are plain JSON,
+which listens for nothing itself): the tool's coroutine is cancelled, and a call still queued on
+a session lane is dropped before it starts (`asyncio.wrap_future`); one already running finishes
+on its lane. So vanished clients cannot pile work up.
 """
 
 from __future__ import annotations
@@ -162,19 +163,42 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     raise too_slow(timeout)
 
 
-def replay(body: bytes, receive: Receive) -> Receive:
-    """A receive that gives the app the body read already, then the client's own events
-    (the disconnect a streaming answer listens for)."""
+async def answer_while_connected(app: App, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+    """Run the app on the body read already, and cancel it if the client goes away before the
+    whole answer is sent (a JSON answer listens for nothing itself; this is what cancels the
+    tool's coroutine, and drops a call still queued on a lane). The app's own receive gives the
+    body, then waits for the disconnect (what a streamed answer listens for)."""
+    import anyio
+
+    gone = anyio.Event()
+    answered = False
     given = False
 
-    async def receive_again() -> Message:
+    async def app_receive() -> Message:
         nonlocal given
         if not given:
             given = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
+        await gone.wait()
+        return {"type": "http.disconnect"}
 
-    return receive_again
+    async def send_noting(message: Message) -> None:
+        nonlocal answered
+        if message["type"] == "http.response.body" and not message.get("more_body"):
+            answered = True
+        await send(message)
+
+    async with anyio.create_task_group() as group:
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass  # the body is read whole: only the disconnect (or the answer's end) comes
+            gone.set()
+            if not answered:
+                group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await app(scope, app_receive, send_noting)
+        group.cancel_scope.cancel()
 
 
 def client_key(scope: Scope, label: Callable[[Any], str] | None) -> str:
@@ -205,7 +229,7 @@ class RequestLimits:
         try:
             declared = declared_length(scope)
             if declared is not None and declared > self.limits.max_body_bytes:
-                # not read: uvicorn discards what still comes, within --read-timeout (guarded_h11)
+                # not read: uvicorn discards what still comes, within --read-timeout (http_uvicorn.py)
                 raise too_large(self.limits.max_body_bytes, declared)
             if scope.get("path") not in self.unlimited_paths:
                 key = client_key(scope, self.label)
@@ -225,7 +249,7 @@ class RequestLimits:
             return
         scope[BODY] = body
         try:
-            await self.app(scope, replay(body, receive), send)
+            await answer_while_connected(self.app, scope, body, receive, send)
         finally:
             self._release(key)
 
@@ -237,43 +261,3 @@ class RequestLimits:
             self.in_flight[key] = left
         else:
             self.in_flight.pop(key, None)
-
-
-def guarded_h11(head_timeout: float) -> type:
-    """uvicorn's h11 protocol, but a request's head must arrive within `head_timeout` seconds of
-    the connection opening or of the previous answer; else the connection is closed. (uvicorn
-    restarts its keep-alive timer on every byte, so a client trickling a head would hold the
-    connection forever.) The same deadline bounds how long an unread body is drained after a 413."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class GuardedH11Protocol(H11Protocol):
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._arm_head_deadline()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self._arm_head_deadline()
-
-        def _arm_head_deadline(self) -> None:
-            self.loop.call_later(head_timeout, self._head_deadline, self.cycle)
-
-        def _head_deadline(self, cycle: Any) -> None:
-            # no request began since the deadline was set: the head (or a drained body) is late
-            if self.cycle is cycle and (cycle is None or cycle.response_complete) \
-                    and not self.transport.is_closing():
-                self.transport.close()
-
-    return GuardedH11Protocol
-
-
-def uvicorn_settings(limits: HttpLimits) -> dict[str, Any]:
-    """uvicorn.Config keywords: the connection cap, the time limits, graceful shutdown, and
-    no default access log (mcp/access_log.py writes one line per request instead)."""
-    return {
-        "http": guarded_h11(limits.read_timeout),
-        "limit_concurrency": limits.max_connections,
-        "timeout_keep_alive": KEEP_ALIVE_S,
-        "timeout_graceful_shutdown": limits.shutdown_timeout,
-        "access_log": False,
-    }

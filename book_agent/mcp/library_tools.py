@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 
 def served(agent: Any, ref_text: str, wanted: list[str]) -> list[str]:
     """`wanted` when every id is served, else mcp.book_not_served naming the others. (A token's
-    own limit on `books` and `book_id` is checked before, by mcp/auth.py's middleware.)"""
-    serving = [str(b["book_id"]) for b in agent.library_books(ref_text)]
+    own limit on `books` and `book_id` is checked before, by mcp/auth.py's middleware.)
+    Every call asks: the registry's ids only (read again only when the registry file changed),
+    never a description of every book; so a book registered or removed is seen at once."""
+    serving = agent.library_book_ids(ref_text)
     others = [b for b in dict.fromkeys(wanted) if b not in serving]
     if others:
         raise BookAgentError("mcp.book_not_served", f"this server does not serve {', '.join(others)}",
@@ -74,7 +76,7 @@ def register_library_tools(server: FastMCP, session: BookSession) -> None:
 
 def _token_books(agent: Any, ref: str, allowed: list[str]) -> list[str]:
     """The served books this token may use (a token may name books another server serves)."""
-    mine = [str(b["book_id"]) for b in agent.library_books(ref) if str(b["book_id"]) in allowed]
+    mine = [book_id for book_id in agent.library_book_ids(ref) if book_id in allowed]
     if not mine:
         raise BookAgentError("mcp.book_not_served", "this token may use none of the books this server serves",
                              details={"token_books": allowed}, remediation="ask for a token for these books")

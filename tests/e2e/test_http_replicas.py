@@ -6,6 +6,7 @@ data dir mounted read-only (in a private mount namespace, where this machine all
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -191,3 +192,61 @@ def test_a_replica_serves_a_prepared_data_dir_mounted_read_only(tmp_path: Path) 
         assert page.is_error and '"render.write_failed"' in page.content[0].text
     finally:
         stop(proc, log)
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The `serve --workers` processes of `pid` (its spawned children, not the resource tracker)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"multiprocessing.spawn" in cmdline:
+                found.append(int(child))
+    return sorted(found)
+
+
+def test_workers_share_one_port_and_each_answers(tmp_path: Path) -> None:
+    """`serve --workers 2`: two processes accept on the one port; with either stopped (SIGSTOP),
+    the other answers every call; one killed is replaced; SIGTERM stops all, as one process."""
+    data = prepared_library(tmp_path)
+    port, log = free_port(), tmp_path / "workers.log"
+    base, proc = serve([sys.executable, "-m", "book_agent", "--data-dir", str(data), "serve", "@all",
+                        "--port", str(port), "--workers", "2", "--access-log", str(tmp_path / "access.log")],
+                       port, log)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := worker_pids(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers) == 2, workers
+        expected = asyncio.run(session(base + "/mcp"))
+        assert expected[0] == LIBRARY_TOOLS and expected[1][3]["record_id"] == "d001"
+        for stopped, running in (workers, workers[::-1]):
+            os.kill(stopped, signal.SIGSTOP)  # only `running` can accept now
+            try:
+                assert asyncio.run(session(base + "/mcp")) == expected, f"worker {running} alone"
+            finally:
+                os.kill(stopped, signal.SIGCONT)
+        os.kill(workers[0], signal.SIGKILL)  # the supervisor replaces a dead worker
+        deadline = time.monotonic() + 60
+        while (len(now := worker_pids(proc.pid)) < 2 or workers[0] in now) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(now) == 2 and workers[0] not in now and workers[1] in now
+        assert asyncio.run(session(base + "/mcp")) == expected
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=40) == -signal.SIGTERM  # as one process: ends by the signal sent
+        assert not any(Path(f"/proc/{pid}").exists() for pid in now)
+    finally:
+        stop(proc, log)
+    lines = (tmp_path / "access.log").read_text().splitlines()
+    assert lines and all(json.loads(line)["status"] in (200, 202) for line in lines)
+
+
+@pytest.mark.parametrize(("option", "code"), [(("--workers", "0"), "http.bad_limit"),
+                                              (("nope", "--workers", "2"), "book.not_registered")])
+def test_workers_are_checked_before_anything_listens(option: tuple[str, ...], code: str, tmp_path: Path) -> None:
+    from tests.support.cli_support import run_cli
+
+    data = three_book_library(tmp_path)
+    books, *rest = option if option[0] == "nope" else ("@all", *option)
+    out = run_cli("--data-dir", str(data), "--json", "serve", books, "--port", str(free_port()), *rest)
+    assert out.code == 1 and out.error_code == code

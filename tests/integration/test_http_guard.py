@@ -134,7 +134,10 @@ def test_a_second_call_in_flight_gets_429_and_is_logged() -> None:
             queue = list(body)
 
             async def receive() -> dict[str, Any]:
-                return queue.pop(0) if queue else {"type": "http.disconnect"}
+                if queue:
+                    return queue.pop(0)
+                await asyncio.sleep(3600)  # uvicorn: nothing more until the client leaves
+                return {"type": "http.disconnect"}
 
             async def send(message: dict[str, Any]) -> None:
                 sent.append(message)
@@ -150,6 +153,45 @@ def test_a_second_call_in_flight_gets_429_and_is_logged() -> None:
     assert first[0]["status"] == 200 and second[0]["status"] == 429
     assert (b"retry-after", b"1") in second[0]["headers"]
     assert [json.loads(line)["error"] for line in lines] == ["http.too_many_requests", None]
+
+
+def test_a_client_gone_mid_call_cancels_it_frees_its_slot_and_is_logged() -> None:
+    lines: list[str] = []
+    started, cancelled = asyncio.Event(), []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        started.set()
+        try:
+            await asyncio.sleep(3600)  # a long call, answered as one JSON message at its end
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    limits = RequestLimits(app, HttpLimits(max_concurrent_per_client=1))
+    stack = AccessLog(limits, lines.append)
+
+    async def gone() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+        queue = [{"type": "http.request", "body": b"{}", "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if queue:
+                return queue.pop(0)
+            await started.wait()
+            await asyncio.sleep(0.05)
+            return {"type": "http.disconnect"}  # the client closed its connection
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await asyncio.wait_for(stack(scope(), receive, send), timeout=10)
+        return sent
+
+    assert asyncio.run(gone()) == [] and cancelled == [True]
+    assert limits.in_flight == {}
+    line = json.loads(lines[0])
+    assert (line["status"], line["error"]) == (499, "http.client_gone")
 
 
 def test_renders_run_one_at_a_time() -> None:

@@ -79,6 +79,30 @@ def test_all_serves_books_registered_after_the_start(data_dir: Path, tmp_path: P
     assert entry.structured_content["record_id"] == "d001"
 
 
+def test_a_book_removed_while_serving_is_refused_at_once_and_served_again_when_back(data_dir: Path) -> None:
+    read = ("read_entry", {"book_id": "part-2", "record_id": "d002"})
+
+    async def run() -> list[Any]:
+        async with Client(build_server("@all", data_dir=data_dir)) as client:
+            results = [await client.call_tool(*read, raise_on_error=False)]  # served (and cached)
+            with BookAgent(data_dir) as agent:
+                root = agent.resolve("part-2")["package_root"]
+                agent.remove("part-2")
+            results += [await client.call_tool(*read, raise_on_error=False),
+                        await client.call_tool("search", {"query": "river", "books": ["part-2"]}, raise_on_error=False),
+                        await client.call_tool("list_books", {})]
+            with BookAgent(data_dir) as agent:
+                agent.init(root)
+            results.append(await client.call_tool(*read, raise_on_error=False))
+            return results
+
+    before, removed, searched, listed, back = asyncio.run(run())
+    assert before.structured_content["record_id"] == "d002"
+    assert error_code(removed) == "mcp.book_not_served" and error_code(searched) == "mcp.book_not_served"
+    assert [b["book_id"] for b in listed.structured_content["books"]] == ["part-0", "part-1"]
+    assert back.structured_content["record_id"] == "d002"
+
+
 def test_published_library_schemas_match_the_contract_file() -> None:
     from book_agent.mcp.published import document
     from tests.support import REPO_ROOT

@@ -40,3 +40,39 @@ def test_registry_holds_exactly_what_was_put(tmp_path_factory, ids):
     assert not list(registry.path.parent.glob(".registry.json.*.tmp"))  # no temp file left behind
 
 
+
+
+def test_reads_are_cached_while_the_file_is_the_same_and_see_every_change(tmp_path, monkeypatch):
+    import json
+
+    from book_agent.adapters.storage import json_registry
+
+    reader, writer = JsonRegistry(tmp_path), JsonRegistry(tmp_path)  # a server and another process
+    assert reader.list() == []
+    writer.put({"book_id": "a", "package_root": "/x", "fingerprint": {"f": [1, 2, 3]}})
+    parses = []
+    loads = json.loads
+    monkeypatch.setattr(json_registry.json, "loads", lambda text: parses.append(1) or loads(text))
+    first = reader.list()
+    assert [e["book_id"] for e in first] == ["a"] and len(parses) == 1
+    for _ in range(5):  # the file is the same: no parse
+        assert reader.get("a")["fingerprint"] is first[0]["fingerprint"]
+        assert [e["book_id"] for e in reader.list()] == ["a"]
+    assert len(parses) == 1
+    writer.put({"book_id": "b", "package_root": "/y"})  # registered by another process: seen at once
+    assert [e["book_id"] for e in reader.list()] == ["a", "b"] and reader.get("b")["package_root"] == "/y"
+    writer.remove("a")  # removed: gone at once
+    assert [e["book_id"] for e in reader.list()] == ["b"]
+    with pytest.raises(BookAgentError) as info:
+        reader.get("a")
+    assert info.value.code == "book.not_registered"
+    text = reader.path.read_text(encoding="utf-8")  # edited in place (same inode): seen too
+    with open(reader.path, "r+", encoding="utf-8") as handle:
+        handle.write(text.replace('"/y"', '"/zz"'))
+    assert reader.get("b")["package_root"] == "/zz"
+    reader.path.write_text("{broken", encoding="utf-8")  # a corrupt file is reported, never served stale
+    with pytest.raises(BookAgentError) as info:
+        reader.list()
+    assert info.value.code == "registry.corrupt"
+    reader.path.unlink()
+    assert reader.list() == []

@@ -3,11 +3,21 @@
 Eight `book-agent init` processes at once must lose no entry, so every change is a
 read-modify-write inside an exclusive portalocker lock on a sibling lock file, and the
 write itself is temp file + fsync + os.replace (a reader never sees half a file).
+
+Reads (`get`, `list`) are cached while the file stays the same: each read opens the file and
+compares its identity and state (device, inode, size, mtime and ctime, from fstat of the file
+just opened) with those of the last parse, and parses again only when they differ. A write
+replaces the file (a new inode, a new ctime), so a book registered or removed by any process is
+seen by the next read; a server answering many calls no longer parses the whole registry (about
+4 KB per book) for each. Opening (not only stat-ing) keeps NFS's close-to-open consistency.
+Entries returned are shallow copies: their nested values (`fingerprint`, `package`) are shared
+with the cache and must not be changed in place.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,10 +50,20 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_atomic(path, payload, durable=True)
 
 
+def _read_open(handle: Any, size: int) -> bytes:
+    """An open file's bytes, at most MAX_REGISTRY_BYTES + 1 (read as sized, then to its end:
+    no buffer of the limit's size for a file of a few KB)."""
+    raw: bytes = handle.read(min(size, MAX_REGISTRY_BYTES) + 1)
+    if len(raw) > size:  # it grew since fstat (an edit in place): on to the end, still bounded
+        raw += handle.read(MAX_REGISTRY_BYTES + 1 - len(raw))
+    return raw
+
+
 class JsonRegistry(Registry):
     def __init__(self, data_dir: Path) -> None:
         self.path = Path(data_dir) / "registry.json"
         self.lock_path = Path(data_dir) / "registry.lock"
+        self._last: tuple[tuple[int, ...], dict[str, Any]] | None = None  # (file state, data) of the last read
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -82,12 +102,35 @@ class JsonRegistry(Registry):
                 remediation="pass a folder with --data-dir (or $BOOK_AGENT_HOME); it is created when missing",
             )
 
+    def _read_cached(self) -> dict[str, Any]:
+        """The registry (strictly checked), parsed again only when the file changed since the
+        last read. The result is shared: never change it (`_update` reads afresh)."""
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115  (closed below; an error falls back to _read)
+        except OSError:
+            return self._read()  # missing (an empty registry) or unreadable: as ever
+        with handle:
+            state = os.fstat(handle.fileno())
+            key = (state.st_dev, state.st_ino, state.st_size, state.st_mtime_ns, state.st_ctime_ns)
+            last = self._last
+            if last is not None and last[0] == key:
+                return last[1]
+            data = self._parsed(lambda: _read_open(handle, state.st_size), strict=True)
+        self._last = (key, data)
+        return data
+
     def _read(self, strict: bool = True) -> dict[str, Any]:
         self._check_data_dir()
         if not self.path.exists():
             return {"version": REGISTRY_VERSION, "books": {}}
+        return self._parsed(lambda: read_limited(self.path, MAX_REGISTRY_BYTES), strict)
+
+    def _parsed(self, read: Callable[[], bytes], strict: bool) -> dict[str, Any]:
         try:
-            data = json.loads(read_limited(self.path, MAX_REGISTRY_BYTES).decode("utf-8"))
+            raw = read()
+            if len(raw) > MAX_REGISTRY_BYTES:
+                raise InputTooLarge(str(self.path), MAX_REGISTRY_BYTES)
+            data = json.loads(raw.decode("utf-8"))
         except (OSError, ValueError, RecursionError) as exc:
             reason = f"it is larger than {MAX_REGISTRY_BYTES} bytes" if isinstance(exc, InputTooLarge) else exc
             raise BookAgentError(
@@ -135,7 +178,7 @@ class JsonRegistry(Registry):
             leftover.unlink(missing_ok=True)
 
     def get(self, book_id: str) -> RegistryEntry:
-        books = self._read()["books"]
+        books = self._read_cached()["books"]
         if book_id not in books:
             known = sorted(books)
             raise BookAgentError(
@@ -160,7 +203,7 @@ class JsonRegistry(Registry):
         return cast(RegistryEntry, dict(self._update(change)))
 
     def list(self) -> list[RegistryEntry]:
-        books = self._read()["books"]
+        books = self._read_cached()["books"]
         return [cast(RegistryEntry, dict(books[k])) for k in sorted(books)]
 
     def remove(self, book_id: str) -> None:

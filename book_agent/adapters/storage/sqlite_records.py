@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,9 +70,15 @@ def fetch_records(execute: Callable[[str, Sequence[Any]], Iterable[Sequence[Any]
 
 
 class SqliteRecordReader(RecordSource):
+    """One read-only connection, shared by the MCP server's lanes (a `read_entry` on one thread, a
+    search's or `locate_source`'s fetch on another): each fetch holds the lock while it runs and
+    reads its rows. Python's sqlite3 does not make one connection safe for concurrent use: two
+    threads running the same statement at once get SQLITE_MISUSE, missing rows or empty ones."""
+
     def __init__(self, database_path: Path) -> None:
         self.database_path = Path(database_path)
         self._con: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
 
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
@@ -87,7 +94,8 @@ class SqliteRecordReader(RecordSource):
 
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
         try:
-            return fetch_records(lambda sql, params: self._connection().execute(sql, params), record_ids)
+            with self._lock:
+                return fetch_records(lambda sql, params: self._connection().execute(sql, params), record_ids)
         except sqlite3.Error as exc:
             raise BookAgentError(
                 "package.database_unreadable",
@@ -107,6 +115,7 @@ class SqliteRecordReader(RecordSource):
         return record
 
     def close(self) -> None:
-        if self._con is not None:
-            self._con.close()
-            self._con = None
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None

@@ -1,0 +1,107 @@
+"""`serve`'s uvicorn: the protocol, the settings, and one process or N worker processes.
+
+- `GuardedH11Protocol`: uvicorn's h11 protocol, but a request's head must arrive within the read
+  timeout of the connection opening or of the previous answer; else the connection is closed.
+  (uvicorn restarts its keep-alive timer on every byte, so a client trickling a head would hold
+  the connection forever.) The same deadline bounds how long an unread body is drained after a
+  413. A module-level class, so that worker processes can be handed it.
+- `uvicorn_settings`: the connection cap, the time limits, graceful shutdown, and no default
+  access log (mcp/access_log.py writes one line per request instead).
+- `run_one`: the app in this process. `run_workers`: `--workers N` processes accepting on one
+  socket, bound here (uvicorn's supervisor: a worker that dies is replaced). Each worker builds
+  the same app from the options in the environment (`WORKER_ENV`, mcp/http.py `worker_app`);
+  the server is stateless, so any worker may answer any request. SIGTERM or Ctrl-C: each worker
+  finishes its requests in flight (up to the shutdown timeout), then this process ends by the
+  signal it was sent, as one process would.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from book_agent.mcp.http_limits import KEEP_ALIVE_S, READ_TIMEOUT_S, HttpLimits
+
+WORKER_ENV = "BOOK_AGENT_SERVE_OPTIONS"  # what a worker process builds its app from (JSON)
+WORKER_APP = "book_agent.mcp.http:worker_app"
+
+
+class GuardedH11Protocol(H11Protocol):
+    head_timeout = READ_TIMEOUT_S  # set from the limits before serving (`uvicorn_settings`)
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm_head_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm_head_deadline()
+
+    def _arm_head_deadline(self) -> None:
+        self.loop.call_later(self.head_timeout, self._head_deadline, self.cycle)
+
+    def _head_deadline(self, cycle: Any) -> None:
+        # no request began since the deadline was set: the head (or a drained body) is late
+        if self.cycle is cycle and (cycle is None or cycle.response_complete) and not self.transport.is_closing():
+            self.transport.close()
+
+
+def uvicorn_settings(limits: HttpLimits) -> dict[str, Any]:
+    """uvicorn.Config keywords for these limits (and the head deadline set for this process)."""
+    GuardedH11Protocol.head_timeout = limits.read_timeout
+    return {
+        "http": GuardedH11Protocol,
+        "limit_concurrency": limits.max_connections,
+        "timeout_keep_alive": KEEP_ALIVE_S,
+        "timeout_graceful_shutdown": limits.shutdown_timeout,
+        "access_log": False,
+        "log_level": "warning",
+        "lifespan": "on",
+    }
+
+
+def run_one(app: Any, host: str, port: int, limits: HttpLimits) -> None:
+    """Serve `app` until SIGTERM or Ctrl-C (uvicorn finishes what is in flight, then re-raises
+    the signal)."""
+    import uvicorn
+
+    finish_streams_on_shutdown()
+    uvicorn.Server(uvicorn.Config(app, host=host, port=int(port), **uvicorn_settings(limits))).run()
+
+
+def run_workers(options_json: str, host: str, port: int, limits: HttpLimits, workers: int) -> None:
+    """`workers` processes serving on one socket bound here, until SIGTERM or Ctrl-C."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    class Supervisor(Multiprocess):
+        stopped_by: int | None = None
+
+        def handle_int(self) -> None:
+            self.stopped_by = self.stopped_by or signal.SIGINT
+            super().handle_int()
+
+        def handle_term(self) -> None:
+            self.stopped_by = self.stopped_by or signal.SIGTERM
+            super().handle_term()
+
+    os.environ[WORKER_ENV] = options_json  # spawned workers inherit it
+    config = uvicorn.Config(WORKER_APP, factory=True, host=host, port=int(port), workers=workers,
+                            **uvicorn_settings(limits))
+    supervisor = Supervisor(config, sockets=[config.bind_socket()])
+    supervisor.run()
+    if supervisor.stopped_by is not None:  # end as one process would: by the signal sent
+        signal.signal(supervisor.stopped_by, signal.SIG_DFL)
+        signal.raise_signal(supervisor.stopped_by)
+
+
+def finish_streams_on_shutdown() -> None:
+    """sse-starlette ends every SSE answer as soon as uvicorn is told to stop, so a streamed
+    answer in flight at SIGTERM would lose its result. Stateless answers end by themselves once
+    the result is sent, and uvicorn's graceful-shutdown timeout bounds the wait: let them finish."""
+    from sse_starlette.sse import AppStatus
+
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]

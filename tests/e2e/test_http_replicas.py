@@ -10,19 +10,18 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import httpx2
 import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
+from tests.support.http_serve import free_port, wait_healthy
 from tests.support.library_support import LIBRARY_TOOLS, three_book_library
 
 CALLS = [
@@ -34,24 +33,6 @@ CALLS = [
     ("get_skill", {"book_id": "part-0"}),
     ("status", {"book_id": "part-0"}),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_healthy(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(base + "/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-        time.sleep(0.2)
 
 
 def serve(argv: list[str], port: int, log: Path) -> tuple[str, subprocess.Popen[bytes]]:

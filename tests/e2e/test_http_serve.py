@@ -6,10 +6,8 @@ import asyncio
 import hashlib
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +16,8 @@ import pytest
 from fastmcp import Client
 
 from tests.support.cli_support import run_cli
+from tests.support.http_serve import free_port, wait_healthy
 from tests.support.library_support import LIBRARY_TOOLS, three_book_library
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
 
 TEAM, READER = "team-token-abc123", "reader-token-xyz789"  # a reader may use part-1 only
 
@@ -37,15 +29,7 @@ def start(tmp_path: Path, *extra: str) -> Any:
     proc = subprocess.Popen([sys.executable, "-m", "book_agent", "--data-dir", str(data), "serve", "@all",
                              "--port", str(port), *extra], stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(base + "/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
-        time.sleep(0.2)
+    wait_healthy(base, proc, tmp_path / "server.log")
     return base, data, proc, log
 
 

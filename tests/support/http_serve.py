@@ -49,17 +49,26 @@ def start_server(data: Path, logs: Path, *extra: str, timeout: float = 60) -> Se
                              "--port", str(port), *extra], stdout=log, stderr=subprocess.STDOUT,
                             env=dict(os.environ), cwd=REPO_ROOT)
     base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base, proc, log_path, timeout)
+    except AssertionError:
+        proc.kill()
+        log.close()
+        raise
+    return Served(base, port, proc, log_path, log)
+
+
+def wait_healthy(base: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
+    """Until `base`/health answers 200; an AssertionError with the server's log when it exits or times out."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             if httpx.get(base + "/health", timeout=2).status_code == 200:
-                return Served(base, port, proc, log_path, log)
+                return
         except httpx.TransportError:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            log.close()
-            raise AssertionError(log_path.read_text(errors="replace"))
+            raise AssertionError(log.read_text(errors="replace"))
         time.sleep(0.2)
 
 

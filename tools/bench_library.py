@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,21 +33,26 @@ sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
 
-def build_books(size: int, books: int, dims: int) -> list[Path]:
+def build_books(size: int, books: int, dims: int, folder: Path = BENCH / "packages", prefix: str = "lib",
+                model: str = "test/random-vectors",
+                vectors: Callable[[int, int], Any] | None = None) -> list[Path]:
+    """`books` synthetic EPUB packages of `size` records in all, cached in `folder`; `vectors(count,
+    part)` gives a book's vectors (default: the package builder's random unit vectors)."""
     from tests.support.package_builder import build_package, synthetic_records
 
     roots = []
     per_book = size // books
     for part in range(books):
-        name = f"lib{size}-b{part + 1}"
-        root = BENCH / "packages" / f"{name}x{dims}"
+        name = f"{prefix}{size}-b{part + 1}"
+        root = folder / f"{name}x{dims}"
         if not (root / "book-package.json").exists():
             shutil.rmtree(root, ignore_errors=True)
             records = synthetic_records(per_book, seed=100 + part, cjk_share=0.0, words=40)
             for r in records:
                 r.record_id = f"{name}-{r.record_id}"
-            build_package(root, book_id=name, kind="epub", records=records, dims=dims,
-                          model="test/random-vectors", languages=["en"], blank_page=False)
+            build_package(root, book_id=name, kind="epub", records=records, dims=dims, model=model,
+                          vectors=vectors(per_book, part) if vectors else "random", languages=["en"],
+                          blank_page=False)
         roots.append(root)
     return roots
 

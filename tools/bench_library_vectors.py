@@ -82,24 +82,13 @@ def query_vectors(runs: int, cache: Path, base: np.ndarray) -> tuple[np.ndarray,
 
 
 def build_books(size: int, books: int) -> list[Path]:
-    from tests.support.package_builder import build_package, synthetic_records
+    """bench_library's books, with vectors mixed from real MiniLM document vectors."""
+    from bench_library import build_books as synthetic_books
 
     base = real_document_vectors()
-    roots = []
-    per_book = size // books
-    for part in range(books):
-        name = f"lv{size}-b{part + 1}"
-        root = BENCH / "packages" / f"{name}x{DIMS}"
-        if not (root / "book-package.json").exists():
-            shutil.rmtree(root, ignore_errors=True)
-            records = synthetic_records(per_book, seed=100 + part, cjk_share=0.0, words=40)
-            for r in records:
-                r.record_id = f"{name}-{r.record_id}"
-            build_package(root, book_id=name, kind="epub", records=records, dims=DIMS,
-                          vectors=mixes(base, per_book, seed=1000 + part), model="sentence-transformers/all-MiniLM-L6-v2",
-                          languages=["en"], blank_page=False)
-        roots.append(root)
-    return roots
+    return synthetic_books(size, books, DIMS, folder=BENCH / "packages", prefix="lv",
+                           model="sentence-transformers/all-MiniLM-L6-v2",
+                           vectors=lambda count, part: mixes(base, count, seed=1000 + part))
 
 
 def agent_for(data: Path, min_vectors: int) -> Any:

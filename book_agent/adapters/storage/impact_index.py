@@ -82,31 +82,48 @@ def postings_files(postings: Path) -> tuple[Path, Path]:
 def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], norm: np.ndarray,
                  postings: Path) -> None:
     """Each term's postings with their BM25 impacts: idf x f (k1 + 1) / (f + norm[doc]), so a
-    query only sums. Terms are numbered in sorted order, so rows go into the table in key order."""
+    query only sums. Terms are numbered in sorted order, so rows go into the table in key order.
+
+    Each book's postings are scattered straight to their places in the output arrays (memory-
+    mapped .npy files): a term's block holds each book's run in book order, so its rows stay
+    ascending, and no library-wide sort or copy of every posting is ever held in memory."""
     names = sorted(set().union(*(c.terms for _, c in books))) if books else []
     number = {t: i for i, t in enumerate(names)}
-    term_parts, doc_parts, freq_parts = [], [], []
-    first = 0
-    for _, counts in books:
-        to_global = np.fromiter(map(number.__getitem__, counts.terms), np.int32, len(counts.terms))
-        term_parts.append(to_global[counts.term_ids])
-        doc_parts.append(counts.docs.astype(np.int64) + first)
-        freq_parts.append(counts.freqs)
-        first += len(counts.record_ids)
-    terms = np.concatenate(term_parts) if term_parts else np.zeros(0, np.int32)
-    order = np.argsort(terms, kind="stable")  # books in row order: each term's docs stay ascending
-    terms = terms[order]
-    docs = np.concatenate(doc_parts)[order] if doc_parts else np.zeros(0, np.int64)
-    freqs = np.concatenate(freq_parts)[order].astype(np.float64) if freq_parts else np.zeros(0)
-    del order
-    starts = np.searchsorted(terms, np.arange(len(names) + 1), side="left")
-    df = np.diff(starts)
-    impacts = idf(len(norm), df)[terms] * freqs * (K1 + 1) / (freqs + norm[docs])
-    del terms, freqs
+    to_global = [np.fromiter(map(number.__getitem__, c.terms), np.int64, len(c.terms)) for _, c in books]
+    df = np.zeros(len(names), np.int64)
+    for (_, counts), mapping in zip(books, to_global, strict=True):
+        df += np.bincount(mapping[counts.term_ids], minlength=len(names))
+    starts = np.zeros(len(names) + 1, np.int64)
+    np.cumsum(df, out=starts[1:])
+    weights = idf(len(norm), df) * (K1 + 1)
     docs_path, impacts_path = postings_files(postings)
-    np.save(docs_path, docs.astype("<i4"))
-    np.save(impacts_path, impacts.astype("<f4"))
+    docs_out = np.lib.format.open_memmap(docs_path, mode="w+", dtype="<i4", shape=(int(starts[-1]),))
+    impacts_out = np.lib.format.open_memmap(impacts_path, mode="w+", dtype="<f4", shape=(int(starts[-1]),))
+    next_free = starts[:-1].copy()
+    first = 0
+    for (_, counts), mapping in zip(books, to_global, strict=True):
+        _scatter(counts, mapping, first, next_free, weights, norm, docs_out, impacts_out)
+        first += len(counts.record_ids)
+    docs_out.flush()
+    impacts_out.flush()
+    del docs_out, impacts_out
     out.executemany("INSERT INTO terms VALUES (?, ?, ?)", zip(names, df.tolist(), starts[:-1].tolist(), strict=True))
+
+
+def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.ndarray, weights: np.ndarray,
+             norm: np.ndarray, docs_out: np.ndarray, impacts_out: np.ndarray) -> None:
+    """One book's postings (sorted by its own term ids) into each term's next free places."""
+    if len(counts.term_ids) == 0:
+        return
+    run_starts = np.flatnonzero(np.r_[True, counts.term_ids[1:] != counts.term_ids[:-1]])
+    run_lengths = np.diff(np.r_[run_starts, len(counts.term_ids)])
+    terms = mapping[counts.term_ids]
+    places = next_free[terms] + (np.arange(len(terms)) - np.repeat(run_starts, run_lengths))
+    docs = counts.docs.astype(np.int64) + first
+    freqs = counts.freqs.astype(np.float64)
+    docs_out[places] = docs
+    impacts_out[places] = weights[terms] * freqs / (freqs + norm[docs])
+    next_free[terms[run_starts]] += run_lengths
 
 
 class ImpactScorer:

@@ -39,8 +39,12 @@ def init(
     """Verify a package in full, register it under its own book_id, and build its search index."""
     with progress_bar("indexing") as progress:
         result = agent(ctx).init(path, reranker=reranker, replace=replace, progress=progress)
+    # a library's indexes are rebuilt when its books change: say how to pay for that now, not at a search
+    in_library = len(agent(ctx).list_books()) > 1
     emit(ctx, result, lambda r: print(f"registered {r['book_id']} ({r['title']})\n  package: {r['package_root']}\n"
-                                      f"  runtime: {r['runtime_dir']}\nnext: book-agent search {r['book_id']} \"your question\""))
+                                      f"  runtime: {r['runtime_dir']}\nnext: book-agent search {r['book_id']} \"your question\""
+                                      + ("\n      book-agent prepare @all   (the library index, now rather than at the "
+                                         "first @all search)" if in_library else "")))
 
 
 def list_books(ctx: typer.Context) -> None:

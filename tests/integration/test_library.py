@@ -158,3 +158,13 @@ def test_warm_up_of_a_library_builds_its_index_and_loads_every_book(split_librar
     index = library.data_dir / "library" / "lexical.sqlite"
     assert index.is_file()
     assert library.search("@all", "river")["library"]["lexical_index"]["rebuilt"] is False
+
+
+def test_init_of_a_second_book_says_how_to_bring_the_library_index_up_to_date(tmp_path):
+    records = corpus(12)
+    data = str(tmp_path / "data")
+    first = run_cli("--data-dir", data, "init", str(make_book(tmp_path / "p", "one", records[:6])))
+    second = run_cli("--data-dir", data, "init", str(make_book(tmp_path / "p", "two", records[6:])))
+    assert first.code == 0 and second.code == 0, second.stderr
+    assert b"prepare @all" not in first.stdout  # one book: no library yet
+    assert b"book-agent prepare @all" in second.stdout

@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # 2 workers fit the 2-core machines the suite is sized for.
 XDIST := -n 2
 
-.PHONY: install test test-fast test-slow test-unit lint demo bench eval clean example-package
+.PHONY: install test test-fast test-slow test-unit lint demo bench bench-1m eval clean example-package
 
 install: $(STAMP)
 
@@ -52,6 +52,11 @@ demo: install
 
 bench: install
 	$(PY) tools/bench.py
+
+# The library at a million records (about 30 min and 6 GB of disk the first time; packages are cached in .bench/)
+bench-1m: install
+	$(PY) tools/bench_library_lexical.py --sizes 100000,1000000
+	$(PY) tools/bench_library_vectors.py --sizes 100000,1000000
 
 # Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev
 EVAL_ARGS ?=

@@ -253,3 +253,24 @@ def test_books_counted_in_worker_processes_index_as_counted_in_process(tmp_path,
     assert seen[-1] == (150, 150) and len(seen) == 3  # one step per book, as each worker finishes
     for query in QUERIES:
         assert search(parallel, query, 20) == search(serial, query, 20)
+
+
+def test_when_worker_processes_cannot_start_the_books_are_counted_in_process(tmp_path, monkeypatch):
+    from book_agent.adapters.storage import term_counts
+
+    class NoPool:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise OSError("cannot start processes here")
+
+    members = members_of(tmp_path, records(90, seed=12), 3)
+    serial = SqliteLibraryIndex(tmp_path / "serial")
+    serial.build(members, {"books": "s"}, None)
+    monkeypatch.setattr(term_counts, "PARALLEL_MIN_RECORDS", 0)
+    monkeypatch.setattr(term_counts.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(term_counts, "ProcessPoolExecutor", NoPool)
+    fallback = SqliteLibraryIndex(tmp_path / "fallback")
+    seen: list[tuple[int, int]] = []
+    fallback.build(members, {"books": "f"}, lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (90, 90)
+    for query in QUERIES:
+        assert search(fallback, query, 20) == search(serial, query, 20)

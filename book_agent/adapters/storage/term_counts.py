@@ -75,13 +75,18 @@ def count_uncached(folder: Path, members: Sequence[LibraryMember], progress: Cal
     if workers < 2 or sum(m.record_count for m in todo) < PARALLEL_MIN_RECORDS:
         return set()
     done: set[str] = set()
-    # spawn, not fork: the caller may be a threaded server, and fork copies its locks mid-use
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_count_and_cache, folder, m): m for m in todo}
-        for future in as_completed(futures):
-            future.result()
-            done.add(futures[future].book_id)
-            progress(futures[future].record_count)
+    try:
+        # spawn, not fork: the caller may be a threaded server, and fork copies its locks mid-use
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_count_and_cache, folder, m): m for m in todo}
+            for future in as_completed(futures):
+                future.result()
+                done.add(futures[future].book_id)
+                progress(futures[future].record_count)
+    except Exception:  # noqa: BLE001
+        # a pool that cannot start, or a worker that failed (a broken pool, a bad database): the books
+        # not done are counted in this process, where a real error is raised as what it is
+        return done
     return done
 
 

@@ -2,11 +2,12 @@
 
 FTS5 computes bm25() for every record matching any query term, so at a million records a
 query holding a common word costs a second (contracts/scale-study.md). This index keeps,
-per term, its posting list (records and weighted counts) as two arrays, and scores a query
-with numpy: for each of its terms, FTS5's own formula over that term's postings, summed per
-record, then the top k. Same terms (fts_terms.py asks FTS5 to stem), same formula, same
-statistics (document frequency, record count and average length of the whole library), so
-it ranks as the book sidecar's `bm25(fts, 1.0, 0.4)` ranks, in milliseconds.
+per term, its posting list as two arrays: the records holding it and each one's *impact*,
+its share of FTS5's bm25() computed when the index is built (the statistics are fixed until
+the library changes, and then the index is rebuilt). A query sums its terms' impacts per
+record with numpy and takes the top k. Same terms (fts_terms.py asks FTS5 to stem), same
+formula, same statistics (document frequency, record count and average length of the whole
+library), so it ranks as the book sidecar's `bm25(fts, 1.0, 0.4)` ranks, in milliseconds.
 
 An SQLite file, replaced atomically: `meta` (stamp, record count, average length, the name of
 its postings), `ids` (row -> book_id, record_id), `books` (each book's row range), `lengths`

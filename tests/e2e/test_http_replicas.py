@@ -21,7 +21,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
-from tests.support.http_serve import free_port, wait_healthy
+from tests.support.http_serve import free_port, terminate, wait_healthy
 from tests.support.library_support import LIBRARY_TOOLS, three_book_library
 
 CALLS = [
@@ -44,14 +44,7 @@ def serve(argv: list[str], port: int, log: Path) -> tuple[str, subprocess.Popen[
 
 
 def stop(proc: subprocess.Popen[bytes], log: Path) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
+    terminate(proc)
     assert b"Traceback" not in log.read_bytes(), log.read_text()
 
 

@@ -16,7 +16,7 @@ import pytest
 from fastmcp import Client
 
 from tests.support.cli_support import run_cli
-from tests.support.http_serve import free_port, wait_healthy
+from tests.support.http_serve import free_port, terminate, wait_healthy
 from tests.support.library_support import LIBRARY_TOOLS, three_book_library
 
 TEAM, READER = "team-token-abc123", "reader-token-xyz789"  # a reader may use part-1 only
@@ -34,13 +34,9 @@ def start(tmp_path: Path, *extra: str) -> Any:
 
 
 def stop(proc: Any, log: Any, tmp_path: Path) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
     try:
-        proc.wait(timeout=20)
+        terminate(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
         log.close()
     server_log = (tmp_path / "server.log").read_bytes()
     assert b"Traceback" not in server_log

@@ -73,14 +73,22 @@ def wait_healthy(base: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
 
 
 def stop_server(served: Served) -> int:
-    if served.proc.poll() is None:
-        served.proc.send_signal(signal.SIGTERM)
     try:
-        return served.proc.wait(timeout=30)
+        return terminate(served.proc, timeout=30)
     finally:
-        if served.proc.poll() is None:
-            served.proc.kill()
         served.log.close()
+
+
+def terminate(proc: subprocess.Popen[bytes], timeout: float = 20) -> int:
+    """SIGTERM (a graceful stop), then the exit code; killed if it has not stopped in `timeout` s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 def rpc_body(name: str, arguments: dict[str, Any], ident: int = 1) -> bytes:

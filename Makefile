@@ -42,8 +42,8 @@ test-unit: install
 	$(PY) -m pytest -m "not slow" tests/unit $(PYTEST_ARGS)
 
 lint: install
-	$(VENV)/bin/ruff check book_agent tests tools
-	$(PY) -m mypy book_agent
+	$(VENV)/bin/ruff check book_agent adapters tests tools
+	$(PY) -m mypy book_agent adapters/book_agent_adapters
 	$(IMPORTS)
 	$(PY) -m pytest -q tests/integration/test_architecture.py
 

@@ -51,18 +51,18 @@ class LocalBookParts(BookParts):
     reranker, and PDFium/EPUB sources."""
 
     def records(self, package: PackageInfo) -> RecordSource:
-        from book_agent.adapters.storage.sqlite_records import SqliteRecordReader
+        from book_agent_adapters.storage.sqlite_records import SqliteRecordReader
 
         assert package.database_path is not None
         return SqliteRecordReader(package.database_path)
 
     def lexical_index(self, sidecar_path: Path) -> LexicalIndex:
-        from book_agent.adapters.storage.fts_lexical_index import FtsLexicalIndex
+        from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex
 
         return FtsLexicalIndex(sidecar_path)
 
     def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore:
-        from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+        from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
         assert package.database_path is not None and package.vector_manifest is not None
         return PrebuiltVectorStoreAdapter(package.database_path, package.vector_manifest,
@@ -70,20 +70,20 @@ class LocalBookParts(BookParts):
                                           book_id=str(package.book_id))
 
     def query_runtime(self, spec: dict[str, Any], config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer:
-        from book_agent.adapters.encoders.query_runtime import QueryRuntime
+        from book_agent_adapters.encoders.query_runtime import QueryRuntime
 
         return QueryRuntime(spec, config.to_dict(), cache_dir=cache_dir)
 
     def reranker(self, config: RuntimeConfig, runtime_dir: Path) -> Reranker | None:
         if config.reranker.provider == "none":
             return None
-        from book_agent.adapters.rerankers import create_reranker
+        from book_agent_adapters.rerankers import create_reranker
 
         reranker: Reranker = create_reranker(config.to_dict(), runtime_dir)
         return reranker
 
     def sources(self, package: PackageInfo, runtime_dir: Path) -> SourceAndPages:
-        from book_agent.adapters.sources.resolver import SourceResolver
+        from book_agent_adapters.sources.resolver import SourceResolver
 
         return SourceResolver(package, runtime_dir)
 
@@ -98,7 +98,7 @@ class LibraryIndexOnDemand(LibraryIndex):
 
     def _adapter(self) -> LibraryIndex:
         if self._index is None:
-            from book_agent.adapters.storage.library_lexical_index import SqliteLibraryIndex
+            from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
 
             self._index = SqliteLibraryIndex(self.folder)
         return self._index
@@ -124,7 +124,7 @@ class LibraryVectorsOnDemand(LibraryVectorIndexes):
 
     def _adapter(self) -> LibraryVectorIndexes:
         if self._indexes is None:
-            from book_agent.adapters.storage.faiss_vector_index import FaissLibraryVectors
+            from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
 
             self._indexes = FaissLibraryVectors(self.library_dir, self.min_vectors)
         return self._indexes
@@ -143,7 +143,7 @@ class LibraryVectorsOnDemand(LibraryVectorIndexes):
 
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> Any:
     """The contract's HostAdapter facade over the per-host adapters."""
-    from book_agent.adapters.hosts import HostAdapter
+    from book_agent_adapters.hosts import HostAdapter
 
     return HostAdapter(host, home=home, data_dir=data_dir, edition=edition)
 
@@ -161,10 +161,10 @@ def build_ports(
     library_vectors: LibraryVectorIndexes | None = None,
 ) -> Ports:
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None)."""
-    from book_agent.adapters.package.store import FilesystemPackageStore
-    from book_agent.adapters.sources.markdown_port import PackageMarkdownReader
-    from book_agent.adapters.storage.json_registry import JsonRegistry
-    from book_agent.adapters.storage.runtime_store import RuntimeDirStore
+    from book_agent_adapters.package.store import FilesystemPackageStore
+    from book_agent_adapters.sources.markdown_port import PackageMarkdownReader
+    from book_agent_adapters.storage.json_registry import JsonRegistry
+    from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 
     folder = resolve_data_dir(data_dir)
     return Ports(
@@ -189,6 +189,6 @@ def build_agent(data_dir: str | Path | None = None, **adapters: Any) -> BookAgen
 
 def installed_rerankers(load: bool = True) -> list[dict[str, Any]]:
     """Built-in and plug-in rerankers (entry-point group `book_agent.rerankers`)."""
-    from book_agent.adapters.rerankers import list_rerankers
+    from book_agent_adapters.rerankers import list_rerankers
 
     return list_rerankers(load=load)

@@ -238,7 +238,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--spawns", type=int, default=5)
     parser.add_argument("--baseline", help="a checkout of older code (its root on PYTHONPATH, with "
-                        "book_agent/adapters linked to adapters/) measured side by side")
+                        "adapters/book_agent_adapters linked to adapters/) measured side by side")
     parser.add_argument("--measure", nargs=2, metavar=("DATA", "VECTOR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:  # the small process that times the cold CLI (no numpy imported here)

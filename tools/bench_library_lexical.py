@@ -89,8 +89,8 @@ def queries(database: Path, count: int) -> dict[str, list[str]]:
 
 
 def measure(size: int, books: int, count: int) -> dict[str, Any]:
-    from book_agent.adapters.storage.library_lexical_index import SqliteLibraryIndex
     from book_agent.domain.library import LibraryMember
+    from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
 
     per_book = size // books
     members = [LibraryMember(f"book-{p}", book_database(per_book, p), per_book, f"bench-{per_book}-{p}")

@@ -43,8 +43,8 @@ def _timed(fn: Any, repeat: int) -> list[float]:
 def run(repeat: int) -> dict[str, Any]:
     import numpy as np
 
-    from book_agent.adapters.encoders.local import LocalQueryEncoder, clear_model_cache
-    from book_agent.adapters.encoders.local import verify as verify_mod
+    from book_agent_adapters.encoders.local import LocalQueryEncoder, clear_model_cache
+    from book_agent_adapters.encoders.local import verify as verify_mod
 
     results: dict[str, Any] = {
         "python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
@@ -117,7 +117,7 @@ def _profile(model: Any, repeat: int) -> dict[str, Any]:
     import numpy as np
     from encoder_profile import WORD_QUERIES, floor_report, machine_rates, profile_ops, warm_encodes
 
-    from book_agent.adapters.encoders.local.weights import load_weights, pack
+    from book_agent_adapters.encoders.local.weights import load_weights, pack
 
     out: dict[str, Any] = {"warm_encode": warm_encodes(model, max(20, repeat // 4))}
     ids = np.asarray(model.tokenizer.ids([WORD_QUERIES[12]]), dtype=np.int64)

@@ -130,7 +130,7 @@ def write_database(path: Path, chunks: Sequence[Chunk], vectors: np.ndarray) -> 
 
 
 def local_encoder() -> Encoder:
-    from book_agent.adapters.encoders.local import LocalQueryEncoder
+    from book_agent_adapters.encoders.local import LocalQueryEncoder
 
     encoder = LocalQueryEncoder(MODEL, DIMS, normalize=True)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from book_agent.adapters.rerankers.base import ScoringReranker
-from book_agent.adapters.rerankers.results import check_request
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.rerankers.base import ScoringReranker
+from book_agent_adapters.rerankers.results import check_request
 
 
 class FakeReranker(ScoringReranker):

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from book_agent.adapters.rerankers.checks import result_problems
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports import Reranker
 from book_agent.testing.fakes import sample_candidates
+from book_agent_adapters.rerankers.checks import result_problems
 
 QUERY = "how do rivers shape the terrain"
 

@@ -21,17 +21,17 @@ import pytest
 from fastmcp import Client
 
 from book_agent import blas
-from book_agent.adapters.encoders.local import LocalQueryEncoder, bert_numpy, clear_model_cache
-from book_agent.adapters.encoders.local import verify as verify_mod
-from book_agent.adapters.encoders.local.loaded_model import load
-from book_agent.adapters.encoders.local.weights import load_weights, pack
-from book_agent.adapters.storage.runtime_store import RuntimeDirStore
 from book_agent.agent import BookAgent
 from book_agent.mcp.server import build_server
+from book_agent_adapters.encoders.local import LocalQueryEncoder, bert_numpy, clear_model_cache
+from book_agent_adapters.encoders.local import verify as verify_mod
+from book_agent_adapters.encoders.local.loaded_model import load
+from book_agent_adapters.encoders.local.weights import load_weights, pack
+from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 from tests.support import tiny_bert
 from tests.support.package_builder import build_package
 
-HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent.adapters.encoders.local", "faiss")
+HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss")
 # Runs the CLI in-process and reports, even when it exits, which heavy modules it loaded.
 PROBE = f"""
 import json, sys
@@ -155,7 +155,7 @@ import sys
 if sys.argv[1] == "numpy-first":
     import numpy
 import book_agent
-from book_agent.adapters.encoders.local import LocalQueryEncoder
+from book_agent_adapters.encoders.local import LocalQueryEncoder
 LocalQueryEncoder("tiny", 16, model_dir=sys.argv[2]).encode("war")
 from threadpoolctl import threadpool_info
 print(max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.adapters.hosts import HostAdapter, mcp_command
+from book_agent_adapters.hosts import HostAdapter, mcp_command
 from tests.support import REPO_ROOT
 from tests.support.hosts_helpers import AUTH_ENV, SECRET, make_package
 from tests.support.parts import require_real_part
@@ -107,7 +107,7 @@ def test_codex_lists_the_installed_skill_under_its_user_skill_root(codex_cli: Pa
 
 
 def test_codex_reads_back_the_library_server_and_lists_its_skill(codex_cli: Path, tmp_path: Path) -> None:
-    from book_agent.adapters.hosts import host_library
+    from book_agent_adapters.hosts import host_library
 
     home, data = tmp_path / "home", tmp_path / "data"
     codex_home = home / ".codex"
@@ -133,8 +133,8 @@ def test_codex_reads_back_the_http_form_that_replaced_a_stdio_install(codex_cli:
     """`host install codex --url URL --token-env NAME` over a stdio install of the same library:
     Codex reads a streamable-HTTP server (it refuses a table that mixes forms), the user's
     comments stay, and the token's value is nowhere."""
-    from book_agent.adapters.hosts import host_library
     from book_agent.domain.remote_server import remote_server
+    from book_agent_adapters.hosts import host_library
 
     monkeypatch.setenv(AUTH_ENV, SECRET)  # the token's value, in the environment
     home, data = tmp_path / "home", tmp_path / "data"

@@ -1,18 +1,19 @@
-"""The shape of the project: the adapters mapping works everywhere, the core never imports adapters."""
+"""The shape of the project: two source roots every tool resolves, the core never imports adapters."""
 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import book_agent
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, SOURCE_ROOTS, source_files
 
 ROOT = REPO_ROOT
 CORE = ["book_agent/domain", "book_agent/services", "book_agent/ports"]
-FORBIDDEN_FOR_CORE = ("book_agent.adapters", "book_agent.cli", "book_agent.mcp", "book_agent.bootstrap",
+FORBIDDEN_FOR_CORE = ("book_agent_adapters", "book_agent.cli", "book_agent.mcp", "book_agent.bootstrap",
                       "book_agent.agent")
 IO_LIBRARIES = ("sqlite3", "httpx", "pypdfium2", "typer", "fastmcp", "selectolax", "tomlkit", "portalocker")
 
@@ -49,12 +50,32 @@ def test_the_domain_imports_no_io_library():
     assert offenders == []
 
 
-def test_adapters_live_inside_the_package_so_every_tool_resolves_them(tmp_path):
-    code = "import book_agent.adapters, sys; print(book_agent.adapters.__path__[0])"
+ADAPTERS = ROOT / "adapters" / "book_agent_adapters"
+
+
+def test_the_adapters_root_is_importable_from_anywhere(tmp_path):
+    code = "import book_agent_adapters, sys; print(book_agent_adapters.__path__[0])"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert Path(out.stdout.strip()).resolve() == (ROOT / "book_agent" / "adapters").resolve()
+    assert Path(out.stdout.strip()).resolve() == ADAPTERS.resolve()
     missing = subprocess.run([sys.executable, "-c", "import adapters"], cwd=tmp_path, capture_output=True, text=True)
-    assert missing.returncode != 0  # no top-level `adapters` package is installed
+    assert missing.returncode != 0  # the folder name is not an import name (PyPI has an unrelated `adapters`)
+
+
+def test_a_new_adapter_module_imports_without_reinstalling(tmp_path):
+    """The editable install maps the root folders, not a frozen file list."""
+    folder = ADAPTERS / "zz_probe_new_adapter"
+    folder.mkdir()
+    try:
+        (folder / "__init__.py").write_text("VALUE = 41\n", encoding="utf-8")
+        (folder / "more.py").write_text("VALUE = 42\n", encoding="utf-8")
+        code = "from book_agent_adapters.zz_probe_new_adapter import VALUE, more; print(VALUE + more.VALUE)"
+        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    finally:
+        for path in sorted(folder.rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
+        folder.rmdir()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "83"
 
 
 def test_every_contract_name_is_importable_lazily():
@@ -73,7 +94,7 @@ def test_every_contract_name_is_importable_lazily():
 
 def test_adapters_are_grouped_by_capability():
     """No loose adapter modules: each sits in the folder of its capability."""
-    adapters = ROOT / "book_agent" / "adapters"
+    adapters = ADAPTERS
     loose = [p.name for p in adapters.glob("*.py") if p.name != "__init__.py"]
     assert loose == []
     assert {p.name for p in adapters.iterdir() if p.is_dir() and p.name != "__pycache__"} >= {
@@ -87,7 +108,7 @@ MAX_MODULE_LINES = 300
 
 
 def package_modules() -> list[Path]:
-    return sorted((ROOT / "book_agent").rglob("*.py"))
+    return source_files()
 
 
 def long_functions(limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, str, int]]:
@@ -121,3 +142,31 @@ def test_no_module_over_300_lines():
 
 def test_the_size_checker_finds_long_code():
     assert long_functions(limit=1) and long_modules(limit=1)  # the scan itself works
+
+
+def test_source_scans_cover_both_roots():
+    files = source_files()
+    for root in SOURCE_ROOTS:
+        assert any(root in f.parents for f in files), root
+    assert ADAPTERS / "storage" / "json_registry.py" in files
+
+
+def test_import_linter_fails_when_a_service_imports_an_adapter(tmp_path):
+    """`make lint` (and `make test`) would fail: run lint-imports on a copy with one bad import."""
+    import shutil
+
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT / "book_agent", copy / "book_agent", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ADAPTERS, copy / "adapters" / "book_agent_adapters",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    lint = [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", "--no-logo"]
+    env = {"PYTHONPATH": f"{copy}{os.pathsep}{copy / 'adapters'}", "PATH": os.environ.get("PATH", "")}
+    clean = subprocess.run(lint, cwd=copy, env=env, capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    service = copy / "book_agent" / "services" / "status.py"
+    service.write_text(service.read_text(encoding="utf-8") + "\nimport book_agent_adapters.storage.json_registry\n",
+                       encoding="utf-8")
+    broken = subprocess.run(lint, cwd=copy, env=env, capture_output=True, text=True)
+    assert broken.returncode != 0
+    assert "book_agent.services.status -> book_agent_adapters.storage.json_registry" in broken.stdout

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from book_agent.adapters.archives.importer import ArchiveLimits, import_archive, remove_tree
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.archives.importer import ArchiveLimits, import_archive, remove_tree
 from tests.support.hostile_archives import CORPUS, Hostile
 
 

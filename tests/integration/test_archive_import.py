@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.adapters.archives.importer import (
+from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.archives.importer import (
     TMP_PREFIX,
     ArchiveLimits,
     import_archive,
 )
-from book_agent.domain.errors import BookAgentError
 from tests.support import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -200,7 +200,7 @@ def test_concurrent_imports_of_one_archive_agree(tmp_path: Path, pdf_package: Pa
 
 CHILD = """
 import json, os, signal, sys
-from book_agent.adapters.archives.importer import import_archive
+from book_agent_adapters.archives.importer import import_archive
 from book_agent.domain.errors import BookAgentError
 mode, archive, managed = sys.argv[1:4]
 if mode == "fsize":

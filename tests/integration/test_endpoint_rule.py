@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.adapters.package.inspector import PackageInspector
-from book_agent.adapters.rerankers import create_reranker
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host
+from book_agent_adapters.package.inspector import PackageInspector
+from book_agent_adapters.rerankers import create_reranker
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import rehash
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from book_agent.adapters.package.inspector import PackageInspector, PackageValidator
-from book_agent.adapters.sources.resolver import SourceResolver
+from book_agent_adapters.package.inspector import PackageInspector, PackageValidator
+from book_agent_adapters.sources.resolver import SourceResolver
 from tests.support import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -100,7 +100,7 @@ def test_records_follow_the_books_structure(records: list[dict[str, Any]]) -> No
 
 
 def test_markdown_offsets_are_exact_and_headings_match(records: list[dict[str, Any]]) -> None:
-    from book_agent.adapters.sources.markdown_reader import heading_path, load_markdown
+    from book_agent_adapters.sources.markdown_reader import heading_path, load_markdown
 
     md = (PACKAGE / "book.md").read_text(encoding="utf-8")
     _, headings = load_markdown(PACKAGE / "book.md")

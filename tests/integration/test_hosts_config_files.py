@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import tomlkit
 
-from book_agent.adapters.hosts import json_config
-from book_agent.adapters.hosts.base import HostContext
-from book_agent.adapters.hosts.codex import CodexHost
-from book_agent.adapters.hosts.trae import TraeHost
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.hosts import json_config
+from book_agent_adapters.hosts.base import HostContext
+from book_agent_adapters.hosts.codex import CodexHost
+from book_agent_adapters.hosts.trae import TraeHost
 
 ARGV = ["/opt/py/bin/python", "-m", "book_agent", "--data-dir", "/data dir", "mcp", "b1"]
 PATH = Path("/nowhere/config")

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import tomlkit
 
-from book_agent.adapters.hosts import library_name
-from book_agent.adapters.hosts.cherry_studio import decode_deeplink
+from book_agent_adapters.hosts import library_name
+from book_agent_adapters.hosts.cherry_studio import decode_deeplink
 from tests.support.cli_support import CliResult, run_cli
 from tests.support.hosts_helpers import snapshot
 

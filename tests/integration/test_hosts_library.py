@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import tomlkit
 
-from book_agent.adapters.hosts import HostAdapter, host_library, library_name
-from book_agent.adapters.hosts.skills import MANIFEST_NAME
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.hosts import HostAdapter, host_library, library_name
+from book_agent_adapters.hosts.skills import MANIFEST_NAME
 from tests.support.cli_support import CliResult, run_cli
 from tests.support.hosts_helpers import AUTH_ENV, SECRET, make_package, snapshot
 
@@ -180,7 +180,7 @@ def test_a_foreign_library_skill_folder_is_refused(data: Path, tmp_path: Path) -
 
 
 def test_cherry_studio_gets_a_deep_link_for_the_library(data: Path, tmp_path: Path) -> None:
-    from book_agent.adapters.hosts.cherry_studio import decode_deeplink
+    from book_agent_adapters.hosts.cherry_studio import decode_deeplink
 
     plan = host(data, "plan", "cherry-studio", "@all", "--home", str(tmp_path / "home")).json
     entry = decode_deeplink(plan["manual"]["deeplink"])["mcpServers"]["book-library"]

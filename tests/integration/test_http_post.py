@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from book_agent.adapters.http.json_post import (
+from book_agent_adapters.http.json_post import (
     JsonPoster,
     PostTimeout,
     PostTransportError,
@@ -18,7 +18,7 @@ from book_agent.adapters.http.json_post import (
     retry_after_seconds,
     ssl_context,
 )
-from book_agent.adapters.http.retry_policy import MAX_RETRIES_CAP, RetryPolicy
+from book_agent_adapters.http.retry_policy import MAX_RETRIES_CAP, RetryPolicy
 from tests.support.loopback import LoopbackServer, Reply
 
 KEY = "sk-post-SECRET-7777-do-not-leak"

@@ -8,10 +8,10 @@ import httpx
 import numpy as np
 import pytest
 
-from book_agent.adapters.encoders.http_encoder import HttpQueryEncoder, _retry_after_seconds
-from book_agent.adapters.encoders.query_runtime import QueryRuntime
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy
+from book_agent_adapters.encoders.http_encoder import HttpQueryEncoder, _retry_after_seconds
+from book_agent_adapters.encoders.query_runtime import QueryRuntime
 from tests.support.loopback import LoopbackServer, Reply
 
 KEY = "sk-test-SECRET-4242-do-not-leak"

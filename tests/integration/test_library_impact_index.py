@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.adapters.storage.fts_lexical_index import (
+from book_agent.domain.library import LibraryMember
+from book_agent_adapters.storage.fts_lexical_index import (
     RANK_SQL,
     FtsLexicalIndex,
     build_sidecar,
     match_expression,
 )
-from book_agent.adapters.storage.library_lexical_index import TERMS_DIR, SqliteLibraryIndex
-from book_agent.domain.library import LibraryMember
+from book_agent_adapters.storage.library_lexical_index import TERMS_DIR, SqliteLibraryIndex
 from tests.support.package_builder import RecordSpec, build_package
 
 ENGLISH = ("river rivers running runs ran ground water battle battles general temple calculation sediment valley "
@@ -225,8 +225,8 @@ def test_a_reader_keeps_its_index_through_a_rebuild_and_old_postings_are_dropped
 
 
 def test_a_data_dir_where_the_index_cannot_be_rebuilt_is_a_coded_error(tmp_path):
-    from book_agent.adapters.storage.runtime_files import LOCK_NAME
     from book_agent.domain.errors import BookAgentError
+    from book_agent_adapters.storage.runtime_files import LOCK_NAME
 
     members = members_of(tmp_path, records(20, seed=6), 1)
     folder = tmp_path / "library"
@@ -240,7 +240,7 @@ def test_a_data_dir_where_the_index_cannot_be_rebuilt_is_a_coded_error(tmp_path)
 
 
 def test_books_counted_in_worker_processes_index_as_counted_in_process(tmp_path, monkeypatch):
-    from book_agent.adapters.storage import term_counts
+    from book_agent_adapters.storage import term_counts
 
     members = members_of(tmp_path, records(150, seed=8), 3)
     serial = SqliteLibraryIndex(tmp_path / "serial")
@@ -256,7 +256,7 @@ def test_books_counted_in_worker_processes_index_as_counted_in_process(tmp_path,
 
 
 def test_when_worker_processes_cannot_start_the_books_are_counted_in_process(tmp_path, monkeypatch):
-    from book_agent.adapters.storage import term_counts
+    from book_agent_adapters.storage import term_counts
 
     class NoPool:
         def __init__(self, *args: object, **kwargs: object) -> None:

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from book_agent.adapters.storage import faiss_vector_index, vector_matrix
-from book_agent.adapters.storage.faiss_index_files import read_pointer
-from book_agent.adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
 from book_agent.agent import BookAgent
 from book_agent.bootstrap import LibraryVectorsOnDemand, build_agent
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.storage import faiss_vector_index, vector_matrix
+from book_agent_adapters.storage.faiss_index_files import read_pointer
+from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
 from tests.support import REPO_ROOT
 from tests.support.package_builder import build_package, synthetic_records
 from tests.support.parts import require_real_part

@@ -16,13 +16,13 @@ import pytest
 from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer
 
-from book_agent.adapters.encoders.local import (
+from book_agent.domain.errors import QueryRuntimeError
+from book_agent_adapters.encoders.local import (
     LocalQueryEncoder,
     clear_model_cache,
     find_model,
 )
-from book_agent.adapters.encoders.local import verify as verify_mod
-from book_agent.domain.errors import QueryRuntimeError
+from book_agent_adapters.encoders.local import verify as verify_mod
 from tests.support import DATA_DIR, tiny_bert
 from tests.support.parts import require_real_part
 
@@ -163,7 +163,7 @@ def test_batch_padding_does_not_change_vectors(tmp_path, arch):
 
 
 def test_batches_group_similar_lengths():
-    from book_agent.adapters.encoders.local.loaded_model import BATCH_SIZE, _batches
+    from book_agent_adapters.encoders.local.loaded_model import BATCH_SIZE, _batches
 
     rows = [[0] * n for n in (3, 256, 4, 130, 5, 3)] + [[0] * 6] * (BATCH_SIZE + 1)
     batches = _batches(rows)

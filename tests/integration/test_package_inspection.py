@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from book_agent import BookAgentError, PackageInspector, PackageValidator
-from book_agent.adapters.package.database_checks import check_database
+from book_agent_adapters.package.database_checks import check_database
 from tests.support.package_builder import (
     BREAKAGES,
     break_package,

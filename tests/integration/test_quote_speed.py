@@ -15,8 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.adapters.sources.passage_search import UnitTexts, find_passage
-from book_agent.adapters.sources.resolver import SourceResolver
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.text_align import SMALL, matched, matching_blocks
 from book_agent.domain.text_match import (
@@ -26,6 +24,8 @@ from book_agent.domain.text_match import (
     normalize,
     normalize_key,
 )
+from book_agent_adapters.sources.passage_search import UnitTexts, find_passage
+from book_agent_adapters.sources.resolver import SourceResolver
 from tests.support import REPO_ROOT
 from tests.support.sources_support import package_info
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from book_agent.adapters.rerankers import create_reranker
-from book_agent.adapters.rerankers.builtin import create_siliconflow
 from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
+from book_agent_adapters.rerankers import create_reranker
+from book_agent_adapters.rerankers.builtin import create_siliconflow
 from tests.support.loopback import Reply
 from tests.support.package_builder import tree_fingerprint
 

@@ -15,16 +15,16 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from book_agent.adapters.rerankers import create_reranker, list_rerankers
 from book_agent.cli import plugins as plugins_cli
 from book_agent.cli.argv import GlobalOptions
 from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
+from book_agent_adapters.rerankers import create_reranker, list_rerankers
 from tests.support.plugins import install_dist
 
 PLUGIN_SOURCE = '''
-from book_agent.adapters.rerankers import ScoringReranker
+from book_agent_adapters.rerankers import ScoringReranker
 
 class Reverse(ScoringReranker):
     provider = "reverse"
@@ -130,7 +130,7 @@ def test_a_plugin_cannot_take_a_builtin_name(site: Path, tmp_path: Path) -> None
     ("missing-attr", "rerank.plugin_not_found", "no attribute"),
     ("missing-module", "rerank.plugin_not_found", "no_such_module_xyz"),
     ("no_such_module_xyz.sub:create", "rerank.plugin_not_found", "not installed"),
-    ("book_agent.adapters.rerankers:nothing_here", "rerank.plugin_not_found", "no attribute"),
+    ("book_agent_adapters.rerankers:nothing_here", "rerank.plugin_not_found", "no attribute"),
     ("bad path:", "rerank.config_invalid", "module:callable"),
 ])
 def test_load_time_checks(site: Path, tmp_path: Path, factory: str, code: str, words: str) -> None:

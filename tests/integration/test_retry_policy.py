@@ -11,14 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
-from book_agent.adapters.encoders.http_encoder import RETRY_STATUSES as ENCODER_STATUSES
-from book_agent.adapters.encoders.http_encoder import HttpQueryEncoder
-from book_agent.adapters.http.retry_policy import RETRY_STATUSES
-from book_agent.adapters.rerankers import create_reranker
-from book_agent.adapters.rerankers.http import RETRY_STATUSES as RERANK_STATUSES
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy
 from book_agent.testing.fakes import sample_candidates
+from book_agent_adapters.encoders.http_encoder import RETRY_STATUSES as ENCODER_STATUSES
+from book_agent_adapters.encoders.http_encoder import HttpQueryEncoder
+from book_agent_adapters.http.retry_policy import RETRY_STATUSES
+from book_agent_adapters.rerankers import create_reranker
+from book_agent_adapters.rerankers.http import RETRY_STATUSES as RERANK_STATUSES
 from tests.support.loopback import LoopbackServer, Reply
 
 KEY = "sk-retry-policy-secret"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from book_agent.adapters.sources.epub import extract_chapter_text
-from book_agent.adapters.sources.resolver import SourceResolver
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.sources.epub import extract_chapter_text
+from book_agent_adapters.sources.resolver import SourceResolver
 from tests.support.package_builder import BLANK_PAGE, SAMPLE_RECORDS, tree_fingerprint
 from tests.support.sources_support import package_info, record_source, set_record, sources_cli
 

@@ -10,11 +10,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from book_agent.adapters.sources.epub_chapter_text import extract_chapter
-from book_agent.adapters.sources.markdown_reader import read_markdown
-from book_agent.adapters.sources.passage_search import UnitTexts, find_passage
-from book_agent.adapters.sources.resolver import SourceResolver
-from book_agent.adapters.sources.verify import nearest_fragment
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.text_match import (
     FUZZY_THRESHOLD,
@@ -23,6 +18,11 @@ from book_agent.domain.text_match import (
     normalize_key,
     snap_to_words,
 )
+from book_agent_adapters.sources.epub_chapter_text import extract_chapter
+from book_agent_adapters.sources.markdown_reader import read_markdown
+from book_agent_adapters.sources.passage_search import UnitTexts, find_passage
+from book_agent_adapters.sources.resolver import SourceResolver
+from book_agent_adapters.sources.verify import nearest_fragment
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import SAMPLE_RECORDS, RecordSpec, build_package

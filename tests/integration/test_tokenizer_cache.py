@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.adapters.encoders.local import tokenizer_cache
+from book_agent_adapters.encoders.local import tokenizer_cache
 from tests.support.parts import require_real_part
 from tests.support.tiny_bert import write_tokenizer
 

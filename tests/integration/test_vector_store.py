@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.adapters.storage import vector_matrix, vector_sidecar
-from book_agent.adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports import VectorStore
+from book_agent_adapters.storage import vector_matrix, vector_sidecar
+from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from tests.support.package_builder import (
     SAMPLE_RECORDS,
     RecordSpec,

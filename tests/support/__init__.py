@@ -5,3 +5,11 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(__file__).resolve().parent / "data"
+# The two source roots (contracts/architecture.md): every test or tool that scans the source
+# scans both, so a check cannot pass by not looking at the adapters.
+SOURCE_ROOTS = (REPO_ROOT / "book_agent", REPO_ROOT / "adapters" / "book_agent_adapters")
+
+
+def source_files() -> list[Path]:
+    """Every .py file of both source roots, sorted."""
+    return sorted(p for root in SOURCE_ROOTS for p in root.rglob("*.py") if "__pycache__" not in p.parts)

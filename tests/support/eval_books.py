@@ -47,8 +47,8 @@ def records_of(book: dict[str, object]) -> list[RecordSpec]:
 
 
 def minilm_available() -> bool:
-    from book_agent.adapters.encoders.local import find_model
     from book_agent.domain.errors import BookAgentError
+    from book_agent_adapters.encoders.local import find_model
 
     try:
         find_model(MODEL)
@@ -58,7 +58,7 @@ def minilm_available() -> bool:
 
 
 def minilm_encoder() -> Callable[[list[str]], np.ndarray]:
-    from book_agent.adapters.encoders.local import LocalQueryEncoder
+    from book_agent_adapters.encoders.local import LocalQueryEncoder
 
     encoder = LocalQueryEncoder(MODEL, DIMS, normalize=True)
 

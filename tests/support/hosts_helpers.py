@@ -14,7 +14,7 @@ AUTH_ENV = "BOOK_AGENT_TEST_KEY"
 
 
 def make_package(dest: Path, book_id: str = "test-book") -> PackageInfo:
-    from book_agent.adapters.package.inspector import PackageInspector
+    from book_agent_adapters.package.inspector import PackageInspector
 
     root = build_package(dest, kind="epub", book_id=book_id, skill_files=SKILL_FILES)
     info: PackageInfo = PackageInspector().inspect(root)

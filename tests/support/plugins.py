@@ -5,7 +5,7 @@ from its source folder (the `example_plugin` fixture in tests/conftest.py).
 
 book-agent has no switch for "no third-party plug-ins" (simonw/llm, for one, skips entry
 points under test and has LLM_LOAD_PLUGINS), so discovery's view of importlib.metadata is
-replaced, for book_agent.adapters.rerankers.plugins only, by one that leaves out the
+replaced, for book_agent_adapters.rerankers.plugins only, by one that leaves out the
 distributions found installed when the session started. book-agent's own distribution
 (it registers the built-ins through the same group) and any distribution a test adds stay.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, source_files
 
 ROOT = REPO_ROOT
 AREAS = ("package", "archive", "query", "network", "vector", "record", "search", "lexical", "book",
@@ -17,12 +17,11 @@ NOT_CODES = {"http.request", "http.disconnect"}  # ASGI message types (mcp/http_
 
 def codes_in_source() -> dict[str, str]:
     found: dict[str, str] = {}
-    for folder in ("book_agent",):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and CODE.match(node.value) \
-                        and node.value.rsplit(".", 1)[1] not in FILE_SUFFIXES and node.value not in NOT_CODES:
-                    found.setdefault(node.value, str(path.relative_to(ROOT)))
+    for path in source_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and CODE.match(node.value) \
+                    and node.value.rsplit(".", 1)[1] not in FILE_SUFFIXES and node.value not in NOT_CODES:
+                found.setdefault(node.value, str(path.relative_to(ROOT)))
     return found
 
 

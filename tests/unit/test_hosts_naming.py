@@ -5,7 +5,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.adapters.hosts.naming import (
+from book_agent_adapters.hosts.naming import (
     BOOK_AGENT_SKILL,
     book_name,
     is_host_safe,

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from book_agent.adapters.encoders.query_runtime import QueryRuntime
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.query_runtime_spec import (
     QueryRuntimeSpec,
@@ -16,6 +15,7 @@ from book_agent.domain.query_runtime_spec import (
     resolve_query_runtime,
 )
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent_adapters.encoders.query_runtime import QueryRuntime
 
 MANIFEST: dict[str, Any] = {
     "schema": "book-agent.vectors", "schema_version": "0.1", "provider": "siliconflow",

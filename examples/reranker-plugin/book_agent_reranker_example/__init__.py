@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from book_agent.adapters.rerankers import ScoringReranker
+from book_agent import ScoringReranker
 
 WORD = re.compile(r"\w+")
 

@@ -1,10 +1,10 @@
 from pathlib import Path
 
 import pytest
-from book_agent.adapters.rerankers import create_reranker
 
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
+from book_agent_adapters.rerankers import create_reranker
 
 
 class TestTermOverlapContract(RerankerContract):

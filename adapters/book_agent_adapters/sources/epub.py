@@ -1,0 +1,186 @@
+"""An EPUB original through zipfile + selectolax: spine, chapter text, safe href resolution.
+
+Hrefs (in records and locators) are relative to the package document (the OPF), as in
+the OPF manifest; a full path inside the zip is accepted too. An href is refused when it
+is absolute, has a URL scheme, a backslash or NUL, or climbs out of the book with `..`
+(`source.href_invalid`), and when it names no file of the book (`source.href_missing`).
+Members larger than MAX_MEMBER_BYTES are refused rather than inflated (zip bombs).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+from xml.etree import ElementTree
+
+from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.sources.epub_chapter_text import (
+    extract_chapter,
+    extract_chapter_text,
+    image_sources,
+)
+
+__all__ = ["Chapter", "EpubSource", "SpineItem", "extract_chapter_text"]
+
+MAX_MEMBER_BYTES = 64 * 1024 * 1024
+MAX_HREF_CHARS = 2048
+
+
+@dataclass(frozen=True)
+class SpineItem:
+    index: int
+    href: str  # relative to the OPF, as the manifest writes it
+    zip_path: str
+
+
+@dataclass(frozen=True)
+class Chapter:
+    item: SpineItem
+    text: str
+    fragments: dict[str, int] = field(default_factory=dict)
+    images: list[str] = field(default_factory=list)  # zip paths of the chapter's images
+    anchors: dict[str, tuple[int, int]] = field(default_factory=dict)  # block-level ids: [start, end)
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+class EpubSource:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._zip: zipfile.ZipFile | None = None
+        self._names: set[str] = set()
+        self._opf_dir = ""
+        self._spine: list[SpineItem] | None = None
+        self._chapters: dict[str, Chapter] = {}
+
+    def _corrupt(self, what: str, exc: BaseException | None = None) -> BookAgentError:
+        return BookAgentError(
+            "source.original_corrupt",
+            f"the original EPUB cannot be read ({what})" + (f": {exc}" if exc else ""),
+            details={"path": str(self.path), "what": what},
+            remediation="re-download or rebuild the package; meanwhile read book.md (`book-agent markdown BOOK` / the read_markdown tool)",
+        )
+
+    def _read(self, name: str) -> bytes:
+        assert self._zip is not None
+        info = self._zip.getinfo(name)
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise self._corrupt(f"{name} inflates to {info.file_size} bytes, over the limit")
+        try:
+            return self._zip.read(info)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            raise self._corrupt(name, exc) from exc
+
+    def _open(self) -> None:
+        if self._spine is not None:
+            return
+        try:
+            self._zip = zipfile.ZipFile(self.path)
+            self._names = set(self._zip.namelist())
+            opf_path = self._opf_path()
+            root = ElementTree.fromstring(self._read(opf_path))
+        except BookAgentError:
+            self.close()
+            raise
+        except (zipfile.BadZipFile, OSError, ElementTree.ParseError, KeyError) as exc:
+            self.close()
+            raise self._corrupt("package document", exc) from exc
+        self._opf_dir = posixpath.dirname(opf_path)
+        manifest = {el.get("id"): el.get("href") or "" for el in root.iter() if _local(el.tag) == "item"}
+        spine: list[SpineItem] = []
+        for el in root.iter():
+            if _local(el.tag) == "itemref":
+                href = manifest.get(el.get("idref"))
+                if href:
+                    zip_path = posixpath.normpath(posixpath.join(self._opf_dir, unquote(href)))
+                    spine.append(SpineItem(len(spine), href, zip_path))
+        self._spine = spine
+
+    def _opf_path(self) -> str:
+        if "META-INF/container.xml" in self._names:
+            container = ElementTree.fromstring(self._read("META-INF/container.xml"))
+            for el in container.iter():
+                if _local(el.tag) == "rootfile" and el.get("full-path") in self._names:
+                    return str(el.get("full-path"))
+        candidates = sorted(n for n in self._names if n.lower().endswith(".opf"))
+        if not candidates:
+            raise self._corrupt("no package document (.opf)")
+        return candidates[0]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._zip is not None:
+                self._zip.close()
+                self._zip = None
+            self._spine = None
+
+    @property
+    def spine(self) -> list[SpineItem]:
+        with self._lock:
+            self._open()
+            assert self._spine is not None
+            return list(self._spine)
+
+    def resolve_href(self, href: Any) -> tuple[SpineItem, str | None]:
+        """(item, fragment) for an href like `text/ch03.xhtml#p12`; raises href_invalid/missing."""
+        if not isinstance(href, str) or not href.strip() or len(href) > MAX_HREF_CHARS:
+            raise _href_error("source.href_invalid", href, "an href must be a non-empty relative path")
+        path, _, fragment = href.partition("#")
+        path = unquote(path)
+        scheme = path.split("/", 1)[0]
+        if path.startswith("/") or "\\" in path or "\0" in path or ":" in scheme:
+            raise _href_error("source.href_invalid", href, "an href must be a relative path inside the book")
+        spine = self.spine
+        joined = posixpath.normpath(posixpath.join(self._opf_dir, path))
+        if joined == ".." or joined.startswith("../"):
+            raise _href_error("source.href_invalid", href, "the href escapes the book")
+        for candidate in (joined, posixpath.normpath(path)):
+            for item in spine:
+                if item.zip_path == candidate:
+                    return item, fragment or None
+        if joined in self._names:
+            return SpineItem(-1, path, joined), fragment or None  # a document outside the spine
+        raise _href_error("source.href_missing", href, "the book has no such document")
+
+    def chapter(self, item: SpineItem) -> Chapter:
+        with self._lock:
+            self._open()
+            cached = self._chapters.get(item.zip_path)
+            if cached is not None:
+                return cached
+            if item.zip_path not in self._names:
+                raise _href_error("source.href_missing", item.href, "the spine names a missing document")
+            data = self._read(item.zip_path)
+        try:
+            text, fragments, anchors = extract_chapter(data)
+            images = [self._image_path(item, src) for src in image_sources(data)]
+        except Exception as exc:  # selectolax parses nearly anything; be safe anyway
+            raise self._corrupt(item.zip_path, exc) from exc
+        chapter = Chapter(item, text, fragments, [p for p in images if p], anchors)
+        with self._lock:
+            self._chapters[item.zip_path] = chapter
+        return chapter
+
+    def _image_path(self, item: SpineItem, src: str) -> str | None:
+        src = unquote(src.partition("#")[0])
+        if not src or ":" in src.split("/", 1)[0] or src.startswith("/"):
+            return None
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(item.zip_path), src))
+        return joined if joined in self._names else None
+
+
+def _href_error(code: str, href: Any, why: str) -> BookAgentError:
+    return BookAgentError(
+        code,
+        f"href {href!r}: {why}",
+        details={"href": href},
+        remediation="use an href from the book's spine (a search hit's source_locator, or `book-agent locate` / locate_source)",
+    )

@@ -1,0 +1,247 @@
+"""SourceResolver: locate a hit in the original book, read it back, render the page.
+
+The facade of the sources role (contract: `SourceResolver(package, runtime_dir)` with
+`inspect`, `locate`, `read_source`, `render_page`). It never trusts a record's page or
+offsets: the passage is looked for in the original's extracted text (see source_search)
+and the locator says how it was verified. Renders go to `runtime_dir/renders/`, never into
+the package. Shapes and error codes: contracts/sources.md.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
+from book_agent.domain.package import PackageInfo
+from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
+from book_agent.ports import SourceAndPages
+from book_agent_adapters.sources.epub import EpubSource
+from book_agent_adapters.sources.locator_checks import (
+    RecordLookup,
+    check_book,
+    check_max_chars,
+    check_span,
+    locator_error,
+    optional_int,
+    reading_window,
+)
+from book_agent_adapters.sources.page_render import MAX_PIXELS
+from book_agent_adapters.sources.page_render import render_page as _render
+from book_agent_adapters.sources.passage_search import UnitTexts
+from book_agent_adapters.sources.pdf import PdfSource
+from book_agent_adapters.sources.verify import Claim, build_locator, read_hit
+
+METHODS = ("record-metadata", "exact", "normalized", "fuzzy", "unverified")
+
+
+class SourceResolver(SourceAndPages):
+    def __init__(self, package: PackageInfo, runtime_dir: Path | str) -> None:
+        self.package = package
+        self.runtime_dir = Path(runtime_dir)
+        self.book_id = package.book_id
+        self.kind = package.original_kind
+        self._lock = threading.RLock()
+        self._pdf: PdfSource | None = None
+        self._epub: EpubSource | None = None
+        self._units: UnitTexts | None = None
+        self.records = RecordLookup(package.database_path)
+        self._markdown: str | None = None
+        self._markdown_norm: NormalizedText | None = None
+        self._record_labels: dict[int, str] | None = None
+
+    # -- plumbing --------------------------------------------------------------------------
+    def __enter__(self) -> SourceResolver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for source in (self._pdf, self._epub):
+                if source is not None:
+                    source.close()
+            self._pdf = self._epub = None
+            self._units = None
+            self.records.close()
+
+    def _original(self) -> Path:
+        path = self.package.original_path
+        if path is None or self.kind not in ("pdf", "epub") or not path.is_file():
+            raise BookAgentError(
+                "source.original_missing",
+                "the package's original book is missing or of an unknown kind",
+                details={"original_path": str(path) if path else None, "kind": self.kind},
+                remediation="inspect the package (`book-agent inspect PACKAGE`); meanwhile read book.md (`book-agent markdown BOOK` / the read_markdown tool)",
+            )
+        return path
+
+    def pdf(self) -> PdfSource:
+        with self._lock:
+            if self.kind != "pdf":
+                raise self._not_renderable()
+            if self._pdf is None:
+                self._pdf = PdfSource(self._original())
+            return self._pdf
+
+    def epub(self) -> EpubSource:
+        with self._lock:
+            if self.kind != "epub":
+                raise locator_error(f"this book's original is {self.kind}, not epub")
+            if self._epub is None:
+                self._epub = EpubSource(self._original())
+            return self._epub
+
+    def units(self) -> UnitTexts:
+        """The book's pages (PDF) or spine documents (EPUB) as texts."""
+        with self._lock:
+            if self._units is None:
+                if self.kind == "pdf":
+                    pdf = self.pdf()
+                    self._units = UnitTexts(pdf.page_count, pdf.page_text)
+                else:
+                    epub = self.epub()
+                    spine = epub.spine
+                    self._units = UnitTexts(len(spine), lambda i: epub.chapter(spine[i]).text)
+            return self._units
+
+    def markdown_text(self) -> str | None:
+        if self._markdown is None:
+            path = self.package.markdown_path
+            try:
+                self._markdown = path.read_text(encoding="utf-8") if path else None
+            except (OSError, UnicodeDecodeError):
+                return None
+        return self._markdown
+
+    def markdown_normalized(self) -> NormalizedText:
+        with self._lock:
+            if self._markdown_norm is None:
+                self._markdown_norm = normalize(self.markdown_text() or "")
+            return self._markdown_norm
+
+    def record_page_label(self, page_index: int) -> str | None:
+        """The page label the records give this page (used when the PDF has no labels)."""
+        with self._lock:
+            if self._record_labels is None:
+                self._record_labels = self.records.page_labels()
+            return self._record_labels.get(page_index)
+
+    def page_label(self, page_index: int, claimed: Any = None) -> str | None:
+        """The PDF's own label, else the caller's (a locator's), else the records' label."""
+        label = self.pdf().page_label(page_index)
+        if label is None and isinstance(claimed, str | int) and not isinstance(claimed, bool) and str(claimed):
+            label = str(claimed)
+        return label if label is not None else self.record_page_label(page_index)
+
+    def _not_renderable(self) -> BookAgentError:
+        return BookAgentError(
+            "source.not_renderable",
+            f"this book's original is {self.kind or 'unknown'}: it has no fixed pages to render",
+            details={"kind": self.kind},
+            remediation=("read the chapter text instead (`book-agent source BOOK --locator-json FILE` / the read_source tool);"
+                         " its result lists the chapter's own images"),
+        )
+
+    # -- use cases -------------------------------------------------------------------------
+    def inspect(self) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "book_id": self.book_id,
+            "kind": self.kind,
+            "original_path": str(self.package.original_path) if self.package.original_path else None,
+            "readable": False,
+            "renderable": False,
+            "verification_methods": list(METHODS),
+            "fuzzy_threshold": FUZZY_THRESHOLD,
+            "host_image_support": "unknown",
+        }
+        try:
+            if self.kind == "pdf":
+                info["page_count"] = self.pdf().page_count
+                info["renderable"] = True
+                info["render"] = {"format": "png", "default_dpi": DEFAULT_DPI, "max_pixels": MAX_PIXELS}
+            else:
+                spine = self.epub().spine
+                info["chapter_count"] = len(spine)
+                info["chapters"] = [{"spine_index": s.index, "href": s.href} for s in spine[:1000]]
+            info["readable"] = True
+        except BookAgentError as exc:
+            info["error"] = exc.to_dict()
+        return info
+
+    def locate(self, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+        if hints is not None and not isinstance(hints, dict):
+            raise locator_error(f"hints must be an object, not {type(hints).__name__}")
+        hit = read_hit(hit_or_text, self.book_id, self.records)
+        claim = Claim.from_sources(self, hit, hints or {})
+        return build_locator(self, hit, claim)
+
+    def read_source(self, locator: Any, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
+        max_chars = check_max_chars(max_chars)
+        if not isinstance(locator, dict):
+            raise locator_error(f"a locator must be an object, not {type(locator).__name__}")
+        check_book(self.book_id, locator)
+        kind = locator.get("kind") or self.kind
+        if kind != self.kind:
+            raise locator_error(f"the locator is for a {kind} original; this book's is {self.kind}", {"kind": kind})
+        out: dict[str, Any] = {"book_id": self.book_id, "kind": self.kind}
+        start, end = optional_int(locator, "char_start"), optional_int(locator, "char_end")
+        if self.kind == "pdf":
+            pdf = self.pdf()
+            page = pdf.check_page(optional_int(locator, "page_index"))
+            text = pdf.page_text(page)
+            claimed_label = locator.get("page_label") if locator.get("page_index") == page else None
+            out.update(page_index=page, page_label=self.page_label(page, claimed_label), extracted_by="pdfium")
+        else:
+            epub = self.epub()
+            item, fragment = self._epub_item(locator)
+            chapter = epub.chapter(item)
+            text = chapter.text
+            fragment = fragment or locator.get("fragment")
+            out.update(href=item.href, spine_index=item.index if item.index >= 0 else None,
+                       fragment=fragment, images=chapter.images, extracted_by="selectolax")
+            if start is None and end is None and fragment in chapter.fragments:
+                start = end = chapter.fragments[fragment]
+        span = check_span(start, end, len(text))
+        lo, hi = reading_window(len(text), span, max_chars)
+        out.update(
+            text=text[lo:hi], window_start=lo, window_end=hi, text_chars=len(text),
+            char_start=span[0] if span else None, char_end=span[1] if span else None,
+            span_in_text={"start": span[0] - lo, "end": min(span[1], hi) - lo} if span else None,
+            truncated=(hi - lo) < len(text), max_chars=max_chars, page_text_chars=len(text.strip()),
+        )
+        if not text.strip():
+            out["note"] = "no extractable text here (a scan or a figure): render the page or use the images"
+        return out
+
+    def _epub_item(self, locator: dict[str, Any]) -> tuple[Any, str | None]:
+        epub = self.epub()
+        if locator.get("href") is not None:
+            return epub.resolve_href(locator["href"])
+        index = optional_int(locator, "spine_index")
+        spine = epub.spine
+        if index is None or not 0 <= index < len(spine):
+            raise locator_error("an EPUB locator needs an href (or a spine_index inside the spine)",
+                                {"spine_index": index, "chapter_count": len(spine)})
+        return spine[index], None
+
+    def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
+                    include_image: bool = False, max_pixels: int = MAX_PIXELS) -> dict[str, Any]:
+        if self.kind != "pdf":
+            raise self._not_renderable()
+        pdf = self.pdf()
+        files = (self.package.archive_manifest or {}).get("files") or {}
+        tag = str((files.get("original") or {}).get("sha256") or "")
+        if not tag:
+            st = pdf.path.stat()
+            tag = f"{st.st_size}-{st.st_mtime_ns}"
+        renders = self.runtime_dir / "renders" / tag[:16]
+        result = _render(pdf, renders, tag, page_index, clip=clip, scale=scale, dpi=dpi,
+                         include_image=include_image, max_pixels=max_pixels)
+        result["book_id"] = self.book_id
+        if result.get("page_label") is None and isinstance(result.get("page_index"), int):
+            result["page_label"] = self.record_page_label(result["page_index"])
+        return result

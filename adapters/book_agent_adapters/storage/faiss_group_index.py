@@ -1,0 +1,160 @@
+"""An open approximate index of one model group: faiss for the candidates, the books' own rows
+for the scores (adapters/storage/faiss_vector_index.py builds and opens it).
+
+A query probes NPROBE of the index's lists (one OpenMP thread: concurrent queries must not
+oversubscribe the cores), takes the best max(RESCORE_MIN, OVERFETCH x depth) candidates by their
+8-bit codes, and rescores them against the float32 rows of the books' matrices (each book's
+VectorStore.load(), memory-mapped from its runtime dir), so a score is exactly what the book's
+exact search gives. A search narrowed to some books filters inside faiss (a bitmap of their
+rows: each book holds one contiguous range), so every candidate is one of theirs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.records import Vector
+from book_agent.ports import VectorStore
+from book_agent.ports.library import LibraryVectorIndex
+from book_agent_adapters.storage.faiss_index_files import RowIds
+from book_agent_adapters.storage.sqlite_vector_store import prepare_query
+from book_agent_adapters.storage.vector_matrix import VectorMatrix
+
+NPROBE = 64  # lists searched per query
+RESCORE_MIN = 50  # candidates rescored exactly, at least ...
+OVERFETCH = 2  # ... and twice the depth asked for
+QUERY_THREADS = 1  # per query
+SELECTORS_KEPT = 16  # book filters kept ready per index
+
+F32 = npt.NDArray[np.float32]
+
+
+class FaissGroupIndex(LibraryVectorIndex):
+    """An open group index: faiss for candidates, the books' own rows for the scores."""
+
+    def __init__(self, faiss: Any, index: Any, ids: RowIds, pointer: dict[str, Any],
+                 stores: Mapping[str, VectorStore], metric: str, dimensions: int) -> None:
+        self._faiss = faiss
+        self.index = index
+        self.ids = ids  # row -> record id
+        self.metric = metric
+        self.dimensions = dimensions
+        self.books: list[dict[str, Any]] = list(pointer["books"])
+        self.book_ids = [str(b["book_id"]) for b in self.books]
+        self.offsets = np.cumsum([0, *(int(b["rows"]) for b in self.books)])
+        self.rows = int(self.offsets[-1])
+        self.nprobe = int(pointer.get("nprobe") or NPROBE)
+        self._stores = dict(stores)
+        self._matrices: dict[int, F32] = {}
+        self._params: dict[frozenset[str] | None, tuple[Any, ...]] = {}
+        self._lock = threading.Lock()
+
+    def search(self, query_vector: Vector, depth: int, book_ids: Sequence[str] | None = None
+               ) -> list[tuple[str, float]]:
+        query = prepare_query(query_vector, self.dimensions, self.metric)
+        params = self._search_params(book_ids)
+        if depth <= 0 or params is None or self.rows == 0:
+            return []
+        k = min(max(RESCORE_MIN, OVERFETCH * int(depth)), self.rows)
+        self._faiss.omp_set_num_threads(QUERY_THREADS)
+        try:
+            _, found = self.index.search(np.ascontiguousarray(query[None, :], dtype=np.float32), k, params=params)
+        except RuntimeError as exc:
+            raise BookAgentError("vector.index_unusable", f"the approximate index could not answer: {exc}",
+                                 remediation="search again (the group is searched exactly meanwhile)") from exc
+        rows = found[0][found[0] >= 0]
+        return self._rescore(rows.astype(np.int64), query, int(depth))
+
+    def _rescore(self, rows: npt.NDArray[np.int64], query: F32, depth: int) -> list[tuple[str, float]]:
+        """Exact scores against each book's own rows; ties go to book order, then reading order."""
+        owners = np.searchsorted(self.offsets, rows, side="right") - 1
+        scored: list[tuple[float, int, int]] = []  # (score, book, global row)
+        for book in np.unique(owners):
+            mine = np.sort(rows[owners == book])
+            scores = self._matrix(int(book))[mine - self.offsets[book]] @ query
+            scored += [(float(s), int(book), int(r)) for s, r in zip(scores, mine, strict=True)]
+        scored.sort(key=lambda item: (-item[0], item[2]))  # ties: book order, then reading order
+        return [(f"{self.book_ids[book]}#{self.ids[row]}", score) for score, book, row in scored[:depth]]
+
+    def _matrix(self, book: int) -> F32:
+        """The book's float32 rows (mapped, its record ids not read), checked against the index."""
+        loaded = self._matrices.get(book)
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            loaded = self._matrices.get(book)
+            if loaded is None:
+                store = self._stores.get(self.book_ids[book])
+                if store is None:
+                    raise _unusable(f"book {self.book_ids[book]} is not open")
+                loaded = book_rows(store, self.dimensions)
+                if len(loaded) != int(self.books[book]["rows"]):
+                    raise _unusable(f"book {self.book_ids[book]}'s vectors are not those it was built from")
+                self._matrices[book] = loaded
+        return loaded
+
+    def _search_params(self, book_ids: Sequence[str] | None) -> Any | None:
+        """faiss search parameters: nprobe, and a selector of the books asked for (None: none of
+        this index's books is asked for)."""
+        key: frozenset[str] | None = None
+        if book_ids is not None:
+            wanted = frozenset(book_ids) & frozenset(self.book_ids)
+            if not wanted:
+                return None
+            key = None if wanted == frozenset(self.book_ids) else wanted
+        cached = self._params.get(key)
+        if cached is not None:
+            return cached[0]
+        params = self._faiss.SearchParametersIVF()
+        params.nprobe = self.nprobe
+        kept: tuple[Any, ...] = (params,)
+        if key is not None:
+            chosen = np.zeros(self.rows, dtype=bool)
+            for i, book_id in enumerate(self.book_ids):
+                if book_id in key:
+                    chosen[self.offsets[i]:self.offsets[i + 1]] = True
+            bitmap = np.packbits(chosen, bitorder="little")
+            selector = self._faiss.IDSelectorBitmap(self.rows, self._faiss.swig_ptr(bitmap))
+            params.sel = selector
+            kept = (params, selector, bitmap)  # faiss holds pointers: keep what they point to alive
+        with self._lock:
+            if len(self._params) >= SELECTORS_KEPT:
+                self._params.clear()
+            self._params[key] = kept
+        return params
+
+    def close(self) -> None:
+        with self._lock:
+            self._matrices.clear()
+            self._params.clear()
+
+
+def book_rows(store: VectorStore, dimensions: int) -> F32:
+    """A book's float32 rows, without its record ids where the store can (PrebuiltVectorStoreAdapter.rows)."""
+    rows = getattr(store, "rows", None)
+    matrix = rows() if callable(rows) else book_matrix(store, dimensions).matrix
+    if not isinstance(matrix, np.ndarray) or matrix.ndim != 2 or matrix.shape[1] != dimensions \
+            or matrix.dtype != np.float32:
+        raise BookAgentError("vector.index_unavailable", "a book's vector store has no float32 matrix to rescore from")
+    return matrix
+
+
+def book_matrix(store: VectorStore, dimensions: int) -> VectorMatrix:
+    """The rows a book's vectors are searched by (its store's float32 matrix and ids)."""
+    loaded = store.load()
+    if not isinstance(loaded, VectorMatrix) or loaded.matrix.ndim != 2 or loaded.matrix.shape[1] != dimensions \
+            or loaded.matrix.dtype != np.float32:
+        raise BookAgentError("vector.index_unavailable",
+                             "a book's vector store has no float32 matrix to build or rescore from")
+    return loaded
+
+
+def _unusable(why: str) -> BookAgentError:
+    return BookAgentError("vector.index_unusable", f"the approximate index does not match its books: {why}",
+                          remediation="run `book-agent prepare @all` to rebuild it")

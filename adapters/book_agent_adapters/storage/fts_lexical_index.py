@@ -1,0 +1,201 @@
+"""The lexical channel: an SQLite FTS5 sidecar in the book's runtime dir, ranked by BM25.
+
+The sidecar is built from the package's `records` (never inside the package). It is a
+contentless FTS5 table (the text lives in the package already) over CJK-segmented text
+(see book_agent.domain.lexical_text) with the `porter unicode61` tokenizer, plus a table
+mapping FTS rowids to record ids and a stamp saying what it was built from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.lexical_text import index_text, query_terms
+from book_agent.domain.records import LexicalHit
+from book_agent.ports import LexicalIndex
+from book_agent_adapters.storage.cjk_fold import fold_chinese
+from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+
+SIDECAR_NAME = "lexical.sqlite"
+HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text
+BATCH = 2000
+
+
+def read_stamp(path: Path) -> dict[str, str] | None:
+    """The sidecar's stamp, or None when it is missing or unreadable (then: rebuild)."""
+    if not path.is_file():
+        return None
+    try:
+        con = connect_readonly(path, immutable=False)
+        try:
+            rows = con.execute("SELECT key, value FROM meta").fetchall()
+            con.execute("SELECT count(*) FROM ids").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    return {str(k): str(v) for k, v in rows}
+
+
+def build_sidecar(
+    database_path: Path,
+    sidecar_path: Path,
+    stamp: dict[str, str],
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """(Re)build the sidecar atomically from the package database. Returns the record count."""
+    try:
+        sidecar_path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=".lexical-", suffix=".sqlite", dir=sidecar_path.parent)
+    except OSError as exc:
+        raise _build_failed(database_path, exc) from exc
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        source = connect_readonly(database_path)
+        out = sqlite3.connect(tmp)
+        try:
+            count = _fill(source, out, stamp, progress)
+        finally:
+            source.close()
+            out.close()
+        os.replace(tmp, sidecar_path)
+        return count
+    except (sqlite3.Error, OSError) as exc:  # OSError: a full disk, permissions in the runtime dir
+        raise _build_failed(database_path, exc) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _build_failed(database_path: Path, exc: Exception) -> BookAgentError:
+    return BookAgentError(
+        "lexical.build_failed",
+        f"the lexical index could not be built from {database_path}: {exc}",
+        remediation="check the package with `book-agent status BOOK --verify`, and that the data dir is "
+        "writable with free space",
+    )
+
+
+def _fill(
+    source: sqlite3.Connection,
+    out: sqlite3.Connection,
+    stamp: dict[str, str],
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    create_index(out, "record_id TEXT NOT NULL UNIQUE")
+    (total,) = source.execute("SELECT count(*) FROM records").fetchone()
+    cursor = source.execute(RECORDS_SQL)
+    done = 0
+    while rows := cursor.fetchmany(BATCH):
+        add_rows(out, done + 1, rows)
+        done += len(rows)
+        if progress:
+            progress(done, total)
+    return finish_index(out, stamp, done)
+
+
+# The one schema, row encoding and ranking of an FTS index, shared by a book's sidecar and the
+# library's index (adapters/storage/library_lexical_index.py): a record must be indexed and
+# ranked the same in both, or a library would not rank as the one book holding its records.
+RECORDS_SQL = "SELECT record_id, text, headings FROM records ORDER BY seq"
+RANK_SQL = f"bm25(fts, 1.0, {HEADINGS_WEIGHT})"  # lower is better (and negative)
+
+
+def create_index(out: sqlite3.Connection, id_columns: str) -> None:
+    """Tables of an empty index, written without a journal (it is built to a temp file)."""
+    out.execute("PRAGMA journal_mode=OFF")
+    out.execute("PRAGMA synchronous=OFF")
+    out.executescript(
+        f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE ids (rowid INTEGER PRIMARY KEY, {id_columns});
+        CREATE VIRTUAL TABLE fts USING fts5(
+            body, headings, content='', tokenize='porter unicode61 remove_diacritics 2');
+        """
+    )
+
+
+def add_rows(out: sqlite3.Connection, start: int, rows: list[Any], *owner: str) -> None:
+    """Index `(record_id, text, headings)` rows from rowid `start`; `owner`: the ids columns
+    before record_id (the library's book_id)."""
+    marks = ", ".join("?" * (len(owner) + 2))
+    out.executemany(f"INSERT INTO ids VALUES ({marks})", [(start + i, *owner, str(r[0])) for i, r in enumerate(rows)])
+    out.executemany(
+        "INSERT INTO fts(rowid, body, headings) VALUES (?, ?, ?)",
+        [(start + i, index_text(r[1] or "", fold_chinese), index_text(headings_text(r[2]), fold_chinese))
+         for i, r in enumerate(rows)],
+    )
+
+
+def finish_index(out: sqlite3.Connection, stamp: dict[str, str], count: int) -> int:
+    out.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+    out.executemany("INSERT INTO meta VALUES (?, ?)", sorted({**stamp, "record_count": str(count)}.items()))
+    out.commit()
+    return count
+
+
+def match_expression(query: str) -> str | None:
+    """The FTS5 query for any text: every term, quoted and OR-ed (None when there is none).
+    BM25 ranks records by how many (and how rare) they hold; pruning long queries to their
+    rarest terms cost quality on the eval suite."""
+    terms = query_terms(query, fold_chinese)
+    return " OR ".join(terms) if terms else None
+
+
+def headings_text(raw: str | None) -> str:
+    try:
+        value = json.loads(raw or "[]")
+    except (ValueError, RecursionError):
+        return ""
+    return " ".join(str(h) for h in value) if isinstance(value, list) else ""
+
+
+class FtsLexicalIndex(LexicalIndex):
+    """Queries a built sidecar. Any query string is safe: it is never parsed as FTS5 syntax."""
+
+    def __init__(self, sidecar_path: Path) -> None:
+        self.path = Path(sidecar_path)
+        self._con: sqlite3.Connection | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            try:
+                self._con = connect_readonly(self.path, check_same_thread=False, immutable=False)
+            except sqlite3.Error as exc:
+                raise BookAgentError(
+                    "lexical.index_missing",
+                    f"the lexical index {self.path} cannot be opened: {exc}",
+                    remediation="run `book-agent prepare BOOK` to rebuild it",
+                ) from exc
+        return self._con
+
+    def search(self, query: str, top_k: int) -> list[LexicalHit]:
+        match = match_expression(query)
+        if match is None or top_k <= 0:
+            return []
+        sql = (
+            f"SELECT ids.record_id, {RANK_SQL} AS rank_score FROM fts "
+            "JOIN ids ON ids.rowid = fts.rowid WHERE fts MATCH ? ORDER BY rank_score LIMIT ?"
+        )
+        try:
+            rows = self._connection().execute(sql, (match, int(top_k))).fetchall()
+        except sqlite3.Error as exc:
+            raise BookAgentError(
+                "lexical.query_failed",
+                f"the lexical index could not answer: {exc}",
+                remediation="run `book-agent prepare BOOK` to rebuild the lexical index",
+            ) from exc
+        # bm25() is lower-is-better and negative; flip it so every channel's score rises with relevance
+        return [LexicalHit(record_id=str(rid), score=-float(score)) for rid, score in rows]
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None

@@ -1,0 +1,118 @@
+"""Text to FTS5's own terms, in Python, for the library's impact index.
+
+The impact index (impact_index.py) must hold the terms a book's FTS5 sidecar holds, or a
+library would rank differently from one book. FTS5's `porter unicode61 remove_diacritics 2`
+tokenizer has no Python binding, so this splits text into words the way unicode61 does
+(runs of letters and digits, case-folded) and asks FTS5 itself for each *distinct* word's
+terms: an in-memory FTS5 table stems a batch of new words, read back through fts5vocab.
+Stemming is then exact (it is SQLite's code) and costs only per distinct word, which a
+book repeats thousands of times; the per-token work is a regex and a dict lookup.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+from collections.abc import Iterable
+
+import numpy as np
+
+from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
+from book_agent_adapters.storage.cjk_fold import fold_chinese
+
+_WORD = re.compile(r"[^\W_]+")  # unicode61's token characters: letters and digits (L*, N*)
+_STEM_BATCH = 5000
+
+
+def _unchanged(word: str) -> bool:
+    """A word FTS5 keeps as it is: CJK (no case, no diacritics; the porter stemmer only
+    rewrites ASCII letter suffixes) or ASCII digits. Most of a Chinese book's distinct terms
+    are bigrams, so this spares stemming nearly all of them."""
+    return is_cjk(word) or (word.isascii() and word.isdigit())
+
+
+class FtsTerms:
+    """Maps text to term ids: `ids` grows as new terms appear (`terms[i]` is term i)."""
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.ids: dict[str, int] = {}
+        self._word_id: dict[str, int] = {}  # a word's one term
+        self._odd: dict[str, tuple[int, ...]] = {}  # words of no term, or of several
+        self._fts = sqlite3.connect(":memory:", check_same_thread=False)
+        self._fts.executescript(
+            "CREATE VIRTUAL TABLE w USING fts5(word, tokenize='porter unicode61 remove_diacritics 2');"
+            "CREATE VIRTUAL TABLE wv USING fts5vocab(w, 'instance');"
+        )
+
+    def batch_ids(self, texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Record texts (as stored in the package) as (term ids of every text, in order; each
+        text's count of terms). Per token only C-level work: findall, a dict lookup by map."""
+        words = [_WORD.findall(index_text(t, fold_chinese).lower()) for t in texts]
+        flat = list(itertools.chain.from_iterable(words))
+        self._learn(flat)
+        if self._odd and not self._odd.keys().isdisjoint(flat):
+            return self._odd_batch(words)
+        sizes = np.fromiter(map(len, words), np.int64, len(words))
+        return np.fromiter(map(self._word_id.__getitem__, flat), np.int64, len(flat)), sizes
+
+    def _odd_batch(self, words: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """The rare batch holding a word FTS5 splits in several terms or drops."""
+        per_text = [[i for w in ws for i in self._odd.get(w, (self._word_id.get(w, -1),))] for ws in words]
+        sizes = np.fromiter(map(len, per_text), np.int64, len(per_text))
+        return np.fromiter(itertools.chain.from_iterable(per_text), np.int64, int(sizes.sum())), sizes
+
+    def query_terms(self, query: str) -> tuple[list[str], list[str]]:
+        """A query's (terms, prefixes), as FTS5 reads `match_expression(query)`.
+
+        Words and CJK bigrams are terms; a one-character CJK query `"c"*` is a prefix (every
+        term starting with c). A CJK phrase fragment adds no term: its bigrams are terms already
+        (the impact index ranks by terms, not adjacency)."""
+        words: list[str] = []
+        prefixes: list[str] = []
+        for fragment in query_terms(query, fold_chinese):
+            if fragment.endswith("*"):
+                prefixes.append(fragment[1:-2].replace('""', '"').lower())
+            elif " " not in fragment:
+                words += _WORD.findall(fragment[1:-1].replace('""', '"').lower())
+        words = list(dict.fromkeys(words))
+        to_stem = [w for w in words if not _unchanged(w)]
+        stemmed = dict(zip(to_stem, self._stem(to_stem) if to_stem else [], strict=True))
+        terms = [t for w in words for t in stemmed.get(w, [w])]
+        return list(dict.fromkeys(terms)), prefixes
+
+    def _learn(self, words: list[str]) -> None:
+        known, odd = self._word_id, self._odd
+        new = {w for w in set(words) if w not in known and w not in odd}  # iterate the batch, not the vocabulary
+        plain = sorted(w for w in new if _unchanged(w))
+        for word in plain:
+            self._word_id[word] = self._term_id(word)
+        to_stem = sorted(new.difference(plain))
+        for start in range(0, len(to_stem), _STEM_BATCH):
+            batch = to_stem[start : start + _STEM_BATCH]
+            for word, terms in zip(batch, self._stem(batch), strict=True):
+                if len(terms) == 1:
+                    self._word_id[word] = self._term_id(terms[0])
+                else:
+                    self._odd[word] = tuple(self._term_id(t) for t in terms)
+
+    def _term_id(self, term: str) -> int:
+        found = self.ids.get(term)
+        if found is None:
+            found = self.ids[term] = len(self.terms)
+            self.terms.append(term)
+        return found
+
+    def _stem(self, words: list[str]) -> list[list[str]]:
+        """FTS5's terms of each word (usually one; none for a word unicode61 drops)."""
+        con = self._fts
+        con.execute("DELETE FROM w")
+        con.executemany("INSERT INTO w(rowid, word) VALUES (?, ?)", enumerate(words))
+        out: list[list[tuple[int, str]]] = [[] for _ in words]
+        for term, doc, offset in con.execute("SELECT term, doc, offset FROM wv"):
+            out[doc].append((offset, term))
+        return [[t for _, t in sorted(found)] for found in out]
+
+    def close(self) -> None:
+        self._fts.close()

@@ -1,0 +1,174 @@
+"""A book's term counts: the raw material of the library's impact index, cached per book.
+
+Counting a book's terms is the slow part of building the library index (tokenising every
+record); merging books' counts is numpy work. So each book's counts are kept in the library
+folder under a name derived from the book's stamp: registering a new book counts only that
+book, and a rebuild after a removal counts nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from book_agent.domain.lexical_text import TOKENIZER_VERSION
+from book_agent.domain.library import LibraryMember
+from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.fts_lexical_index import (
+    HEADINGS_WEIGHT,
+    RECORDS_SQL,
+    headings_text,
+)
+from book_agent_adapters.storage.fts_terms import FtsTerms
+from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+
+BATCH = 2000
+Postings = tuple[np.ndarray, np.ndarray, np.ndarray]  # (term, doc, weighted count) per posting
+PARALLEL_MIN_RECORDS = 50_000  # below this, starting worker processes costs more than it saves
+COUNTS_VERSION = "1"
+
+
+@dataclass
+class BookTerms:
+    """Postings sorted by (term, doc); docs are the book's records in `seq` order."""
+
+    record_ids: list[str]
+    terms: list[str]  # term i of `term_ids`
+    term_ids: np.ndarray  # int32, per posting
+    docs: np.ndarray  # int32, per posting: the record's index in record_ids
+    freqs: np.ndarray  # float32, per posting: body count + HEADINGS_WEIGHT x heading count
+    lengths: np.ndarray  # int32, per record: body + heading tokens (FTS5's document length)
+
+
+def cache_path(folder: Path, member: LibraryMember) -> Path:
+    key = f"{member.book_id}\n{member.stamp}\n{TOKENIZER_VERSION}\n{COUNTS_VERSION}"
+    return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
+
+
+def book_terms(folder: Path, member: LibraryMember, progress: Callable[[int], None] | None = None) -> BookTerms:
+    """The member's counts from the cache, or counted from its package database (then cached)."""
+    path = cache_path(folder, member)
+    cached = _load(path)
+    if cached is not None:
+        if progress:
+            progress(len(cached.record_ids))
+        return cached
+    counted = count_terms(member.database_path, progress)
+    _save(path, counted)
+    return counted
+
+
+def count_uncached(folder: Path, members: Sequence[LibraryMember], progress: Callable[[int], None]) -> set[str]:
+    """Count the uncached books side by side in worker processes (one per core), caching each,
+    when that pays (tokenising is pure Python, one core per process). Returns the ids of the
+    books counted; `progress` hears of each book as it finishes."""
+    todo = [m for m in members if not cache_path(folder, m).exists()]
+    workers = min(len(todo), os.cpu_count() or 1)
+    if workers < 2 or sum(m.record_count for m in todo) < PARALLEL_MIN_RECORDS:
+        return set()
+    done: set[str] = set()
+    try:
+        # spawn, not fork: the caller may be a threaded server, and fork copies its locks mid-use
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_count_and_cache, folder, m): m for m in todo}
+            for future in as_completed(futures):
+                future.result()
+                done.add(futures[future].book_id)
+                progress(futures[future].record_count)
+    except Exception:  # noqa: BLE001
+        # a pool that cannot start, or a worker that failed (a broken pool, a bad database): the books
+        # not done are counted in this process, where a real error is raised as what it is
+        return done
+    return done
+
+
+def _count_and_cache(folder: Path, member: LibraryMember) -> None:
+    _save(cache_path(folder, member), count_terms(member.database_path))
+
+
+def count_terms(database_path: Path, progress: Callable[[int], None] | None = None) -> BookTerms:
+    tokens = FtsTerms()
+    source = connect_readonly(database_path)
+    record_ids: list[str] = []
+    parts: list[Postings] = []
+    lengths: list[np.ndarray] = []
+    try:
+        cursor = source.execute(RECORDS_SQL)
+        while rows := cursor.fetchmany(BATCH):
+            body = tokens.batch_ids(r[1] or "" for r in rows)
+            heads = tokens.batch_ids(headings_text(r[2]) for r in rows)
+            parts.append(_count_batch(body, heads, len(record_ids)))
+            lengths.append((body[1] + heads[1]).astype(np.int32))
+            record_ids += [str(r[0]) for r in rows]
+            if progress:
+                progress(len(rows))
+    finally:
+        source.close()
+        tokens.close()
+    return _sorted_terms(record_ids, tokens.terms, parts, lengths)
+
+
+def _count_batch(body: tuple[np.ndarray, np.ndarray], heads: tuple[np.ndarray, np.ndarray],
+                 first_doc: int) -> Postings:
+    """(term, doc, freq) of one batch, sorted by term then doc: each (term, record) once, its
+    counts summed with headings weighted as FTS5's bm25(fts, 1.0, HEADINGS_WEIGHT) weighs them."""
+    (body_ids, body_sizes), (head_ids, head_sizes) = body, heads
+    batch = len(body_sizes)
+    doc_numbers = np.arange(batch, dtype=np.int64)
+    terms = np.concatenate([body_ids, head_ids])
+    docs = np.concatenate([np.repeat(doc_numbers, body_sizes), np.repeat(doc_numbers, head_sizes)])
+    weights = np.concatenate([np.ones(len(body_ids)), np.full(len(head_ids), HEADINGS_WEIGHT)])
+    keys, inverse = np.unique(terms * batch + docs, return_inverse=True)
+    return keys // batch, keys % batch + first_doc, np.bincount(inverse, weights=weights, minlength=len(keys))
+
+
+def _sorted_terms(record_ids: list[str], terms: list[str], parts: list[Postings],
+                  lengths: list[np.ndarray]) -> BookTerms:
+    if not parts:
+        empty = np.zeros(0, np.int32)
+        return BookTerms(record_ids, terms, empty, empty, np.zeros(0, np.float32), empty)
+    term_ids = np.concatenate([p[0] for p in parts])
+    order = np.argsort(term_ids, kind="stable")  # batches come in doc order: docs stay ascending per term
+    return BookTerms(record_ids, terms, term_ids[order].astype(np.int32),
+                     np.concatenate([p[1] for p in parts])[order].astype(np.int32),
+                     np.concatenate([p[2] for p in parts])[order].astype(np.float32), np.concatenate(lengths))
+
+
+def _save(path: Path, counted: BookTerms) -> None:
+    """Atomically; a cache that cannot be written only makes the next build slower."""
+    arrays = {"term_ids": counted.term_ids, "docs": counted.docs, "freqs": counted.freqs, "lengths": counted.lengths,
+              "terms": _text_array(counted.terms), "record_ids": _text_array(counted.record_ids)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, lambda out: np.savez(out, **arrays))  # type: ignore[arg-type]
+    except OSError:
+        pass
+
+
+def _load(path: Path) -> BookTerms | None:
+    """The cached counts, or None when missing or unreadable (then they are counted again)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return BookTerms(_text_list(data["record_ids"]), _text_list(data["terms"]), data["term_ids"],
+                             data["docs"], data["freqs"], data["lengths"])
+    except (OSError, KeyError, ValueError, EOFError):
+        return None
+
+
+def _text_array(values: list[str]) -> np.ndarray:
+    return np.frombuffer(json.dumps(values, ensure_ascii=False).encode(), dtype=np.uint8)
+
+
+def _text_list(data: np.ndarray) -> list[str]:
+    values = json.loads(data.tobytes().decode())
+    if not isinstance(values, list):
+        raise ValueError("not a list")
+    return [str(v) for v in values]

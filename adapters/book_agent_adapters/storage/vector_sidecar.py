@@ -1,0 +1,141 @@
+"""The vector matrix cached in a runtime dir (never the package) and memory-mapped back.
+
+Three files: `vectors.f32.npy` (the finished float32 matrix), `vectors.ids.json` (row ->
+record_id) and `vectors.stamp.json`, written last, which ties them to one database file
+(path, size, mtime, sha256) and one way of loading (dims, normalisation) and records the
+sha256 of the other two. A sidecar is used only when every one of those checks passes;
+anything stale, truncated or altered is reported and rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.file_hash import sha256_file
+
+FORMAT = 1
+NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
+
+F32 = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Stamp:
+    database: str
+    size: int
+    mtime_ns: int
+    sha256: str | None  # the database's sha256 when the caller knows it (package manifest)
+    dimensions: int
+    normalized_at_load: bool
+
+
+def _file_state(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _intact(path: Path, stamp: dict[str, Any], name: str) -> bool:
+    """Unchanged since written (size, mtime, inode as recorded), or else the same bytes.
+
+    Hashing a 40 MiB matrix costs ~100 ms on every cold start, most of a memory-mapped
+    load; a file whose size, mtime and inode are as recorded was not rewritten, so the hash
+    is checked only when one of them differs.
+    """
+    if stamp.get(f"{name}_state") == _file_state(path):
+        return True
+    return sha256_file(path) == stamp.get(f"{name}_sha256")
+
+
+def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
+    """(ids, memory-mapped matrix) when the sidecar is sound, else (None, why not)."""
+    stamp, reason = _sound_stamp(folder, want)
+    if stamp is None:
+        return None, reason
+    try:
+        if not _intact(folder / IDS, stamp, "ids"):
+            return None, "corrupt: ids"
+        ids = json.loads((folder / IDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, "corrupt: unreadable"
+    if not isinstance(ids, list) or len(ids) != stamp.get("rows"):
+        return None, "corrupt: shape"
+    mapped, reason = _mapped_matrix(folder, want, stamp)
+    if mapped is None:
+        return None, reason
+    return ([str(i) for i in ids], mapped), "ok"
+
+
+def read_matrix(folder: Path, want: Stamp) -> tuple[F32 | None, str]:
+    """The memory-mapped matrix alone (no ids: a caller that keeps its own row -> id map, such
+    as the library's approximate vector index, need not parse them), else (None, why not)."""
+    stamp, reason = _sound_stamp(folder, want)
+    if stamp is None:
+        return None, reason
+    return _mapped_matrix(folder, want, stamp)
+
+
+def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]:
+    try:
+        stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "absent"
+    except (OSError, ValueError):
+        return None, "stamp unreadable"
+    if not isinstance(stamp, dict) or stamp.get("format") != FORMAT:
+        return None, "stamp format"
+    for key, value in asdict(want).items():
+        if key == "sha256":
+            if value is not None and stamp.get("database_sha256") != value:
+                return None, "stale: database sha256"
+        elif stamp.get(key) != value:
+            return None, f"stale: {key}"
+    return stamp, "ok"
+
+
+def _mapped_matrix(folder: Path, want: Stamp, stamp: dict[str, Any]) -> tuple[F32 | None, str]:
+    try:
+        if not _intact(folder / NPY, stamp, "npy"):
+            return None, "corrupt: matrix"
+        mapped = np.load(folder / NPY, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None, "corrupt: unreadable"
+    rows = stamp.get("rows")
+    if mapped.dtype != np.dtype("<f4") or mapped.shape != (rows, want.dimensions) or not mapped.flags.c_contiguous:
+        return None, "corrupt: shape"
+    return np.asarray(mapped), "ok"
+
+
+def write(folder: Path, stamp: Stamp, ids: list[str], matrix: F32) -> dict[str, Any]:
+    """Write the sidecar atomically; a failure is reported, never raised (it is a cache)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            (folder / STAMP).unlink()  # no stamp may vouch for half-replaced files
+        _atomic(folder, NPY, lambda handle: np.save(handle, matrix, allow_pickle=False))
+        ids_bytes = json.dumps(ids, ensure_ascii=False).encode("utf-8")
+        _atomic(folder, IDS, lambda handle: handle.write(ids_bytes))
+        database_sha256 = stamp.sha256 or sha256_file(Path(stamp.database))
+        record = {
+            "format": FORMAT, **asdict(stamp), "database_sha256": database_sha256,
+            "rows": len(ids), "npy_sha256": sha256_file(folder / NPY),
+            "ids_sha256": sha256_file(folder / IDS),
+            "npy_state": _file_state(folder / NPY), "ids_state": _file_state(folder / IDS),
+        }
+        record.pop("sha256")
+        payload = json.dumps(record, indent=1).encode("utf-8")
+        _atomic(folder, STAMP, lambda handle: handle.write(payload))
+    except OSError as exc:
+        return {"sidecar_written": False, "sidecar_error": f"{type(exc).__name__}: {exc.strerror}"}
+    return {"sidecar_written": True, "sidecar_dir": str(folder)}
+
+
+def _atomic(folder: Path, name: str, fill: Any) -> None:
+    write_atomic(folder / name, fill, suffix="")

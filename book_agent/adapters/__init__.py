@@ -1,1 +1,0 @@
-"""Concrete adapters, one role per module (imported as `book_agent.adapters`)."""

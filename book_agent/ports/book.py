@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from book_agent.domain.locators import SourceLocator
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.ports.search import QueryVectorizer, Reranker
@@ -17,6 +19,11 @@ class SourceReader(Protocol):
 
     def locate(self, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
         """A verified locator for a hit, record or quotation (contracts/sources.md)."""
+        ...
+    def locate_records(self) -> Iterator[SourceLocator]:
+        """The verified locator of every record of the book, in reading order (a record not
+        found is method `unverified`; an unreadable original gives `record-metadata` claims).
+        Raises BookAgentError(code='source.database_unreadable')."""
         ...
     def read_source(self, locator: Any, max_chars: int = 12000) -> dict[str, Any]: ...
     def close(self) -> None: ...

@@ -26,8 +26,10 @@ from book_agent.domain.fusion import (
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
 from book_agent.domain.limits import DEFAULT_TOP_K, MAX_TOP_K
+from book_agent.domain.locators import claimed_locator
 from book_agent.domain.records import Record, evidence_id, markdown_span
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
+from book_agent.ports.locators import LocatorLookup
 
 FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
@@ -50,6 +52,8 @@ class SearchChannels:
     reranker: Reranker | None = None
     # A vector channel of its own (a library's: one per model group), in place of the store and runtime
     vector_search: VectorSearch | None = None
+    # The hits' verified locators (by record id); a hit without one carries the record's claim
+    locators: LocatorLookup | None = None
 
 
 def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
@@ -236,12 +240,17 @@ class HybridSearch:
     # --- hits -----------------------------------------------------------------------
 
     def _hits(self, fused: list[FusedHit], lexical: dict[str, float], vector: dict[str, float]) -> list[dict[str, Any]]:
-        records = self.channels.records.fetch([f.record_id for f in fused])
+        ids = [f.record_id for f in fused]
+        records = self.channels.records.fetch(ids)
+        located = self.channels.locators.fetch([i for i in ids if i in records]) if self.channels.locators else {}
         hits = []
         for item in fused:
             record = records.get(item.record_id)
             if record is not None:
-                hits.append(self._hit(record, item, lexical, vector))
+                hit = self._hit(record, item, lexical, vector)
+                found = located.get(item.record_id)
+                hit["source_locator"] = dict(found) if found else claimed_locator(self.book_id, record)
+                hits.append(hit)
         return hits
 
     def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float]) -> dict[str, Any]:
@@ -256,7 +265,7 @@ class HybridSearch:
             "record_id": record.record_id,
             "text": record.text,
             "headings": list(record.headings),
-            "source_locator": {"book_id": self.book_id, **record.source, "verification": {"method": "record-metadata"}},
+            "source_locator": {},
             "markdown_span": markdown_span(record.md_start, record.md_end),
             "scores": scores,
             "channel_ranks": dict(item.ranks),

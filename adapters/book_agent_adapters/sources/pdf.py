@@ -10,6 +10,7 @@ ResourceWarnings as failures). pypdfium2's exceptions become `source.original_co
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,12 +50,28 @@ def _corrupt(path: Path, what: str, exc: BaseException) -> BookAgentError:
     )
 
 
+def _loose_boxes(textpage: Any, count: int) -> array[float]:
+    """[x0, y0, x1, y1] of each char, flat, in PDF points. Loose boxes span the font's line
+    height: tight ones of some CJK fonts are 0.01 pt tall, and a readable crop wants whole lines."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    rect = pdfium_c.FS_RECTF()
+    flat = array("d", bytes(8 * 4 * count))
+    for i in range(count):
+        if pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, i, ctypes.byref(rect)):
+            flat[4 * i : 4 * i + 4] = array("d", (rect.left, rect.bottom, rect.right, rect.top))
+    return flat
+
+
 class PdfSource:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._doc: Any = None
         self._count: int | None = None
         self._texts: dict[int, str] = {}
+        self._boxes: dict[int, array[float]] = {}  # per page: 4 floats a char (see bbox)
         self._labels: dict[int, str | None] = {}
 
     # -- document ------------------------------------------------------------------------
@@ -122,6 +139,9 @@ class PdfSource:
                 # characters outside the BMP: rebuild one PDFium char at a time so that
                 # string offsets stay PDFium char indices (bbox depends on it)
                 text = "".join(textpage.get_text_range(i, 1) or "\ufffd" for i in range(textpage.count_chars()))
+            # the char boxes now, while the page is open: opening a page costs far more
+            # (10-20 ms for a CJK page) than reading its boxes, and a locator needs them
+            self._boxes[page_index] = _loose_boxes(textpage, len(text))
         self._texts[page_index] = text
         return text
 
@@ -150,11 +170,9 @@ class PdfSource:
     def bbox(self, page_index: int, start: int, end: int) -> list[float] | None:
         """Union of the char boxes of text[start:end] in PDF points [x0, y0, x1, y1]."""
         text = self.page_text(page_index)
+        flat = self._boxes[page_index]
         wanted = [i for i in range(max(0, start), min(end, len(text))) if not text[i].isspace()]
-        with self._textpage(page_index, "char boxes") as textpage:
-            # loose boxes span the font's line height: tight ones of some CJK fonts
-            # are 0.01 pt tall, and a readable crop wants whole lines anyway
-            boxes = [textpage.get_charbox(i, loose=True) for i in wanted]
+        boxes = [(flat[4 * i], flat[4 * i + 1], flat[4 * i + 2], flat[4 * i + 3]) for i in wanted]
         real = [b for b in boxes if b[2] > b[0] and b[3] > b[1]]
         if not real:
             return None

@@ -10,10 +10,12 @@ the package. Shapes and error codes: contracts/sources.md.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.locators import SourceLocator
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
@@ -32,7 +34,7 @@ from book_agent_adapters.sources.page_render import MAX_PIXELS
 from book_agent_adapters.sources.page_render import render_page as _render
 from book_agent_adapters.sources.passage_search import UnitTexts
 from book_agent_adapters.sources.pdf import PdfSource
-from book_agent_adapters.sources.verify import Claim, build_locator, read_hit
+from book_agent_adapters.sources.verify import Claim, build_locator, read_hit, record_locators
 
 METHODS = ("record-metadata", "exact", "normalized", "fuzzy", "unverified")
 
@@ -178,6 +180,11 @@ class SourceResolver(SourceAndPages):
         hit = read_hit(hit_or_text, self.book_id, self.records)
         claim = Claim.from_sources(self, hit, hints or {})
         return build_locator(self, hit, claim)
+
+    def locate_records(self) -> Iterator[SourceLocator]:
+        """Every record's verified locator, in reading order (one pass over the book)."""
+        for locator in record_locators(self):
+            yield locator  # type: ignore[misc]  # build_locator's dict is a SourceLocator
 
     def read_source(self, locator: Any, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
         max_chars = check_max_chars(max_chars)

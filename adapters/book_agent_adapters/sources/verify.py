@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,20 @@ def _quote_error(value: Any, why: str) -> BookAgentError:
         f"cannot locate {type(value).__name__ if not isinstance(value, str) else 'this text'}: {why}",
         remediation="pass a search hit, a record dict with record_id, or a non-empty quotation",
     )
+
+
+def record_locators(resolver: SourceResolver) -> Iterator[dict[str, Any]]:
+    """The verified locator of every record, in reading order (the book's records read once)."""
+    for row in resolver.records.all():
+        text = row["text"]
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_QUOTE_CHARS:
+            yield {"book_id": resolver.book_id, "kind": resolver.kind, "record_id": row["record_id"],
+                   **row["source"], "verification": {"method": "unverified", "score": None, "stage": "none"},
+                   "warnings": ["the record has no text to look for, or more than the 100,000 characters locate reads"]}
+            continue
+        hit = Hit(text, record_id=row["record_id"], source=dict(row["source"]), md_start=row["md_start"],
+                  md_end=row["md_end"])
+        yield build_locator(resolver, hit, Claim.from_sources(resolver, hit, {}))
 
 
 def read_hit(value: Any, book_id: str | None, records: RecordLookup) -> Hit:

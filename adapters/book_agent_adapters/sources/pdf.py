@@ -24,7 +24,12 @@ PDFIUM_LOCK = threading.RLock()
 
 @dataclass(frozen=True)
 class PageBox:
-    """The page's crop box in PDF user space (origin bottom-left) and its /Rotate."""
+    """The page's effective box in PDF user space (origin bottom-left) and its /Rotate.
+
+    Effective: the CropBox clipped to the MediaBox, either inherited from the page tree
+    (PDF 32000 7.7.3.4) as PDFium resolves it. pypdfium2's get_cropbox() reads the page's own
+    dictionary only and falls back to US letter, so an A4 book whose MediaBox sits in its
+    /Pages node came out 612 x 792."""
 
     x0: float
     y0: float
@@ -39,6 +44,11 @@ class PageBox:
     @property
     def height(self) -> float:
         return self.y1 - self.y0
+
+    @property
+    def displayed_size(self) -> tuple[float, float]:
+        """Width and height as the page is shown (and rendered): swapped by /Rotate 90 or 270."""
+        return (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
 
 
 def _corrupt(path: Path, what: str, exc: BaseException) -> BookAgentError:
@@ -192,10 +202,18 @@ class PdfSource:
     # -- geometry and rendering ------------------------------------------------------------
     def page_box(self, page_index: int) -> PageBox:
         self.check_page(page_index)
+        import ctypes
+
+        import pypdfium2.raw as pdfium_c
+
         with self._opened_page(page_index, "box") as page:
-            x0, y0, x1, y1 = page.get_cropbox()
+            rect = pdfium_c.FS_RECTF()
+            if not pdfium_c.FPDF_GetPageBoundingBox(page.raw, ctypes.byref(rect)):
+                raise _corrupt(self.path, f"the box of page {page_index}", ValueError("no page box"))
             rotation = int(page.get_rotation()) % 360
-        return PageBox(float(x0), float(y0), float(x1), float(y1), rotation)
+        x0, x1 = sorted((float(rect.left), float(rect.right)))
+        y0, y1 = sorted((float(rect.bottom), float(rect.top)))
+        return PageBox(round(x0, 3), round(y0, 3), round(x1, 3), round(y1, 3), rotation)
 
     def render_png(self, page_index: int, scale: float, crop: tuple[float, float, float, float]) -> tuple[bytes, int, int]:
         """PNG bytes and pixel size; crop = (left, bottom, right, top) in display orientation."""

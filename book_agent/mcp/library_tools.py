@@ -129,10 +129,12 @@ def _register_sources(server: FastMCP, session: BookSession, on_book: Guard) -> 
 
     @server.tool(name="render_page", description=d.for_one_book(d.RENDER_PAGE), output_schema=schemas.RENDER,
                  annotations=READ_ONLY)
-    async def render_page(book_id: P.BookId, page_index: P.PageIndex, clip: P.Clip = None, dpi: P.Dpi = DEFAULT_DPI,
-                          include_image: P.IncludeImage = False) -> Any:
+    async def render_page(book_id: P.BookId, page_index: P.PageIndex = None, clip: P.Clip = None,
+                          dpi: P.Dpi = DEFAULT_DPI, include_image: P.IncludeImage = False,
+                          page_label: P.PageLabel = None) -> Any:
         def render(a: Any) -> Any:
-            data = a.render_page(book_id, page_index, clip=clip, dpi=dpi, include_image=include_image)
+            data = a.render_page(book_id, page_index, clip=clip, dpi=dpi, include_image=include_image,
+                                 page_label=page_label)
             return with_image(data) if include_image else data
 
         return await call(session, "render_page", on_book(book_id, render))

@@ -142,13 +142,15 @@ def _register_source_tools(server: FastMCP, session: BookSession) -> None:
 
     @server.tool(name="render_page", description=d.RENDER_PAGE, output_schema=schemas.RENDER, annotations=READ_ONLY)
     async def render_page(
-        page_index: P.PageIndex,
+        page_index: P.PageIndex = None,
         clip: P.Clip = None,
         dpi: P.Dpi = DEFAULT_DPI,
         include_image: P.IncludeImage = False,
+        page_label: P.PageLabel = None,
     ) -> Any:
         def render(a: Any) -> Any:
-            data = a.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image)
+            data = a.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image,
+                                 page_label=page_label)
             return with_image(data) if include_image else data
 
         return await call(session, "render_page", render)

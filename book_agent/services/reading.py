@@ -21,7 +21,8 @@ class Reading:
         data: dict[str, Any] = record.to_dict()
         data["book_id"] = book.book_id
         data["evidence_id"] = f"{book.book_id}#{record.record_id}"
-        data["source_locator"] = {"book_id": book.book_id, **record.source}
+        verified = book.locators.fetch([record.record_id]).get(record.record_id)
+        data["source_locator"] = dict(verified) if verified else {"book_id": book.book_id, **record.source}
         return data
 
     def read_markdown(self, book_ref: str, record_id: str | None = None, start: int | None = None,
@@ -52,7 +53,7 @@ class Reading:
     def read_source(self, book_ref: str, locator: dict[str, Any], max_chars: int = 12000) -> dict[str, Any]:
         return self._books.open(book_ref).sources.read_source(locator, max_chars=max_chars)
 
-    def render_page(self, book_ref: str, page_index: int, clip: Sequence[float] | None = None, dpi: int = 150,
-                    include_image: bool = False) -> dict[str, Any]:
+    def render_page(self, book_ref: str, page_index: int | None = None, clip: Sequence[float] | None = None,
+                    dpi: int = 150, include_image: bool = False, page_label: str | None = None) -> dict[str, Any]:
         return self._books.open(book_ref).sources.render_page(page_index, clip=clip, dpi=dpi,
-                                                              include_image=include_image)
+                                                              include_image=include_image, page_label=page_label)

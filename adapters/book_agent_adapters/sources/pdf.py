@@ -116,7 +116,7 @@ class PdfSource:
                 "source.page_out_of_range",
                 f"page_index must be an integer, not {page_index!r}",
                 details={"page_index": page_index},
-                remediation="pass a 0-based page index",
+                remediation="pass a 0-based page index (or a page_label, the number printed on the page)",
             )
         count = self.page_count
         if not 0 <= page_index < count:

@@ -18,6 +18,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.locators import SourceLocator
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.page_labels import LabelMatch, find_label
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
 from book_agent.ports import SourceAndPages
 from book_agent_adapters.sources.epub import EpubSource
@@ -53,6 +54,7 @@ class SourceResolver(SourceAndPages):
         self._markdown: str | None = None
         self._markdown_norm: NormalizedText | None = None
         self._record_labels: dict[int, str] | None = None
+        self._labels: list[str | None] | None = None
 
     # -- plumbing --------------------------------------------------------------------------
     def __enter__(self) -> SourceResolver:
@@ -139,6 +141,32 @@ class SourceResolver(SourceAndPages):
             label = str(claimed)
         return label if label is not None else self.record_page_label(page_index)
 
+    def page_labels(self) -> list[str | None]:
+        """Every page's label: the PDF's own, else the one the records give it (None: none)."""
+        with self._lock:
+            if self._labels is None:
+                pdf = self.pdf()
+                self._labels = [pdf.page_label(i) or self.record_page_label(i) for i in range(pdf.page_count)]
+            return self._labels
+
+    def page_for_label(self, label: Any) -> LabelMatch:
+        """The page a printed label names (source.page_label_unknown lists the nearest)."""
+        if self.kind != "pdf":
+            raise locator_error(f"page labels are a PDF's; this book's original is {self.kind}",
+                                {"page_label": label if isinstance(label, str) else None})
+        return find_label(label, self.page_labels())
+
+    def _page_of(self, page_index: Any, page_label: Any) -> tuple[Any, list[int] | None]:
+        """The page index a render or read names by index or label (both: they must agree)."""
+        if page_label is None:
+            return page_index, None
+        match = self.page_for_label(page_label)
+        if page_index is not None and page_index != match.page_index:
+            raise locator_error(f"page_index {page_index!r} and page_label {page_label!r} name different pages "
+                                f"(the label is page_index {match.page_index})",
+                                {"page_index": page_index, "page_label": page_label, "labelled": match.pages})
+        return match.page_index, match.pages
+
     def _not_renderable(self) -> BookAgentError:
         return BookAgentError(
             "source.not_renderable",
@@ -198,7 +226,11 @@ class SourceResolver(SourceAndPages):
         start, end = optional_int(locator, "char_start"), optional_int(locator, "char_end")
         if self.kind == "pdf":
             pdf = self.pdf()
-            page = pdf.check_page(optional_int(locator, "page_index"))
+            by_label = locator.get("page_label") if locator.get("page_index") is None else None
+            page_index, same_label = self._page_of(optional_int(locator, "page_index"), by_label)
+            page = pdf.check_page(page_index)
+            if same_label and len(same_label) > 1:
+                out["page_label_pages"] = same_label
             text = pdf.page_text(page)
             claimed_label = locator.get("page_label") if locator.get("page_index") == page else None
             out.update(page_index=page, page_label=self.page_label(page, claimed_label), extracted_by="pdfium")
@@ -235,11 +267,13 @@ class SourceResolver(SourceAndPages):
                                 {"spine_index": index, "chapter_count": len(spine)})
         return spine[index], None
 
-    def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
-                    include_image: bool = False, max_pixels: int = MAX_PIXELS) -> dict[str, Any]:
+    def render_page(self, page_index: Any = None, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
+                    include_image: bool = False, max_pixels: int = MAX_PIXELS,
+                    page_label: Any = None) -> dict[str, Any]:
         if self.kind != "pdf":
             raise self._not_renderable()
         pdf = self.pdf()
+        page_index, same_label = self._page_of(page_index, page_label)
         files = (self.package.archive_manifest or {}).get("files") or {}
         tag = str((files.get("original") or {}).get("sha256") or "")
         if not tag:
@@ -251,4 +285,6 @@ class SourceResolver(SourceAndPages):
         result["book_id"] = self.book_id
         if result.get("page_label") is None and isinstance(result.get("page_index"), int):
             result["page_label"] = self.record_page_label(result["page_index"])
+        if same_label and len(same_label) > 1:
+            result["page_label_pages"] = same_label  # the first was rendered
         return result

@@ -34,7 +34,7 @@ class PageRenderer(Protocol):
     """Page images of a fixed-layout original, cached in the runtime dir."""
 
     def render_page(self, page_index: Any = None, clip: Any = None, scale: Any = None, dpi: Any = 150,
-                    include_image: bool = False, page_label: Any = None) -> dict[str, Any]:
+                    include_image: bool = False, *, page_label: Any = None) -> dict[str, Any]:
         """The page by 0-based index or printed label. Raises BookAgentError (source.*) for an
         EPUB, a bad page, label, clip or dpi (contracts/sources.md)."""
         ...

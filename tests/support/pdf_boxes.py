@@ -44,15 +44,13 @@ def write_boxed_pdf(path: Path, pages: list[dict[str, object]], inherit_rotate: 
     extra_pages = media.group(0) + (b" /Rotate %d" % inherit_rotate if inherit_rotate is not None else b"")
     pdf = re.sub(rb"/Type /Pages\b", b"/Type /Pages " + extra_pages, pdf, count=1)
     chunks = re.split(rb"(/Type /Page\b(?!s))", pdf)
-    out, index = [chunks[0]], 0
-    for marker, rest in zip(chunks[1::2], chunks[2::2], strict=True):
-        page = pages[index]
+    out = [chunks[0]]
+    for page, marker, rest in zip(pages, chunks[1::2], chunks[2::2], strict=True):
         extra = b""
         if page.get("crop"):
             extra += b" /CropBox [%s]" % " ".join(str(v) for v in page["crop"]).encode()  # type: ignore[attr-defined]
         if page.get("rotate") is not None:
             extra += b" /Rotate %d" % int(page["rotate"])  # type: ignore[call-overload]
         out += [marker + extra, rest]
-        index += 1
     Path(path).write_bytes(_rebuild_xref(b"".join(out)))
     return Path(path)

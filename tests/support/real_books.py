@@ -18,7 +18,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from xml.etree import ElementTree
 
-from tests.support.package_builder import RecordSpec, _file_entry, _markdown, random_vectors, write_database
+from tests.support.package_builder import (
+    RecordSpec,
+    _file_entry,
+    _markdown,
+    random_vectors,
+    write_database,
+)
 
 DATA = Path(__file__).resolve().parent / "data" / "real_books"
 LSHORT_PDF = DATA / "lshort-zh-cn.pdf"  # Chinese A4 XeLaTeX, 139 pages, page labels

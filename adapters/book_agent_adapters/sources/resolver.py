@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import SourceLocator
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
+from book_agent.domain.locators import SourceLocator
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.page_labels import LabelMatch, find_label
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
@@ -211,8 +211,7 @@ class SourceResolver(SourceAndPages):
 
     def locate_records(self) -> Iterator[SourceLocator]:
         """Every record's verified locator, in reading order (one pass over the book)."""
-        for locator in record_locators(self):
-            yield locator  # type: ignore[misc]  # build_locator's dict is a SourceLocator
+        return record_locators(self)
 
     def read_source(self, locator: Any, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
         max_chars = check_max_chars(max_chars)
@@ -268,7 +267,7 @@ class SourceResolver(SourceAndPages):
         return spine[index], None
 
     def render_page(self, page_index: Any = None, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
-                    include_image: bool = False, max_pixels: int = MAX_PIXELS,
+                    include_image: bool = False, max_pixels: int = MAX_PIXELS, *,
                     page_label: Any = None) -> dict[str, Any]:
         if self.kind != "pdf":
             raise self._not_renderable()

@@ -20,10 +20,12 @@ from book_agent.mcp.tools import READ_ONLY, SEARCH_HINTS, call, locate, locate_a
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
+    from book_agent.agent import BookAgent
+    from book_agent.domain.search_results import SearchResult
     from book_agent.mcp.session import BookSession
 
 
-def served(agent: Any, ref_text: str, wanted: list[str]) -> list[str]:
+def served(agent: BookAgent, ref_text: str, wanted: list[str]) -> list[str]:
     """`wanted` when every id is served, else mcp.book_not_served naming the others. (A token's
     own limit on `books` and `book_id` is checked before, by mcp/auth.py's middleware.)
     Every call asks: the registry's ids only (read again only when the registry file changed),
@@ -41,8 +43,8 @@ def register_library_tools(server: FastMCP, session: BookSession) -> None:
     ref = session.book_id
     parse_book_ref(ref)  # a bad reference fails at start, not at the first call
 
-    def on_book(book_id: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        def run(agent: Any) -> Any:
+    def on_book(book_id: str, fn: Callable[[BookAgent], Any]) -> Callable[[BookAgent], Any]:
+        def run(agent: BookAgent) -> Any:
             served(agent, ref, [book_id])
             return fn(agent)
 
@@ -59,7 +61,7 @@ def register_library_tools(server: FastMCP, session: BookSession) -> None:
                      query_vector: P.QueryVector = None, hints: P.Hints = None) -> Any:
         allowed = allowed_books()
 
-        def run(a: Any) -> Any:
+        def run(a: BookAgent) -> SearchResult:
             if books is not None:
                 target = library_of(served(a, ref, books))
             elif allowed is not None:
@@ -74,7 +76,7 @@ def register_library_tools(server: FastMCP, session: BookSession) -> None:
     _register_sources(server, session, on_book)
 
 
-def _token_books(agent: Any, ref: str, allowed: list[str]) -> list[str]:
+def _token_books(agent: BookAgent, ref: str, allowed: list[str]) -> list[str]:
     """The served books this token may use (a token may name books another server serves)."""
     mine = [book_id for book_id in agent.library_book_ids(ref) if book_id in allowed]
     if not mine:

@@ -29,6 +29,8 @@ from book_agent.mcp.images import with_image
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
+    from book_agent.agent import BookAgent
+    from book_agent.domain.source_results import Locator
     from book_agent.mcp.session import BookSession
 
 READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
@@ -60,7 +62,7 @@ def locate_arguments(hit: Any, record_id: str | None, quote: str | None) -> Any:
     return error_result(bad_arguments("locate_source", "give exactly one of hit, record_id, quote", given=given))
 
 
-def locate(agent: Any, book: str, hit: Any, record_id: str | None, quote: str | None, hints: Any) -> Any:
+def locate(agent: BookAgent, book: str, hit: Any, record_id: str | None, quote: str | None, hints: Any) -> Locator:
     """locate_source for a hit, a record id (read first) or a quotation."""
     target: Any = hit if hit is not None else quote
     if record_id is not None:

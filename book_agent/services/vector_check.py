@@ -122,7 +122,7 @@ def run_self_check(records: Iterable[Record], vectorizer: QueryVectorizer, store
 
 
 def _not_run(encoding: QueryEncoding) -> LanguageCheck:
-    error = encoding.error
+    error = encoding.to_dict(include_vector=False).get("error")
     return {"status": "not-run", "basis": "self-check", "code": error["code"] if error else None,
             "reason": (error and error["message"]) or "the query could not be encoded"}
 

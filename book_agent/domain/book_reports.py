@@ -6,8 +6,8 @@ runtime config's dict (`RuntimeConfig.to_dict()`) are the domain's; they appear 
 `PackageReport` and `ConfigDict`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
+# creation, and a string annotation would hide them from __required_keys__.
 from typing import Any, NotRequired, Required, TypedDict
 
 from book_agent.domain.runtime_states import LanguageCheck, LexicalState, QueryAvailability

@@ -9,8 +9,8 @@ user. Codes are stable dotted strings (`package.hash_mismatch`), catalogued in
 contracts/error-codes.md.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
+# creation, and a string annotation would hide them from __required_keys__.
 from typing import Any, NotRequired, TypedDict
 
 

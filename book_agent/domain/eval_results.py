@@ -1,7 +1,7 @@
 """The eval harness's question and report shapes (services/evaluation.py, `book-agent eval --json`)."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
+# creation, and a string annotation would hide them from __required_keys__.
 from typing import NotRequired, TypedDict
 
 

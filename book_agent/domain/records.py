@@ -1,7 +1,6 @@
 """Records of a book's database and the hits that point at them."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads NotRequired at class creation.
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 

@@ -4,8 +4,8 @@ measured language evidence, whether a query can be encoded now, the vector store
 TypedDicts: `status` and `prepare` print them as they are (contracts/core.md).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
+# creation, and a string annotation would hide them from __required_keys__.
 from typing import NotRequired, Required, TypedDict
 
 from book_agent.domain.records import MarkdownSpan

@@ -5,8 +5,8 @@ server returns them, so the JSON stays byte-identical (key order is the order th
 builds them in); the types name the keys a caller or driver may read.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
+# creation, and a string annotation would hide them from __required_keys__.
 from typing import NotRequired, Required, TypedDict
 
 from book_agent.domain.errors import ErrorInfo

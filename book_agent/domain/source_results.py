@@ -6,8 +6,8 @@ a PDF locator has `page_index` and `bbox`, an EPUB one `href` and `spine_index`,
 record's claim carries whatever keys the package's database gave it.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
+# creation, and a string annotation would hide them from __required_keys__.
 from typing import Required, TypedDict
 
 from book_agent.domain.records import MarkdownSpan, RecordDict

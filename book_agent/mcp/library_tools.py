@@ -133,7 +133,7 @@ def _register_sources(server: FastMCP, session: BookSession, on_book: Guard) -> 
                  annotations=READ_ONLY)
     async def render_page(book_id: P.BookId, page_index: P.PageIndex, clip: P.Clip = None, dpi: P.Dpi = DEFAULT_DPI,
                           include_image: P.IncludeImage = False) -> Any:
-        def render(a: Any) -> Any:
+        def render(a: BookAgent) -> Any:
             data = a.render_page(book_id, page_index, clip=clip, dpi=dpi, include_image=include_image)
             return with_image(data) if include_image else data
 

@@ -149,7 +149,7 @@ def _register_source_tools(server: FastMCP, session: BookSession) -> None:
         dpi: P.Dpi = DEFAULT_DPI,
         include_image: P.IncludeImage = False,
     ) -> Any:
-        def render(a: Any) -> Any:
+        def render(a: BookAgent) -> Any:
             data = a.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image)
             return with_image(data) if include_image else data
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
+from book_agent.domain.host_config import ConfigEntry, HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 
 
@@ -17,7 +18,7 @@ class HostPort(Protocol):
     edition: str | None
     unconfirmed: tuple[str, ...]
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         """{installed: bool, evidence: [paths that exist], ...}: whether the host seems present."""
         ...
     def config_path(self) -> Path | None:
@@ -26,31 +27,31 @@ class HostPort(Protocol):
     def skills_dir(self) -> Path:
         """The folder that holds one sub-folder per installed skill."""
         ...
-    def server_entry(self, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def server_entry(self, argv: list[str], auth_env: str | None) -> ConfigEntry:
         """The keys book-agent manages in the server's entry (never a credential value)."""
         ...
-    def http_entry(self, remote: RemoteServer) -> dict[str, Any]:
+    def http_entry(self, remote: RemoteServer) -> ConfigEntry:
         """The keys book-agent manages in a streamable-HTTP entry: the URL and, where the host
         can, the NAME of the token's variable (never a token). Raises host.token_env_unsupported."""
         ...
-    def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
+    def add_server(self, text: str | None, path: Path, name: str, entry: ConfigEntry) -> str:
         """The config text with our entry set (other keys kept; the other transport's keys dropped
         when `entry` switches stdio <-> HTTP). Raises host.config_malformed."""
         ...
     def remove_server(self, text: str, path: Path, name: str) -> tuple[str, bool]:
         """(text without our entry, whether nothing but an empty shell is left)."""
         ...
-    def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None: ...
+    def read_server(self, text: str | None, path: Path, name: str) -> ConfigEntry | None: ...
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         """Known refusals and caveats: [{code, message}]."""
         ...
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
         """{steps: [...], snippet: str, deeplink: str | None} for doing it by hand."""
         ...
-    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+    def http_warnings(self, remote: RemoteServer) -> list[HostNote]:
         """Caveats of the HTTP form on this host: [{code, message}]."""
         ...
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         """{steps, snippet, deeplink} for adding the HTTP form by hand (a token only as a placeholder)."""
         ...

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.book_refs import one_book
 from book_agent.domain.book_reports import Configured
@@ -60,7 +59,7 @@ def config_notes(config: RuntimeConfig, package: PackageInfo) -> list[str]:
 
 
 def apply_settings(config: RuntimeConfig, settings: dict[str, object]) -> RuntimeConfig:
-    data: dict[str, Any] = config.to_dict()
+    data = config.to_dict()
     for key, value in settings.items():
         if value is None:
             continue

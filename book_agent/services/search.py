@@ -25,7 +25,7 @@ from book_agent.domain.fusion import (
     vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
-from book_agent.domain.limits import DEFAULT_TOP_K, MAX_TOP_K
+from book_agent.domain.limits import DEFAULT_TOP_K
 from book_agent.domain.records import Record, evidence_id, markdown_span
 from book_agent.domain.search_results import (
     ChannelInfo,
@@ -39,6 +39,7 @@ from book_agent.domain.search_results import (
 )
 from book_agent.domain.source_results import Locator
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
+from book_agent.services.search_checks import check_arguments, degraded_warnings
 
 FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
@@ -72,39 +73,6 @@ def _not_ran(error: BookAgentError, status: str = "unavailable") -> ChannelInfo:
             "remediation": error.remediation}
 
 
-def _check_arguments(query: object, top_k: int, query_vector: Sequence[float] | None) -> None:
-    if not isinstance(query, str):
-        raise BookAgentError("search.bad_query", "the query must be text")
-    if not query.strip() and query_vector is None:
-        raise BookAgentError("search.empty_query", "the query is empty",
-                             remediation="ask a question or give a few words to look for")
-    if not 1 <= int(top_k) <= MAX_TOP_K:
-        raise BookAgentError(
-            "search.bad_top_k", f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}",
-            remediation=f"pass --top-k between 1 and {MAX_TOP_K}",
-        )
-
-
-def _degraded_warnings(strict: bool, lexical_info: ChannelInfo, vector_info: ChannelInfo) -> list[str]:
-    """One warning per channel that could not run; a strict search raises instead."""
-    degraded = [name for name, info in (("lexical", lexical_info), ("vector", vector_info))
-                if not info["ran"] and info.get("status") != "not-applicable"]
-    if strict and degraded:
-        info = lexical_info if "lexical" in degraded else vector_info
-        raise BookAgentError(
-            "search.channel_degraded",
-            f"strict search: the {' and '.join(degraded)} channel could not run: {info.get('reason')}",
-            details={"channels": {"lexical": lexical_info, "vector": vector_info}},
-            remediation=info.get("remediation") or "run without --strict to accept a degraded search",
-        )
-    warnings: list[str] = []
-    for name in degraded:
-        info = lexical_info if name == "lexical" else vector_info
-        warnings.append(f"{name} channel did not run: {info.get('reason')}"
-                        + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
-    return warnings
-
-
 class HybridSearch:
     def __init__(self, book_id: str, channels: SearchChannels) -> None:
         self.book_id = book_id
@@ -118,7 +86,7 @@ class HybridSearch:
         query_vector: Sequence[float] | None = None,
         hints: Hints | None = None,
     ) -> SearchResult:
-        _check_arguments(query, top_k, query_vector)
+        check_arguments(query, top_k, query_vector)
         started = time.perf_counter()
         if not query_terms(query) and query_vector is None:
             return self._wordless(query, top_k, hints, started)
@@ -126,7 +94,7 @@ class HybridSearch:
         depth = max(CANDIDATES_MIN, top_k * 5)
         lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
-        warnings = _degraded_warnings(strict, lexical_info, vector_info)
+        warnings = degraded_warnings(strict, lexical_info, vector_info)
         fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
                            lexical_info, vector_info)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":

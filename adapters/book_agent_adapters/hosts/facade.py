@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.host_config import HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts import ops, safe_write, skills
@@ -137,7 +138,7 @@ class HostAdapter:
         planned = self._mcp_ops(target, form) + self._skill_ops(target, skill_dir)
         return self._plan(target, form, planned, "install")
 
-    def _warnings(self, target: InstallTarget, form: Form, operation: str) -> list[dict[str, str]]:
+    def _warnings(self, target: InstallTarget, form: Form, operation: str) -> list[HostNote]:
         warnings = form.warnings(self.port) + target.warnings(form.auth_env, remote=form.remote is not None)
         path = self.port.config_path()
         text = read_config(path, self.host) if path is not None and path.is_file() else None
@@ -248,20 +249,20 @@ class Form:
         assert self.argv is not None
         return port.server_entry(self.argv, self.auth_env)
 
-    def warnings(self, port: HostPort) -> list[dict[str, str]]:
+    def warnings(self, port: HostPort) -> list[HostNote]:
         if self.remote is not None:
             return list(port.http_warnings(self.remote))
         assert self.argv is not None
         return list(port.warnings(self.argv, self.auth_env))
 
-    def manual(self, port: HostPort, name: str) -> dict[str, Any]:
+    def manual(self, port: HostPort, name: str) -> ManualSteps:
         if self.remote is not None:
             return port.http_manual(name, self.remote)
         assert self.argv is not None
         return port.manual(name, self.argv, self.auth_env)
 
 
-def replaced_warning(name: str, was: str, now: str) -> dict[str, str]:
+def replaced_warning(name: str, was: str, now: str) -> HostNote:
     how = {"stdio": "the stdio form (the host starts `book-agent mcp` on this machine)",
            "http": "the HTTP form (the host connects to a served library's URL)"}
     return {"code": "host.transport_replaced",

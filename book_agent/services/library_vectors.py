@@ -116,7 +116,7 @@ class ModelGroups:
             return None, None
         encoding = _encode(usable[0][1][1], query, query_vector)
         if encoding is None or encoding.vector is None:
-            reason = (encoding.error["message"] if encoding and encoding.error else None) or "the query could not be encoded"
+            reason = (encoding.error.get("message") if encoding and encoding.error else None) or "the query could not be encoded"
             self._note(books, f"vector channel did not run: {reason}")
             return None, encoding
         approximate, described = (self._approximate(model, dims, [b for b, _ in usable]) if self._approximate

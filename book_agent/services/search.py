@@ -202,9 +202,9 @@ class HybridSearch:
         if result.vector is None:
             error = representation.get("error")
             info: ChannelInfo = {"ran": False, "status": result.status,
-                                 "reason": (error and error["message"]) or "the query could not be encoded",
-                                 "code": error["code"] if error else None,
-                                 "remediation": error["remediation"] if error else None, "route": result.route}
+                                 "reason": (error.get("message") if error else None) or "the query could not be encoded",
+                                 "code": (error.get("code") if error else None),
+                                 "remediation": (error.get("remediation") if error else None), "route": result.route}
             return [], None, info, representation
         try:
             found = ch.vector_store.search_ids(result.vector, depth)
@@ -266,10 +266,10 @@ class HybridSearch:
         warnings.extend(str(w) for w in result.get("warnings") or [])
         if strict and result.get("rerank_requested") and not result.get("rerank_applied"):
             error = result.get("error")
-            message = error["message"] if error else "unknown error"
+            message = error.get("message", "unknown error") if error else "unknown error"
             raise BookAgentError(
                 "search.rerank_failed", f"strict search: rerank failed: {message}",
-                details={"rerank": info}, remediation=error["remediation"] if error else None)
+                details={"rerank": info}, remediation=(error.get("remediation") if error else None))
         return list(result.get("hits") or hits), info
 
 

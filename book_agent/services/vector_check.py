@@ -123,8 +123,8 @@ def run_self_check(records: Iterable[Record], vectorizer: QueryVectorizer, store
 
 def _not_run(encoding: QueryEncoding) -> LanguageCheck:
     error = encoding.to_dict(include_vector=False).get("error")
-    return {"status": "not-run", "basis": "self-check", "code": error["code"] if error else None,
-            "reason": (error and error["message"]) or "the query could not be encoded"}
+    return {"status": "not-run", "basis": "self-check", "code": (error.get("code") if error else None),
+            "reason": (error.get("message") if error else None) or "the query could not be encoded"}
 
 
 def measured_reads(check: LanguageCheck | None) -> tuple[dict[str, bool], str | None]:

@@ -33,6 +33,7 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
+from book_agent.ports.hosts import HostInstaller
 from book_agent.ports.library import (
     LibraryIndex,
     LibraryLexicalIndex,
@@ -141,7 +142,7 @@ class LibraryVectorsOnDemand(LibraryVectorIndexes):
         return self._adapter().open(model, dimensions, expected, stores)
 
 
-def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> Any:
+def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> HostInstaller:
     """The contract's HostAdapter facade over the per-host adapters."""
     from book_agent_adapters.hosts import HostAdapter
 

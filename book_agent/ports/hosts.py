@@ -1,11 +1,21 @@
-"""The AI-host port behind the HostAdapter facade."""
+"""The AI-host port behind the HostAdapter facade, and the facade as the host use cases see it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from book_agent.domain.host_config import ConfigEntry, HostDetection, HostNote, ManualSteps
+from book_agent.domain.book_reports import PackageReport
+from book_agent.domain.host_config import (
+    ConfigEntry,
+    HostDetection,
+    HostInspection,
+    HostNote,
+    HostPlan,
+    HostVerification,
+    ManualSteps,
+)
+from book_agent.domain.library import HostLibrary
 from book_agent.domain.remote_server import RemoteServer
 
 
@@ -55,3 +65,23 @@ class HostPort(Protocol):
     def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         """{steps, snippet, deeplink} for adding the HTTP form by hand (a token only as a placeholder)."""
         ...
+
+
+# What is installed: a book (its PackageInfo.to_dict()) or a library of them.
+Installable = PackageReport | HostLibrary
+
+
+class HostInstaller(Protocol):
+    """One host in one home, as the host use cases call it (the HostAdapter facade, or a fake).
+    install and uninstall are dry runs unless `apply`; nothing here holds a credential value."""
+
+    def inspect(self) -> HostInspection: ...
+    def install(self, package: Installable, mcp_command: list[str] | None = None, apply: bool = False, *,
+                skill_dir: Path | None = None, auth_env: str | None = None,
+                remote: RemoteServer | None = None) -> HostPlan: ...
+    def uninstall(self, package: Installable, skill_dir: Path | None = None, apply: bool = False, *,
+                  remote: RemoteServer | None = None) -> HostPlan: ...
+    def verify(self, package: Installable, mcp_command: list[str] | None = None, skill_dir: Path | None = None, *,
+               auth_env: str | None = None, remote: RemoteServer | None = None) -> HostVerification: ...
+    def render_manual_instructions(self, package: Installable, mcp_command: list[str] | None = None, *,
+                                   auth_env: str | None = None, remote: RemoteServer | None = None) -> str: ...

@@ -33,7 +33,12 @@ from book_agent.ports import HostPort
 from book_agent_adapters.hosts import ops, safe_write, skills
 from book_agent_adapters.hosts.base import HostContext, entry_transport, read_config
 from book_agent_adapters.hosts.naming import BOOK_AGENT_SKILL
-from book_agent_adapters.hosts.targets import Installable, InstallTarget, install_target
+from book_agent_adapters.hosts.targets import (
+    Installable,
+    InstallTarget,
+    install_target,
+    replaced_warning,
+)
 
 HOSTS = ("codex", "trae", "workbuddy", "cherry-studio")
 
@@ -267,14 +272,6 @@ class Form:
             return port.http_manual(name, self.remote)
         assert self.argv is not None
         return port.manual(name, self.argv, self.auth_env)
-
-
-def replaced_warning(name: str, was: str, now: str) -> HostNote:
-    how = {"stdio": "the stdio form (the host starts `book-agent mcp` on this machine)",
-           "http": "the HTTP form (the host connects to a served library's URL)"}
-    return {"code": "host.transport_replaced",
-            "message": f"{name} was {how[was]}; it becomes {how[now]}. One entry per library, whichever way it "
-            "is reached: install with the other form to switch back"}
 
 
 def install(package: Installable, mcp_command: list[str] | None = None,

@@ -71,3 +71,11 @@ def library_warnings(library: HostLibrary, auth_env: str | None) -> list[HostNot
                     "environment. Export them where the host starts (Codex forwards only the variables "
                     "an entry names in `env_vars`: HostAdapter.install(..., auth_env=NAME) writes one)"})
     return out
+
+
+def replaced_warning(name: str, was: str, now: str) -> HostNote:
+    how = {"stdio": "the stdio form (the host starts `book-agent mcp` on this machine)",
+           "http": "the HTTP form (the host connects to a served library's URL)"}
+    return {"code": "host.transport_replaced",
+            "message": f"{name} was {how[was]}; it becomes {how[now]}. One entry per library, whichever way it "
+            "is reached: install with the other form to switch back"}

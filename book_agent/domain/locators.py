@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from book_agent.domain.errors import ErrorInfo
 from book_agent.domain.records import Record
+from book_agent.domain.source_results import Locator
 
 # Bump when verification gives other answers for the same package (normalisation, search order).
 VERIFIER_VERSION = "2"
@@ -22,40 +24,12 @@ VERIFIED_METHODS = frozenset({"exact", "normalized", "fuzzy"})
 FAILED_LISTED = 50  # record ids listed by status among those not verified
 
 
-class Verification(TypedDict, total=False):
-    method: str  # one of METHODS
-    score: float | None
-    stage: str  # claimed | neighbour | book | none
-    threshold: float
-    corrected: dict[str, Any]
-    markdown: str
-
-
-class SourceLocator(TypedDict, total=False):
-    """A locator (PDF: page_index, page_label, bbox; EPUB: href, spine_index, fragment)."""
-
-    book_id: str
-    kind: str
-    record_id: str | None
-    page_index: int
-    page_label: str | None
-    bbox: list[float] | None
-    href: str
-    spine_index: int | None
-    fragment: str | None
-    char_start: int | None
-    char_end: int | None
-    markdown_span: dict[str, int] | None
-    verification: Verification
-    warnings: list[str]
-
-
 def locator_stamp(manifest_sha: str, database_sha: str | None) -> dict[str, str]:
     return {"package_manifest_sha256": manifest_sha, "database_sha256": database_sha or "",
             "verifier_version": VERIFIER_VERSION}
 
 
-def claimed_locator(book_id: str, record: Record) -> SourceLocator:
+def claimed_locator(book_id: str, record: Record) -> Locator:
     """The record's own claim, unchecked: what a hit carries only when the original cannot be read."""
     claim: dict[str, Any] = {"book_id": book_id, **record.source, "record_id": record.record_id,
                              "verification": {"method": "record-metadata", "score": None, "stage": "none"}}
@@ -75,8 +49,8 @@ class LocatorSummary:
     failed_count: int = 0
     seconds: float = 0.0
 
-    def add(self, locator: SourceLocator) -> None:
-        check = locator.get("verification") or {}
+    def add(self, locator: Locator) -> None:
+        check: dict[str, Any] = dict(locator.get("verification") or {})
         method = str(check.get("method") or "unverified")
         self.records += 1
         self.by_method[method] = self.by_method.get(method, 0) + 1
@@ -101,6 +75,26 @@ class LocatorSummary:
                    by_stage=dict(data.get("by_stage") or {}), corrected=int(data.get("corrected") or 0),
                    failed=list(data.get("failed") or []), failed_count=int(data.get("failed_count") or 0),
                    seconds=float(data.get("seconds") or 0.0))
+
+
+class LocatorBuild(TypedDict, total=False):
+    """`prepare`'s (and init's) verification of a book's records: built or not, and why."""
+
+    built: bool
+    state: LocatorState  # the sidecar's state after (without its summary)
+    summary: dict[str, Any] | None  # LocatorSummary.to_dict()
+    error: ErrorInfo  # the coded error that stopped it
+
+
+class LocatorStatus(TypedDict, total=False):
+    """What `status` says about a book's verified locators (contracts/core.md)."""
+
+    present: bool
+    fresh: bool
+    reason: str
+    path: str
+    verification: dict[str, Any]  # LocatorSummary.to_dict()
+    remediation: str
 
 
 class LocatorState(TypedDict, total=False):

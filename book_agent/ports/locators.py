@@ -6,14 +6,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from book_agent.domain.locators import LocatorState, LocatorSummary, SourceLocator
+from book_agent.domain.locators import LocatorState, LocatorSummary
+from book_agent.domain.source_results import Locator
 
 
 @runtime_checkable
 class LocatorLookup(Protocol):
     """Verified locators by record id (ids without one are simply absent)."""
 
-    def fetch(self, record_ids: Sequence[str]) -> dict[str, SourceLocator]: ...
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]: ...
     def close(self) -> None: ...
 
 
@@ -24,7 +25,7 @@ class LocatorStore(Protocol):
     def state(self, runtime_dir: Path, expected: dict[str, str]) -> LocatorState:
         """{present, fresh, reason, path, summary?} against the expected stamp."""
         ...
-    def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[SourceLocator]) -> LocatorSummary:
+    def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
         """Write every locator (atomically: a reader sees the old file or the new one) and
         return the summary it stores with them."""
         ...

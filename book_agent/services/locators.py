@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import LocatorState, SourceLocator, locator_stamp
+from book_agent.domain.locators import LocatorBuild, LocatorState, LocatorStatus, locator_stamp
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import RegistryEntry, database_sha
+from book_agent.domain.source_results import Locator
 from book_agent.ports import SourceReader
 from book_agent.ports.locators import LocatorLookup, LocatorStore
 
@@ -35,20 +35,20 @@ class BookLocators(LocatorLookup):
     def __init__(self, stored: LocatorLookup | None, sources: Callable[[], SourceReader]) -> None:
         self._stored = stored
         self._sources = sources
-        self._live: dict[str, SourceLocator] = {}
+        self._live: dict[str, Locator] = {}
 
-    def fetch(self, record_ids: Sequence[str]) -> dict[str, SourceLocator]:
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]:
         found = self._stored.fetch(record_ids) if self._stored is not None else {}
         missing = [r for r in record_ids if r not in found][:LIVE_LIMIT]
         for record_id in missing:
             live = self._live.get(record_id)
             if live is None:
                 try:
-                    live = self._sources().locate({"record_id": record_id})  # type: ignore[assignment]
+                    live = self._sources().locate({"record_id": record_id})
                 except BookAgentError:
                     continue  # no original to read (or no such record): the hit keeps its claim
-                self._live[record_id] = live  # type: ignore[assignment]
-            found[record_id] = live  # type: ignore[assignment]
+                self._live[record_id] = live
+            found[record_id] = live
         return found
 
     def close(self) -> None:
@@ -62,13 +62,13 @@ class LibraryLocators(LocatorLookup):
     def __init__(self, books: dict[str, LocatorLookup]) -> None:
         self._books = books
 
-    def fetch(self, record_ids: Sequence[str]) -> dict[str, SourceLocator]:
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]:
         wanted: dict[str, list[str]] = {}
         for key in record_ids:
             book_id, _, record_id = key.partition("#")
             if book_id in self._books and record_id:
                 wanted.setdefault(book_id, []).append(record_id)
-        found: dict[str, SourceLocator] = {}
+        found: dict[str, Locator] = {}
         for book_id, ids in wanted.items():
             for record_id, locator in self._books[book_id].fetch(ids).items():
                 found[f"{book_id}#{record_id}"] = locator
@@ -79,7 +79,7 @@ class LibraryLocators(LocatorLookup):
 
 
 def verify_book(store: LocatorStore, sources: SourceReader, runtime_dir: Path, expected: dict[str, str],
-                force: bool = False) -> dict[str, Any]:
+                force: bool = False) -> LocatorBuild:
     """Verify every record of a book and keep the locators, unless they are fresh already.
     Returns {built, state, summary} (or the coded error that stopped it)."""
     state: LocatorState = store.state(runtime_dir, expected)
@@ -92,14 +92,17 @@ def verify_book(store: LocatorStore, sources: SourceReader, runtime_dir: Path, e
     return {"built": True, "state": _public(store.state(runtime_dir, expected)), "summary": summary.to_dict()}
 
 
-def _public(state: LocatorState) -> dict[str, Any]:
-    return {k: v for k, v in state.items() if k != "summary"}
+def _public(state: LocatorState) -> LocatorState:
+    public = LocatorState(**state)  # a copy, without the summary (reported beside it)
+    public.pop("summary", None)
+    return public
 
 
-def locator_status(store: LocatorStore, runtime_dir: Path, expected: dict[str, str]) -> dict[str, Any]:
+def locator_status(store: LocatorStore, runtime_dir: Path, expected: dict[str, str]) -> LocatorStatus:
     """What status says about a book's verified locators."""
     state = store.state(runtime_dir, expected)
-    out: dict[str, Any] = _public(state)
+    out = LocatorStatus(present=bool(state.get("present")), fresh=bool(state.get("fresh")),
+                        reason=str(state.get("reason") or ""), path=str(state.get("path") or ""))
     if state.get("summary") is not None:
         out["verification"] = state["summary"]
     if not state.get("fresh"):

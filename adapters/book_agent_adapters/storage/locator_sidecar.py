@@ -18,7 +18,8 @@ from contextlib import closing, suppress
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import LocatorState, LocatorSummary, SourceLocator
+from book_agent.domain.locators import LocatorState, LocatorSummary
+from book_agent.domain.source_results import Locator
 from book_agent.ports.locators import LocatorLookup, LocatorStore
 from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
@@ -36,7 +37,7 @@ class SqliteLocatorLookup(LocatorLookup):
     def __init__(self, path: Path) -> None:
         self._con = connect_readonly(path, check_same_thread=False, immutable=False)
 
-    def fetch(self, record_ids: Sequence[str]) -> dict[str, SourceLocator]:
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]:
         ids = [r for r in dict.fromkeys(record_ids) if isinstance(r, str)]
         if not ids:
             return {}
@@ -69,7 +70,7 @@ class SqliteLocatorStore(LocatorStore):
         return {"present": True, "fresh": fresh, "reason": "fresh" if fresh else "stale (built from another package "
                 "or verifier version)", "path": str(path), "summary": summary}
 
-    def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[SourceLocator]) -> LocatorSummary:
+    def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
         target = self.path(runtime_dir)
         staged = target.with_name(f".locators-{secrets.token_hex(6)}.sqlite")
         summary = LocatorSummary()

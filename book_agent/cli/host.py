@@ -101,7 +101,9 @@ def _add_change_commands(group: typer.Typer, hosts: HostsOf) -> None:
     def detect(ctx: typer.Context, host: HostArg, edition: EditionOpt = None,
                home: HomeOpt = None) -> None:
         """Whether the host seems installed, and where its config and skills would go."""
-        emit(ctx, hosts(ctx).detect(host, edition, home))
+        from book_agent.cli.render_host import render_detect
+
+        emit(ctx, hosts(ctx).detect(host, edition, home), render_detect)
 
     @group.command("plan")
     def plan(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, edition: EditionOpt = None,
@@ -142,7 +144,9 @@ def _add_check_commands(group: typer.Typer, hosts: HostsOf) -> None:
         """Read back the server entry and the skill files: missing, modified or outdated."""
         result = hosts(ctx).verify(host, book, edition, home, skill_dir, url=url, token_env=token_env,
                                    allow_insecure_http=allow_insecure_http)
-        emit(ctx, result)
+        from book_agent.cli.render_host import render_verify
+
+        emit(ctx, result, render_verify)
         if not result["ok"]:
             raise typer.Exit(1)
 

@@ -13,6 +13,8 @@ from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.runtime_config import RuntimeConfig
 
 Progress = Callable[[int, int], None]
+# long work in phases: a phase's label ("art-of-war: lexical index") -> that phase's progress
+Phases = Callable[[str], Progress | None]
 
 
 @runtime_checkable

@@ -105,8 +105,9 @@ def build_server(
     from fastmcp import FastMCP
 
     from book_agent.mcp.middleware import ArgumentErrors
+    from book_agent.mcp.registration import register
     from book_agent.mcp.resources import register_library_resources, register_resources
-    from book_agent.mcp.tools import register_tools
+    from book_agent.mcp.tools import TOOLS
     from book_agent.mcp.warmup import BackgroundWarmUp
 
     session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
@@ -121,13 +122,11 @@ def build_server(
         middleware=[ArgumentErrors(), BackgroundWarmUp(session, enabled=warm_up), *_token_limits(book_id, auth)],
         auth=auth,
     )
-    if is_library(book_id):
-        from book_agent.mcp.library_tools import register_library_tools
-
-        register_library_tools(server, session)
+    library = is_library(book_id)  # a bad reference fails here, at start, not at the first call
+    register(server, session, TOOLS, library=library)
+    if library:
         register_library_resources(server, session)
     else:
-        register_tools(server, session)
         register_resources(server, session, resource_uri(book_id, "skill"), resource_uri(book_id, "metadata"))
     return server
 

@@ -1,11 +1,13 @@
-"""One book, one BookAgent, two worker threads: how the server calls the core.
+"""One served book or library, one BookAgent, two worker threads: how the server calls the core.
 
 Agent calls never run on the event loop, so it keeps answering `ping`, `tools/list` and
-malformed lines whatever a tool does. They run on two lanes, one thread each:
+malformed lines whatever a tool does. They run on two lanes, one thread each; each tool's
+lane is declared with it (book_agent/mcp/tools.py):
 
 - "work": search, locate_source, read_source, render_page: calls whose time depends on the
   input or on a remote endpoint (a long quotation, a 1200-dpi render, a slow reranker);
-- "quick": status, get_skill, read_entry, read_markdown and the resources: bounded reads.
+- "quick": status, get_skill, read_entry, read_markdown, list_books and the resources:
+  bounded reads.
 
 So a `status` never queues behind a long `locate_source` (it did: 42 s behind one). Within a
 lane, calls run in arrival order; one thread per lane keeps the core's caches warm and its
@@ -14,7 +16,7 @@ check_same_thread=False under locks, PDFium behind one process-wide lock, the op
 parts created under its lock).
 
 The agent is built on first use (lazily), so `initialize` and `tools/list` never wait for
-vectors or models; the start-up check (`check_book`) runs on the quick lane.
+vectors or models; the start-up check (`check_book`, `check_library`) runs on the quick lane.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ inside the command.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         serve_http(options, announcer(options, lambda: common.agent(ctx).list_books()))
 
 
-def announcer(options: ServeOptions, registered: Callable[[], list[dict[str, Any]]]) -> Callable[[str], None]:
+def announcer(options: ServeOptions, registered: Callable[[], Sequence[Mapping[str, Any]]]) -> Callable[[str], None]:
     """What `serve` says on stderr when it listens (where, what, which authentication) and stops."""
     def say(event: str) -> None:
         if event == "listening":
@@ -107,7 +107,7 @@ def announcer(options: ServeOptions, registered: Callable[[], list[dict[str, Any
     return say
 
 
-def serving_lines(options: ServeOptions, registered: list[dict[str, Any]]) -> list[str]:
+def serving_lines(options: ServeOptions, registered: Sequence[Mapping[str, Any]]) -> list[str]:
     from book_agent.mcp.http import HEALTH_PATH, MCP_PATH
 
     address = f"[{options.host}]" if ":" in options.host else options.host

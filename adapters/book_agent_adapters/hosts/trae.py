@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent_adapters.hosts.base import HostContext, JsonMcpHost, env_warning, spaces_warning
 
@@ -82,7 +83,7 @@ class TraeHost(JsonMcpHost):
     def skills_dir(self) -> Path:
         return self.ctx.home / self.dot / "skills"
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         candidates = (self.ctx.app_data_dir(self.app), self.config_path(), self.ctx.home / self.dot)
         evidence = [str(p) for p in candidates if p.exists()]
         return {"installed": bool(evidence), "evidence": evidence, "cli": None}
@@ -92,19 +93,19 @@ class TraeHost(JsonMcpHost):
             raise command_with_spaces(argv)  # Trae's own rule: refused before anything is written
         return super().server_entry(argv, auth_env)
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         return spaces_warning(argv, "Trae") + env_warning(auth_env, "Trae")
 
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
         entry = JsonMcpHost.server_entry(self, argv, auth_env)  # the manual route shows it as it is
         snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
         return self._manual(snippet, [], install_link(self.edition or "intl", name, "stdio", entry))
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         link = install_link(self.edition or "intl", name, "http", self.http_entry(remote))
         return self._manual(self.http_snippet(name, remote), self.header_step(remote), link)
 
-    def _manual(self, snippet: str, extra: list[str], link: str) -> dict[str, Any]:
+    def _manual(self, snippet: str, extra: list[str], link: str) -> ManualSteps:
         steps = [
             f"open the install link below (it asks {self.label} to add the server), or",
             f"in {self.label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",

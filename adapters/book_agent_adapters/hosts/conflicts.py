@@ -1,4 +1,4 @@
-"""One server name, one data dir: a second data dir's install under the same name is refused.
+"""Server names in a host's config: which are there, and one name for one data dir.
 
 Server names come from the book id (`book-<id>`, `book-library`), not from the data dir, so
 installing the same book from a second data dir would silently re-point the host's entry at
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.ports import HostPort
 
 
 def data_dir_of(args: Any) -> str | None:
@@ -44,3 +45,12 @@ def check_data_dir(current: dict[str, Any] | None, entry: dict[str, Any], name: 
         remediation=f"add --replace to re-point {name} at {now}, or install from {was} "
                     f"(book-agent --data-dir {was} host install ...)",
     )
+
+
+def server_names(port: HostPort, text: str, path: Path) -> list[str]:
+    """Our server names in a config (for inspect): read_server needs a name, so the candidates
+    come from the text and each is read back."""
+    import re
+
+    found = re.findall(r'(?:mcp_servers\.|")(book-[a-z0-9-]+)', text)
+    return sorted({n for n in found if port.read_server(text, path, n) is not None})

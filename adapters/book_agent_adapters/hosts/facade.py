@@ -32,7 +32,7 @@ from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts import ops, safe_write, skills
 from book_agent_adapters.hosts.base import HostContext, entry_transport, read_config
-from book_agent_adapters.hosts.conflicts import check_data_dir
+from book_agent_adapters.hosts.conflicts import check_data_dir, server_names
 from book_agent_adapters.hosts.naming import BOOK_AGENT_SKILL
 from book_agent_adapters.hosts.targets import (
     Installable,
@@ -109,7 +109,7 @@ class HostAdapter:
         forms: dict[str, dict[str, Any]] = {}
         text = read_config(path, self.host) if path is not None else None
         if path is not None and text is not None:
-            servers = [n for n in _server_names(self.port, text, path) if n.startswith("book-")]
+            servers = [n for n in server_names(self.port, text, path) if n.startswith("book-")]
             for name in servers:  # how the host reaches each: it starts it, or connects to a URL
                 entry = self.port.read_server(text, path, name) or {}
                 forms[name] = {"transport": entry_transport(entry), "url": entry.get("url")}
@@ -294,11 +294,3 @@ def _finish(plan: dict[str, Any], apply: bool) -> HostPlan:
     if apply:
         plan.update(ops.apply(planned), applied=True)
     return cast(HostPlan, plan)  # _plan's keys (and the target's extra ones), the internal _ops gone
-
-
-def _server_names(port: HostPort, text: str, path: Path) -> list[str]:
-    import re
-
-    # Names only, for inspect: read_server needs a name, so list candidates from the text.
-    found = re.findall(r'(?:mcp_servers\.|")(book-[a-z0-9-]+)', text)
-    return sorted({n for n in found if port.read_server(text, path, n) is not None})

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
+from book_agent import blas
 from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.domain.book_reports import (
     BookRow,
@@ -128,6 +129,7 @@ class BookAgent:
 
     def search(self, book_ref: str | BookRef, query: str, top_k: int = 6, strict: bool = False,
                query_vector: Sequence[float] | None = None, hints: Hints | None = None) -> SearchResult:
+        blas.apply_to_loaded_blas()  # numpy may have come before book_agent's policy (once a process)
         return self._search.search(book_ref, query, top_k, strict, query_vector, hints)
 
     def library_books(self, book_ref: str | BookRef = ALL_BOOKS) -> list[LibraryBook]:
@@ -142,10 +144,12 @@ class BookAgent:
 
     def warm_up(self, book_ref: str) -> dict[str, bool]:
         """Load a book's search parts now (the MCP server does it after its handshake)."""
+        blas.apply_to_loaded_blas()
         return self._search.warm_up(book_ref)
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
+        blas.apply_to_loaded_blas()
         return self._search.evaluate(book_ref, questions_path, k)
 
     def read_entry(self, book_ref: str, record_id: str) -> RecordEntry:

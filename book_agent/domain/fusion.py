@@ -97,12 +97,14 @@ def fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
         for position, (record_id, _) in enumerate(channel.hits, start=1):
             _hit(hits, first_seen, record_id).ranks.setdefault(channel.name, position)
     weighted = [c for c in channels if c.weight > 0 and c.hits]
+    # the hits some weighted channel returned, found once (not once per channel: a fifth of a search)
+    counted = [(record_id, hit) for record_id, hit in hits.items() if any(c.name in hit.ranks for c in weighted)]
     for channel in weighted:
         scores = normalised(channel.hits, channel.floor)
         missing = min(scores.values())  # not returned: as if just below the channel's cut-off
-        for record_id, hit in hits.items():
-            if any(c.name in hit.ranks for c in weighted):
-                hit.fused += channel.weight * scores.get(record_id, missing)
+        get, weight = scores.get, channel.weight
+        for record_id, hit in counted:
+            hit.fused += weight * get(record_id, missing)
     return _ordered(hits, first_seen, {c.name for c in weighted})
 
 

@@ -33,6 +33,7 @@ _ZH_FALSE_FRIENDS = ("表示", "表达", "表達", "代表", "发表", "發表",
 
 MIN_HIT_TEXT_CHARS = 40  # shorter hit text is suspicious
 LOW_PAGE_TEXT_CHARS = 200  # fewer extracted characters on a page: likely a scan or a figure
+_MATH_CHARS = "=+-*/^_<>≤≥∑∫√∂∞±×÷"
 _MATH_DEBRIS = re.compile(r"[=+\-*/^_<>≤≥∑∫√∂∞±×÷]{1}\s*[=+\-*/^_<>≤≥∑∫√∂∞±×÷]")
 
 
@@ -67,15 +68,24 @@ def _text_reasons(index: int, text: str, min_chars: int) -> list[dict[str, str]]
     label = f"hit {index}"
     stripped = text.strip()
     out: list[dict[str, str]] = []
-    if _weighted_length(stripped) < min_chars:
+    # the weighted length is never below the plain one: count wide characters only when short
+    if len(stripped) < min_chars and _weighted_length(stripped) < min_chars:
         out.append({"code": "hit.text_too_short", "detail": f"{label} has only {len(stripped)} characters of text"})
     if "\ufffd" in text:
         out.append({"code": "hit.replacement_chars", "detail": f"{label} contains U+FFFD replacement characters"})
     if _PRIVATE_USE.search(text):
         out.append({"code": "hit.private_use_chars", "detail": f"{label} contains private-use characters (unmapped glyphs)"})
-    if stripped and len(_MATH_DEBRIS.findall(stripped)) >= 3:
+    if stripped and _has_math_debris(stripped):
         out.append({"code": "hit.broken_math", "detail": f"{label} looks like mangled math"})
     return out
+
+
+def _has_math_debris(text: str) -> bool:
+    """Three or more operator pairs; a text with fewer than six operator characters has none to
+    look for (the regex scan is the costly part, and ordinary prose has few such characters)."""
+    if sum(text.count(c) for c in _MATH_CHARS) < 6:
+        return False
+    return len(_MATH_DEBRIS.findall(text)) >= 3
 
 
 def _hit_text(hit: Mapping[str, Any]) -> str | None:

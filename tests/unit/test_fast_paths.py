@@ -1,0 +1,62 @@
+"""Issue 29: the one-book search's fast paths give the results of the plain code they replaced.
+
+Each reference below is the code as it was before the speed-up, kept here to compare against
+on generated inputs."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from book_agent.domain import visual_fallback
+from book_agent.domain.fusion import FusedHit, ScoredChannel, _ordered, fuse_scores, normalised
+
+
+def reference_fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
+    hits: dict[str, FusedHit] = {}
+    first_seen: dict[str, int] = {}
+    for channel in channels:
+        for position, (record_id, _) in enumerate(channel.hits, start=1):
+            if record_id not in hits:
+                hits[record_id] = FusedHit(record_id, 0.0)
+                first_seen[record_id] = len(first_seen)
+            hits[record_id].ranks.setdefault(channel.name, position)
+    weighted = [c for c in channels if c.weight > 0 and c.hits]
+    for channel in weighted:
+        scores = normalised(channel.hits, channel.floor)
+        missing = min(scores.values())
+        for record_id, hit in hits.items():
+            if any(c.name in hit.ranks for c in weighted):
+                hit.fused += channel.weight * scores.get(record_id, missing)
+    return _ordered(hits, first_seen, {c.name for c in weighted})
+
+
+ids = st.sampled_from([f"r{i}" for i in range(12)])
+channel = st.builds(ScoredChannel, name=st.sampled_from(["lexical", "vector", "quote", "title"]),
+                    hits=st.lists(st.tuples(ids, st.floats(-5, 50, allow_nan=False)), max_size=10),
+                    weight=st.sampled_from([0.0, 0.3, 0.7, 1.0]), floor=st.sampled_from([0.0, 0.5]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(channel, max_size=4, unique_by=lambda c: c.name))
+def test_fuse_scores_is_the_plain_loop(channels: list[ScoredChannel]) -> None:
+    got = [(h.record_id, h.fused, h.ranks) for h in fuse_scores(channels)]
+    want = [(h.record_id, h.fused, h.ranks) for h in reference_fuse_scores(channels)]
+    assert got == want  # bit for bit: the same additions in the same order
+
+
+MATH = "=+-*/^_<>≤≥∑∫√∂∞±×÷"
+REFERENCE_DEBRIS = re.compile(r"[=+\-*/^_<>≤≥∑∫√∂∞±×÷]{1}\s*[=+\-*/^_<>≤≥∑∫√∂∞±×÷]")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(MATH) + list("ab 表\n\ufffd\ue000")), max_size=80),
+       st.integers(1, 60))
+def test_text_reasons_are_the_unshortened_checks(text: str, min_chars: int) -> None:
+    stripped = text.strip()
+    codes = [r["code"] for r in visual_fallback._text_reasons(0, text, min_chars)]
+    assert ("hit.broken_math" in codes) == bool(stripped and len(REFERENCE_DEBRIS.findall(stripped)) >= 3)
+    short = visual_fallback._weighted_length(stripped) < min_chars
+    assert ("hit.text_too_short" in codes) == short

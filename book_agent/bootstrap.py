@@ -196,7 +196,7 @@ def installed_rerankers(load: bool = True) -> list[dict[str, Any]]:
 
 def install_report(data_dir: str | Path | None = None) -> dict[str, Any]:
     """What this installation can do (`book-agent doctor`), for a data dir."""
-    from book_agent_adapters.install_report import install_report as report
+    from book_agent_adapters.install.report import install_report as report
 
     return report(resolve_data_dir(data_dir))
 

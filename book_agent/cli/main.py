@@ -72,7 +72,17 @@ def _register_commands() -> None:
     if _registered:
         return
     _registered = True
-    from book_agent.cli import books, doctor, evaluation, host, mcp_cmd, plugins, search, serve_cmd, sources
+    from book_agent.cli import (
+        books,
+        doctor,
+        evaluation,
+        host,
+        mcp_cmd,
+        plugins,
+        search,
+        serve_cmd,
+        sources,
+    )
 
     books.register(app)
     search.register(app)

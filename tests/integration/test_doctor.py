@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from book_agent_adapters.encoders.local.model_files import installed_model_dir
-from book_agent_adapters.install_report import install_report
+from book_agent_adapters.install.report import install_report
 from tests.support.cli_support import run_cli
 
 IDS = {"approximate_index", "pdf", "remote", "mcp", "host:codex", "host:trae", "host:workbuddy",

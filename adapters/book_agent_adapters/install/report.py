@@ -19,6 +19,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import APPROXIMATE_MIN_VECTORS
 
 HOSTS = ("codex", "trae", "workbuddy", "cherry-studio")
+MCP_DISTS = ("fastmcp", "mcp", "sse-starlette")  # what the MCP server runs on (book_agent/mcp/internals.py)
 
 
 def install_report(data_dir: Path, *, home: Path | None = None,
@@ -84,9 +85,7 @@ def _remote() -> dict[str, Any]:
 
 
 def _mcp() -> dict[str, Any]:
-    from book_agent.mcp.internals import WRITTEN_AGAINST
-
-    versions = {dist: _version(dist) for dist in WRITTEN_AGAINST}
+    versions = {dist: _version(dist) for dist in MCP_DISTS}
     found = all(versions.values())
     detail = ", ".join(f"{dist} {v}" for dist, v in versions.items() if v)
     return _capability("mcp", "MCP server (stdio and streamable HTTP)", found, detail or "missing",

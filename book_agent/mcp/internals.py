@@ -8,7 +8,7 @@ exists in the installed releases (and `make test-minima` in the oldest ones allo
 declared upper bounds (pyproject.toml: fastmcp<5, mcp<3, sse-starlette<4) stop at the next
 major, where these are most likely to move. (uvicorn's h11 protocol and its multiprocess
 supervisor, subclassed in mcp/http_uvicorn.py, are public modules whose constructor and
-attributes still change within 0.x: uvicorn>=0.51,<1.)
+attributes still change within 0.x: uvicorn>=0.52,<1.)
 """
 
 from __future__ import annotations

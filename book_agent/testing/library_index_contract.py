@@ -28,7 +28,12 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
 from book_agent.domain.records import Record
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
-from book_agent.testing.library_books import MARKERS, SampleBook, sample_library, write_package_database
+from book_agent.testing.library_books import (
+    MARKERS,
+    SampleBook,
+    sample_library,
+    write_package_database,
+)
 
 MemberFactory = Callable[[str, Sequence[Record], str], LibraryMember]
 QUERIES = ["river water", "battle general army", "harvest grain tax season", "wall", "siege OR wall"]

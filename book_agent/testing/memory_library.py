@@ -26,7 +26,12 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
 from book_agent.ports import Progress, VectorStore
-from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex, LibraryVectorIndex, LibraryVectorIndexes
+from book_agent.ports.library import (
+    LibraryIndex,
+    LibraryLexicalIndex,
+    LibraryVectorIndex,
+    LibraryVectorIndexes,
+)
 
 K1, B, MIN_IDF = 1.2, 0.75, 1e-6
 _generations = itertools.count(1)

@@ -21,6 +21,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState
 from book_agent.domain.records import LexicalHit

@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
+from book_agent.domain.runtime_states import RecordPlace, StoreInspection
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import (
     LibraryIndex,
@@ -128,10 +130,11 @@ class MemoryVectorStore(VectorStore):
         self.metric = metric
         self.by_id = {r.record_id: r for r in self.records}
 
-    def inspect(self) -> dict[str, Any]:
-        return {"record_count": len(self.records), "dimensions": int(self.matrix.shape[1]), "metric": self.metric}
+    def inspect(self) -> StoreInspection:
+        return {"record_count": len(self.records), "vector_count": len(self.records),
+                "dimensions": int(self.matrix.shape[1]), "metric": self.metric, "matrix_loaded": True}
 
-    def validate(self) -> list[Any]:
+    def validate(self) -> list[Diagnostic]:
         return []
 
     def get_record(self, record_id: str) -> Record:
@@ -142,8 +145,10 @@ class MemoryVectorStore(VectorStore):
     def iter_records(self) -> Iterator[Record]:
         return iter(self.records)
 
-    def get_source_metadata(self, record_id: str) -> dict[str, Any]:
-        return dict(self.get_record(record_id).source)
+    def get_source_metadata(self, record_id: str) -> RecordPlace:
+        record = self.get_record(record_id)
+        return {"record_id": record.record_id, "seq": record.seq, "headings": list(record.headings),
+                "source": dict(record.source), "markdown_span": None}
 
     def search(self, query_vector: Vector, top_k: int) -> list[VectorHit]:
         return [VectorHit(self.by_id[rid], score) for rid, score in self.search_ids(query_vector, top_k)]
@@ -158,7 +163,7 @@ class MemoryVectorStore(VectorStore):
         order = sorted(range(len(self.records)), key=lambda i: (-float(scores[i]), i))[:max(top_k, 0)]
         return [(self.records[i].record_id, float(scores[i])) for i in order]
 
-    def load(self) -> Any:
+    def load(self) -> object:
         return self.matrix
 
     def close(self) -> None:

@@ -76,7 +76,17 @@ def _register_commands() -> None:
     if _registered:
         return
     _registered = True
-    from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, serve_cmd, sources
+    from book_agent.cli import (
+        books,
+        contents,
+        evaluation,
+        host,
+        mcp_cmd,
+        plugins,
+        search,
+        serve_cmd,
+        sources,
+    )
 
     books.register(app)
     search.register(app)
@@ -84,6 +94,7 @@ def _register_commands() -> None:
     host.register(app)
     plugins.register(app)
     sources.register(app)
+    contents.register(app)
     mcp_cmd.register(app)
     serve_cmd.register(app)
 

@@ -14,7 +14,7 @@ from book_agent_adapters.sources.toc import table_of_contents
 
 
 class ContentsAndHighlights:
-    book_id: str
+    book_id: str | None
     records: Any
 
     def table_of_contents(self) -> TableOfContents:

@@ -22,6 +22,8 @@ from book_agent.domain.runtime_states import (
 )
 
 Progress = Callable[[int, int], None]
+# long work in phases: a phase's label ("art-of-war: lexical index") -> that phase's progress
+Phases = Callable[[str], Progress | None]
 
 
 @runtime_checkable
@@ -85,8 +87,12 @@ class Registry(Protocol):
         """Raises BookAgentError(code='book.already_registered') when another package holds
         the id and `replace` is False."""
         ...
-    def list(self) -> list[RegistryEntry]: ...
-    def remove(self, book_id: str) -> None: ...
+    def list(self) -> list[RegistryEntry]:
+        """Every entry, by book id."""
+        ...
+    def remove(self, book_id: str) -> None:
+        """Raises BookAgentError(code='book.not_registered') for an unknown id."""
+        ...
 
 
 @runtime_checkable

@@ -82,6 +82,7 @@ def _register_commands() -> None:
     _registered = True
     from book_agent.cli import (
         books,
+        contents,
         doctor,
         evaluation,
         host,
@@ -99,6 +100,7 @@ def _register_commands() -> None:
     plugins.register(app)
     doctor.register(app)
     sources.register(app)
+    contents.register(app)
     mcp_cmd.register(app)
     serve_cmd.register(app)
 

@@ -85,6 +85,15 @@ def index_text(text: str, fold: Fold | None = None) -> str:
     return CJK_RUN.sub(lambda m: " " + " ".join(cjk_tokens(m.group())) + " ", text)
 
 
+def script_letters(text: str) -> dict[str, int]:
+    """The letters of a text per script: {"latin": n, "cjk": m}. "latin" is every non-CJK
+    letter (Cyrillic, Greek... too: the scripts an English-vocabulary model spells); digits
+    carry no script, so "2008年" is all CJK."""
+    cjk = sum(len(run) for run in CJK_RUN.findall(text))
+    letters = sum(1 for ch in text if ch.isalpha())
+    return {"latin": letters - cjk, "cjk": cjk}
+
+
 def cjk_share(text: str) -> float:
     """Share of a text's letters that are CJK (0.0 for pure Latin, 1.0 for pure Chinese)."""
     letters = [ch for ch in text if ch.isalnum()]

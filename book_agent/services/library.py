@@ -29,13 +29,14 @@ from book_agent.domain.search_results import (
     SearchHit,
     SearchResult,
 )
-from book_agent.ports import LexicalIndex, Progress, RecordSource
+from book_agent.ports import LexicalIndex, Phases, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
 from book_agent.services.library_vector_indexes import GroupIndexes
 from book_agent.services.library_vector_indexes import library_member as _member
 from book_agent.services.library_vectors import ModelGroups
+from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
 
@@ -139,12 +140,13 @@ class Library:
                                 "remediation": exc.remediation})
         return opened, skipped
 
-    def prepare(self, ref: BookRef, progress: Progress | None = None) -> dict[str, Any]:
-        """Build the library index now (with progress), instead of at the first library search."""
+    def prepare(self, ref: BookRef, phases: Phases | None = None) -> dict[str, Any]:
+        """Build the library index now (with progress per phase), instead of at the first library search."""
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
-        _, info = self.lexical(opened, registered, progress)
-        vectors = self._vectors.prepare(self._every_openable_book(opened, registered), progress)
+        _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None)
+        vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
+                                        phases("library: vector indexes") if phases else None)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
@@ -196,7 +198,8 @@ class Library:
             lexical=NarrowedLexical(lexical, None if every else sorted(opened)),
             vector_store=None, query_runtime=None, records=LibraryRecords(opened),
             language_evidence=groups.language_evidence() or LanguageEvidence(),
-            vector_search=groups.search)
+            vector_search=groups.search,
+            locators=LibraryLocators({book_id: book.locators for book_id, book in opened.items()}))
         report = {"books": [{"book_id": b, "searched": True} for b in opened] + skipped,
                   "lexical_index": index_info, "groups": groups, "duplicates": list(ref.duplicates)}
         return HybridSearch(ref.text, channels), report
@@ -231,3 +234,4 @@ def _split_hit(hit: SearchHit) -> None:
     hit["record_id"] = record_id
     hit["evidence_id"] = f"{book_id}#{record_id}"
     hit["source_locator"]["book_id"] = book_id
+    hit["source_locator"]["record_id"] = record_id

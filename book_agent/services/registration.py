@@ -22,14 +22,16 @@ from typing import cast
 from book_agent.domain.book_refs import one_book
 from book_agent.domain.book_reports import BookRow, PackageReport, Prepared, Removal
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.locators import LocatorBuild
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import RegistryEntry, conflict, database_sha, new_entry
 from book_agent.domain.runtime_states import LanguageCheck, unstamped
 from book_agent.domain.sidecar_stamps import lexical_stamp
-from book_agent.ports import Progress
+from book_agent.ports import Phases, Progress
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import apply_settings
 from book_agent.services.context import Ports
+from book_agent.services.locators import database_stamp, verify_book
 
 LISTED_KEYS = ("book_id", "title", "package_root", "source", "imported", "registered_at")
 
@@ -67,7 +69,7 @@ class Registration:
                                  "paths_are_temporary": True}
         return report
 
-    def init(self, path: str | Path, reranker: str, replace: bool, progress: Progress | None) -> str:
+    def init(self, path: str | Path, reranker: str, replace: bool, progress: Phases) -> str:
         """Verify and register; returns the book_id. All or nothing (see the module doc)."""
         source = Path(path).expanduser().resolve()
         undo = Undo()
@@ -79,15 +81,16 @@ class Registration:
         book_id = str(entry["book_id"])
         self._books.forget(book_id)
         self.measure_language_evidence(book_id)
+        self.verify_locators(book_id)
         if previous and previous.get("imported") and previous.get("package_root") != entry["package_root"]:
             self.drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
         return book_id
 
-    def _register(self, source: Path, reranker: str, replace: bool, progress: Progress | None,
+    def _register(self, source: Path, reranker: str, replace: bool, progress: Phases,
                   undo: Undo) -> tuple[RegistryEntry, RegistryEntry | None]:
         ports = self._ports
         imported = ports.packages.is_archive(source)
-        root = self._import(source, progress, undo) if imported else source
+        root = self._import(source, progress(f"importing {source.name}"), undo) if imported else source
         info = ports.packages.inspect(root, verify_hashes=True)
         ports.packages.validate(info)
         entry = new_entry(info, source, imported, ports.packages.fingerprint(info.root),
@@ -101,7 +104,7 @@ class Registration:
         with ports.runtime.build_lock(runtime_dir):
             ports.runtime.sweep_stale_temps(runtime_dir)
             self._write_config(runtime_dir, reranker, undo)
-            staged = self._stage_lexical(entry, info, runtime_dir, progress, undo)
+            staged = self._stage_lexical(entry, info, runtime_dir, progress(f"{entry['book_id']}: lexical index"), undo)
             # pushed first: a put that fails after writing (a crash, Ctrl-C) is undone too
             undo.push(lambda: self._restore(entry, previous))
             ports.registry.put(entry, replace=replace)
@@ -181,7 +184,7 @@ class Registration:
     def list_books(self) -> list[BookRow]:
         return [cast(BookRow, {k: e.get(k) for k in LISTED_KEYS}) for e in self._ports.registry.list()]
 
-    def prepare(self, book_ref: str, progress: Progress | None) -> Prepared:
+    def prepare(self, book_ref: str, phases: Phases) -> Prepared:
         """(Re)build the sidecars that are missing, corrupt or stale, under the build lock."""
         ports = self._ports
         entry = ports.registry.get(book_ref)
@@ -197,9 +200,26 @@ class Registration:
             result: Prepared = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
             if not state["fresh"]:
                 count = ports.runtime.build_lexical(info.database_path, ports.runtime.lexical_path(runtime_dir),
-                                                    expected, progress)
+                                                    expected, phases(f"{book_ref}: lexical index"))
                 result["lexical"] = {"built": True, "record_count": count, "was": state}
         result["language_evidence"] = self.measure_language_evidence(book_ref)
+        result["locators"] = self.verify_locators(book_ref)
+        return result
+
+    def verify_locators(self, book_id: str) -> LocatorBuild:
+        """Verify every record against the original once (kept in the runtime dir, rebuilt
+        when the package or the verifier changes), so that search hands out checked locators."""
+        book = self._books.open(book_id)
+        runtime_dir = self._ports.runtime_dir(book_id)
+        expected = database_stamp(book.entry, book.package)
+        try:
+            sources = book.sources
+        except BookAgentError as exc:  # no original to read: hits keep their claims (record-metadata)
+            return {"built": False, "error": exc.to_dict()}
+        with self._ports.runtime.build_lock(runtime_dir):
+            result = verify_book(self._ports.locators, sources, runtime_dir, expected)
+        if result["built"]:
+            self._books.forget(book_id)  # the next search opens the new sidecar
         return result
 
     def measure_language_evidence(self, book_id: str) -> LanguageCheck | None:

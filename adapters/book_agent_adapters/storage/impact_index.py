@@ -20,6 +20,7 @@ of them without copying, and millions of terms do not cost millions of blobs.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -146,9 +147,11 @@ class ImpactScorer:
         """(row, score) best first; rows of books outside `book_ids` are not returned."""
         if top_k <= 0 or self.records == 0:
             return []
-        marks = ",".join("?" * len(terms))
-        found = [(self.docs[s:s + n], self.impacts[s:s + n]) for n, s in self.con.execute(
-            f"SELECT df, start FROM terms WHERE term IN ({marks})", terms)] if terms else []
+        repeats = Counter(terms)  # FTS5 sums a repeated fragment once per repetition
+        marks = ",".join("?" * len(repeats))
+        found = [(self.docs[s:s + n], self._weighted(self.impacts[s:s + n], repeats[t]))
+                 for t, n, s in self.con.execute(f"SELECT term, df, start FROM terms WHERE term IN ({marks})",
+                                                 list(repeats))] if terms else []
         found += [self._prefix(p) for p in prefixes]
         found = [pair for pair in found if len(pair[0])]
         if not found:
@@ -167,6 +170,10 @@ class ImpactScorer:
             hits = hits[np.argpartition(-totals[hits], top_k - 1)[:top_k]]
         hits = hits[np.lexsort((hits, -totals[hits]))]
         return [(int(row), float(totals[row])) for row in hits]
+
+    @staticmethod
+    def _weighted(impacts: np.ndarray, times: int) -> np.ndarray:
+        return impacts if times == 1 else np.asarray(impacts, dtype=np.float64) * times
 
     def _prefix(self, prefix: str) -> tuple[np.ndarray, np.ndarray]:
         """One prefix phrase as FTS5 scores it: the counts of every term it starts, summed per

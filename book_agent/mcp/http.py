@@ -173,7 +173,8 @@ def worker_app() -> Any:
     import anyio
 
     from book_agent.mcp.access_log import line_writer
-    from book_agent.mcp.http_uvicorn import WORKER_ENV, finish_streams_on_shutdown, uvicorn_settings
+    from book_agent.mcp.http_uvicorn import WORKER_ENV, uvicorn_settings
+    from book_agent.mcp.internals import finish_streams_on_shutdown
 
     options = ServeOptions.from_json(os.environ[WORKER_ENV])
     uvicorn_settings(options.limits)  # this process's head deadline

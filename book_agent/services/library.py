@@ -159,8 +159,8 @@ class Library:
         if self._open is not None and self._open[0] == key:  # open and fresh: no file to read
             return self._open[1], {"records": self._open[2], "rebuilt": False}
         state = self._index.state(expected)
-        info: dict[str, Any] = {"records": state["record_count"], "rebuilt": False}
-        if not state["fresh"]:
+        info: dict[str, Any] = {"records": state.records, "rebuilt": False}
+        if not state.fresh:
             info.update(records=self._index.build(members, expected, progress), rebuilt=True)
         self.close()
         self._open = (key, self._index.open(), int(info["records"]))

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import MAX_QUERY_TERMS, MAX_TERM_REPEATS, cjk_tokens, index_text, query_terms
+from book_agent.domain.lexical_text import (
+    MAX_QUERY_TERMS,
+    MAX_TERM_REPEATS,
+    cjk_tokens,
+    index_text,
+    query_terms,
+)
 from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar, read_stamp
 from tests.support.package_builder import RecordSpec, build_package
 

@@ -1,11 +1,13 @@
 """The composition root: the one place that picks the adapters behind the ports.
 
-    agent = build_agent()                              # the real thing, data dir from settings
-    agent = build_agent(tmp, registry=MemoryRegistry())  # any port swapped (book_agent.testing)
+    ports = build_ports()                                # the real thing, data dir from settings
+    ports = build_ports(tmp, registry=MemoryRegistry())  # any port swapped (book_agent.testing)
 
 Every adapter is a keyword argument with a real default, built here and nowhere else; the
 CLI, the MCP server, the Python API (`BookAgent(data_dir)`) and the tests all come through
-`build_ports`/`build_agent`. Nothing is built at import time, and the heavy adapters
+`build_ports` (book_agent.agent's `build_agent(data_dir, **adapters)` is the facade over it).
+The root builds the ports and never imports the facade: the facade asks the root, one way,
+so the two form no import cycle. Nothing is built at import time, and the heavy adapters
 (SQLite, numpy, PDFium, httpx) are imported only when a book first needs them.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from book_agent.domain.library import APPROXIMATE_MIN_VECTORS, LibraryMember
 from book_agent.domain.package import PackageInfo
@@ -40,9 +42,6 @@ from book_agent.ports.library import (
 )
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import resolve_data_dir
-
-if TYPE_CHECKING:
-    from book_agent.agent import BookAgent
 
 
 class LocalBookParts(BookParts):
@@ -178,13 +177,6 @@ def build_ports(
         library=library if library is not None else LibraryIndexOnDemand(folder / "library"),
         library_vectors=library_vectors if library_vectors is not None else LibraryVectorsOnDemand(folder / "library"),
     )
-
-
-def build_agent(data_dir: str | Path | None = None, **adapters: Any) -> BookAgent:
-    """A BookAgent over `build_ports(data_dir, **adapters)`."""
-    from book_agent.agent import BookAgent
-
-    return BookAgent(ports=build_ports(data_dir, **adapters))
 
 
 def installed_rerankers(load: bool = True) -> list[dict[str, Any]]:

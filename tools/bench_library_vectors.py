@@ -92,7 +92,8 @@ def build_books(size: int, books: int) -> list[Path]:
 
 
 def agent_for(data: Path, min_vectors: int) -> Any:
-    from book_agent.bootstrap import LibraryVectorsOnDemand, build_agent
+    from book_agent.agent import build_agent
+    from book_agent.bootstrap import LibraryVectorsOnDemand
 
     return build_agent(data, library_vectors=LibraryVectorsOnDemand(data / "library", min_vectors=min_vectors))
 

@@ -63,9 +63,3 @@ def render_generic(data: Any) -> None:
     from rich.json import JSON
 
     Console().print(JSON.from_data(data, default=str))
-
-
-def stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)

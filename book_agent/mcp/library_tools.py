@@ -8,23 +8,26 @@ from __future__ import annotations
 
 from typing import Any
 
+# BookAgent at run time, as Library: the tools' signatures are read when registered.
+from book_agent.agent import BookAgent
 from book_agent.domain.book_refs import library_of, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_TOP_K
+from book_agent.domain.search_results import SearchResult
 from book_agent.mcp import params as P
 
 # Library at run time, not under TYPE_CHECKING: the tools' signatures are read when registered.
 from book_agent.mcp.registration import Library, served
 
 
-def list_books(agent: Any, library: Library) -> Any:
+def list_books(agent: BookAgent, library: Library) -> Any:
     allowed = library.allowed
     return {"library": library.ref,
             "books": [b for b in agent.library_books(library.ref) if allowed is None or b["book_id"] in allowed]}
 
 
-def search(agent: Any, library: Library, query: P.Query, books: P.Books = None, top_k: P.TopK = DEFAULT_TOP_K,
-           strict: P.Strict = False, query_vector: P.QueryVector = None, hints: P.Hints = None) -> Any:
+def search(agent: BookAgent, library: Library, query: P.Query, books: P.Books = None, top_k: P.TopK = DEFAULT_TOP_K,
+           strict: P.Strict = False, query_vector: P.QueryVector = None, hints: P.Hints = None) -> SearchResult:
     if books is not None:
         target = library_of(served(agent, library.ref, books))
     elif library.allowed is not None:
@@ -34,7 +37,7 @@ def search(agent: Any, library: Library, query: P.Query, books: P.Books = None, 
     return agent.search(target, query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
 
 
-def _token_books(agent: Any, ref: str, allowed: list[str]) -> list[str]:
+def _token_books(agent: BookAgent, ref: str, allowed: list[str]) -> list[str]:
     """The served books this token may use (a token may name books another server serves)."""
     mine = [book_id for book_id in agent.library_book_ids(ref) if book_id in allowed]
     if not mine:

@@ -29,6 +29,7 @@ from book_agent.mcp.session import Lane
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
+    from book_agent.agent import BookAgent
     from book_agent.mcp.session import BookSession
 
 READ_ONLY: dict[str, Any] = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
@@ -73,7 +74,7 @@ class Tool:
     annotations: dict[str, Any] | None = None
 
 
-def served(agent: Any, ref_text: str, wanted: list[str]) -> list[str]:
+def served(agent: BookAgent, ref_text: str, wanted: list[str]) -> list[str]:
     """`wanted` when every id is served, else mcp.book_not_served naming the others. (A token's
     own limit on `books` and `book_id` is checked before, by mcp/auth.py's middleware.)
     Every call asks: the registry's ids only (read again only when the registry file changed),
@@ -87,7 +88,7 @@ def served(agent: Any, ref_text: str, wanted: list[str]) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-async def call(session: BookSession, tool: str, lane: Lane, fn: Callable[[Any], Any]) -> Any:
+async def call(session: BookSession, tool: str, lane: Lane, fn: Callable[[BookAgent], Any]) -> Any:
     try:
         result = await session.run(fn, lane=lane)
         # Text from the book (a PDF's broken ToUnicode map) may hold lone surrogates: repair
@@ -132,7 +133,7 @@ def _per_book(session: BookSession, tool: Tool, variant: Variant) -> Body:
     async def body(arguments: dict[str, Any]) -> Any:
         book_id = arguments.pop("book_id")
 
-        def run(agent: Any) -> Any:
+        def run(agent: BookAgent) -> Any:
             served(agent, ref, [book_id])
             return variant.run(agent, book_id, **arguments)
 

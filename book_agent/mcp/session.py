@@ -28,7 +28,10 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from book_agent.agent import BookAgent
 
 T = TypeVar("T")
 Lane = Literal["work", "quick"]
@@ -57,7 +60,7 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 
 class BookSession:
-    def __init__(self, book_id: str, agent: Any = None, data_dir: Path | str | None = None) -> None:
+    def __init__(self, book_id: str, agent: BookAgent | None = None, data_dir: Path | str | None = None) -> None:
         self.book_id = book_id
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._agent = agent
@@ -66,7 +69,7 @@ class BookSession:
                        for name in ("work", "quick")}
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> BookAgent:
         with self._lock:
             if self._agent is None:
                 from book_agent.agent import build_agent
@@ -74,21 +77,21 @@ class BookSession:
                 self._agent = build_agent(self.data_dir)
             return self._agent
 
-    def _guarded(self, fn: Callable[[Any], T]) -> T:
+    def _guarded(self, fn: Callable[[BookAgent], T]) -> T:
         # The stdio transport points fd 1 at stderr while serving; this also covers a
         # transport served in place, where one stray print would corrupt the JSON-RPC stream.
         with _stdout_to_stderr():
             return fn(self.agent)
 
-    def run_sync(self, fn: Callable[[Any], T], lane: Lane = "quick") -> T:
+    def run_sync(self, fn: Callable[[BookAgent], T], lane: Lane = "quick") -> T:
         """Run `fn(agent)` on a lane and wait (start-up, outside the event loop)."""
         return self._lanes[lane].submit(self._guarded, fn).result()
 
-    async def run(self, fn: Callable[[Any], T], lane: Lane = "work") -> T:
+    async def run(self, fn: Callable[[BookAgent], T], lane: Lane = "work") -> T:
         """Run `fn(agent)` on a lane without blocking the event loop."""
         return await asyncio.wrap_future(self._lanes[lane].submit(self._guarded, fn))
 
-    def submit(self, fn: Callable[[Any], T], lane: Lane = "work") -> Future[T]:
+    def submit(self, fn: Callable[[BookAgent], T], lane: Lane = "work") -> Future[T]:
         """Queue `fn(agent)` on a lane without waiting (the background warm-up)."""
         return self._lanes[lane].submit(self._guarded, fn)
 

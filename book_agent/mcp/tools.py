@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+# BookAgent at run time, not under TYPE_CHECKING: registration reads the run functions' signatures
+# (annotations evaluated); the session imports it at start-up anyway.
+from book_agent.agent import BookAgent
+from book_agent.domain.book_reports import BookStatus
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS, DEFAULT_TOP_K
+from book_agent.domain.search_results import SearchResult
+from book_agent.domain.source_results import Locator, MarkdownSlice, RecordEntry, Skill, SourceText
 from book_agent.mcp import descriptions as d
 from book_agent.mcp import library_tools, schemas
 from book_agent.mcp import params as P
@@ -23,27 +29,27 @@ from book_agent.mcp.images import with_image
 from book_agent.mcp.registration import PER_BOOK, SEARCH_HINTS, Tool, Variant
 
 
-def search(agent: Any, book: str, query: P.Query, top_k: P.TopK = DEFAULT_TOP_K, strict: P.Strict = False,
-           query_vector: P.QueryVector = None, hints: P.Hints = None) -> Any:
+def search(agent: BookAgent, book: str, query: P.Query, top_k: P.TopK = DEFAULT_TOP_K, strict: P.Strict = False,
+           query_vector: P.QueryVector = None, hints: P.Hints = None) -> SearchResult:
     return agent.search(book, query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
 
 
-def read_entry(agent: Any, book: str, record_id: P.RecordId) -> Any:
+def read_entry(agent: BookAgent, book: str, record_id: P.RecordId) -> RecordEntry:
     return agent.read_entry(book, record_id)
 
 
-def read_markdown(agent: Any, book: str, record_id: P.MarkdownRecordId = None, start: P.Start = None,
-                  end: P.End = None, heading: P.Heading = None, context_chars: P.ContextChars = 500) -> Any:
+def read_markdown(agent: BookAgent, book: str, record_id: P.MarkdownRecordId = None, start: P.Start = None,
+                  end: P.End = None, heading: P.Heading = None, context_chars: P.ContextChars = 500) -> MarkdownSlice:
     return agent.read_markdown(book, record_id=record_id, start=start, end=end, heading=heading,
                                context_chars=context_chars)
 
 
-def get_skill(agent: Any, book: str) -> Any:
+def get_skill(agent: BookAgent, book: str) -> Skill:
     return agent.get_skill(book)
 
 
-def locate_source(agent: Any, book: str, hit: P.Hit = None, record_id: P.LocateRecordId = None,
-                  quote: P.Quote = None, hints: P.Hints = None) -> Any:
+def locate_source(agent: BookAgent, book: str, hit: P.Hit = None, record_id: P.LocateRecordId = None,
+                  quote: P.Quote = None, hints: P.Hints = None) -> Locator:
     """A hit, a record id (read first: an unknown id is record.not_found) or a quotation."""
     target: Any = hit if hit is not None else quote
     if record_id is not None:
@@ -58,17 +64,17 @@ def exactly_one_target(hit: Any = None, record_id: str | None = None, quote: str
         raise bad_arguments("locate_source", "give exactly one of hit, record_id, quote", given=given)
 
 
-def read_source(agent: Any, book: str, locator: P.Locator, max_chars: P.MaxChars = DEFAULT_MAX_CHARS) -> Any:
+def read_source(agent: BookAgent, book: str, locator: P.Locator, max_chars: P.MaxChars = DEFAULT_MAX_CHARS) -> SourceText:
     return agent.read_source(book, locator, max_chars=max_chars)
 
 
-def render_page(agent: Any, book: str, page_index: P.PageIndex, clip: P.Clip = None, dpi: P.Dpi = DEFAULT_DPI,
+def render_page(agent: BookAgent, book: str, page_index: P.PageIndex, clip: P.Clip = None, dpi: P.Dpi = DEFAULT_DPI,
                 include_image: P.IncludeImage = False) -> Any:
     data = agent.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image)
     return with_image(data) if include_image else data
 
 
-def status(agent: Any, book: str) -> Any:
+def status(agent: BookAgent, book: str) -> BookStatus:
     return agent.status(book)
 
 

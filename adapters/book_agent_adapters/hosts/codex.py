@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts.base import HostContext, entry_transport, managed_subset
@@ -55,7 +56,7 @@ class CodexHost(HostPort):
     def skills_dir(self) -> Path:
         return self.ctx.home / ".agents" / "skills"
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         evidence = [str(p) for p in (self.home_dir(), self.config_path()) if p.exists()]
         binary = None if self.ctx.explicit_home else shutil.which("codex")
         if binary:
@@ -130,10 +131,10 @@ class CodexHost(HostPort):
         found: dict[str, Any] | None = _plain(servers.get(name))
         return found
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         return []
 
-    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+    def http_warnings(self, remote: RemoteServer) -> list[HostNote]:
         if remote.token_env or remote.loopback:
             return []
         return [{
@@ -143,7 +144,7 @@ class CodexHost(HostPort):
             "reads it from",
         }]
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         import tomlkit
 
         snippet = tomlkit.dumps({"mcp_servers": {name: self.http_entry(remote)}})
@@ -161,7 +162,7 @@ class CodexHost(HostPort):
                          "Authorization: Bearer (book-agent never writes the token)")
         return {"steps": steps, "snippet": snippet, "deeplink": None}
 
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
         import tomlkit
 
         snippet = tomlkit.dumps({"mcp_servers": {name: self.server_entry(argv, auth_env)}})

@@ -9,9 +9,9 @@ Skills: `~/.trae/skills/<name>/` (CN: `~/.trae-cn/skills/`), from third-party in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent_adapters.hosts.base import HostContext, JsonMcpHost, env_warning, spaces_warning
 
@@ -57,21 +57,21 @@ class TraeHost(JsonMcpHost):
     def skills_dir(self) -> Path:
         return self.ctx.home / self.dot / "skills"
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         candidates = (self.ctx.app_data_dir(self.app), self.config_path(), self.ctx.home / self.dot)
         evidence = [str(p) for p in candidates if p.exists()]
         return {"installed": bool(evidence), "evidence": evidence, "cli": None}
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         return spaces_warning(argv, "Trae") + env_warning(auth_env, "Trae")
 
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
         return self._manual(self.json_snippet(name, argv, auth_env), [])
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         return self._manual(self.http_snippet(name, remote), self.header_step(remote))
 
-    def _manual(self, snippet: str, extra: list[str]) -> dict[str, Any]:
+    def _manual(self, snippet: str, extra: list[str]) -> ManualSteps:
         steps = [
             f"in {self.label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",
             f"or merge it into {self.config_path()} under \"mcpServers\"",

@@ -38,7 +38,7 @@ from book_agent.domain.source_results import (
     Skill,
     SourceText,
 )
-from book_agent.ports import Progress, Registry
+from book_agent.ports import Phases, Progress, Registry
 from book_agent.services.book_search import BookSearch
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import configure
@@ -85,12 +85,13 @@ class BookAgent:
         return self._registration.inspect(path)
 
     def init(self, path: str | Path, reranker: str = "none", replace: bool = False,
-             progress: Progress | None = None) -> Resolved:
+             progress: Progress | None = None, phases: Phases | None = None) -> Resolved:
         """Verify a package in full and register it (all or nothing); returns `resolve`'s dict.
 
         A folder is registered in place (read-only); an archive is imported safely into the
-        data dir first. The book_id is the package's own."""
-        return self.resolve(self._registration.init(path, reranker, replace, progress))
+        data dir first. The book_id is the package's own. `phases` names each phase (archive
+        import, index build) and takes its progress; else `progress` hears every phase."""
+        return self.resolve(self._registration.init(path, reranker, replace, phases or _one_phase(progress)))
 
     def remove(self, book_ref: str) -> Removal:
         """Unregister a book: its runtime dir goes, and its imported copy if it was imported."""
@@ -114,14 +115,18 @@ class BookAgent:
         """Package health, sidecars present and fresh, and what each capability needs."""
         return book_status(self.ports, self.books, book_ref, verify)
 
-    def prepare(self, book_ref: str, progress: Progress | None = None) -> Prepared | LibraryPrepared:
+    def prepare(self, book_ref: str, progress: Progress | None = None,
+                phases: Phases | None = None) -> Prepared | LibraryPrepared:
         """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent. For a
-        library reference (a,b or @all): each book's, then the library's index."""
+        library reference (a,b or @all): each book's, then the library's index. `phases` names
+        each phase (a book's index, the library's) and takes its progress."""
         ref = parse_book_ref(book_ref)
         if ref.single:
-            return self._registration.prepare(book_ref, progress)
-        books = [self._registration.prepare(b, None) for b in self._library.book_ids(ref)]
-        return cast(LibraryPrepared, {**self._library.prepare(ref, progress), "books": books})
+            return self._registration.prepare(book_ref, phases or _one_phase(progress))
+        ids = self._library.book_ids(ref)
+        named = phases or _one_phase(None)
+        books = [self._registration.prepare(b, _numbered(named, n, len(ids))) for n, b in enumerate(ids, 1)]
+        return cast(LibraryPrepared, {**self._library.prepare(ref, phases or _one_phase(progress)), "books": books})
 
     def configure(self, book_ref: str, **settings: object) -> Configured:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""
@@ -184,3 +189,13 @@ class BookAgent:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _numbered(phases: Phases, n: int, total: int) -> Phases:
+    """A library's book phases, counted: `book 2/5 lexicon: lexical index`."""
+    return lambda label: phases(f"book {n}/{total} {label}")
+
+
+def _one_phase(progress: Progress | None) -> Phases:
+    """Every phase reported to the one callback (callers that do not name phases)."""
+    return lambda label: progress

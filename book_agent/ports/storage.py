@@ -22,6 +22,8 @@ from book_agent.domain.runtime_states import (
 )
 
 Progress = Callable[[int, int], None]
+# long work in phases: a phase's label ("art-of-war: lexical index") -> that phase's progress
+Phases = Callable[[str], Progress | None]
 
 
 @runtime_checkable

@@ -120,13 +120,16 @@ class Hosts:
 
     def install(self, host: str, book_ref: str | None, apply: bool = False, edition: str | None = None,
                 home: str | None = None, skill_dir: str | None = None, *, url: str | None = None,
-                token_env: str | None = None, allow_insecure_http: bool = False) -> HostPlan:
+                token_env: str | None = None, allow_insecure_http: bool = False,
+                replace: bool = False) -> HostPlan:
         """The plan (paths and unified diffs); with apply=True, written. With `url`: the served
-        library's streamable-HTTP form (and `token_env`, the NAME of the token's variable)."""
+        library's streamable-HTTP form (and `token_env`, the NAME of the token's variable).
+        `replace`: re-point a server name installed from another data dir."""
         remote = remote_of(url, token_env, allow_insecure_http)
         book = self._book(book_ref, remote)
         return self._hosts(host, home, book.data_dir, edition).install(
-            book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env, remote=remote)
+            book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env, remote=remote,
+            replace=replace)
 
     def uninstall(self, host: str, book_ref: str | None, apply: bool = False, edition: str | None = None,
                   home: str | None = None, skill_dir: str | None = None, *, url: str | None = None,

@@ -29,7 +29,7 @@ from book_agent.domain.search_results import (
     SearchHit,
     SearchResult,
 )
-from book_agent.ports import LexicalIndex, Progress, RecordSource
+from book_agent.ports import LexicalIndex, Phases, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
@@ -139,12 +139,13 @@ class Library:
                                 "remediation": exc.remediation})
         return opened, skipped
 
-    def prepare(self, ref: BookRef, progress: Progress | None = None) -> dict[str, Any]:
-        """Build the library index now (with progress), instead of at the first library search."""
+    def prepare(self, ref: BookRef, phases: Phases | None = None) -> dict[str, Any]:
+        """Build the library index now (with progress per phase), instead of at the first library search."""
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
-        _, info = self.lexical(opened, registered, progress)
-        vectors = self._vectors.prepare(self._every_openable_book(opened, registered), progress)
+        _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None)
+        vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
+                                        phases("library: vector indexes") if phases else None)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],

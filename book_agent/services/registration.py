@@ -26,7 +26,7 @@ from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import RegistryEntry, conflict, database_sha, new_entry
 from book_agent.domain.runtime_states import LanguageCheck, unstamped
 from book_agent.domain.sidecar_stamps import lexical_stamp
-from book_agent.ports import Progress
+from book_agent.ports import Phases, Progress
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import apply_settings
 from book_agent.services.context import Ports
@@ -67,7 +67,7 @@ class Registration:
                                  "paths_are_temporary": True}
         return report
 
-    def init(self, path: str | Path, reranker: str, replace: bool, progress: Progress | None) -> str:
+    def init(self, path: str | Path, reranker: str, replace: bool, progress: Phases) -> str:
         """Verify and register; returns the book_id. All or nothing (see the module doc)."""
         source = Path(path).expanduser().resolve()
         undo = Undo()
@@ -83,11 +83,11 @@ class Registration:
             self.drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
         return book_id
 
-    def _register(self, source: Path, reranker: str, replace: bool, progress: Progress | None,
+    def _register(self, source: Path, reranker: str, replace: bool, progress: Phases,
                   undo: Undo) -> tuple[RegistryEntry, RegistryEntry | None]:
         ports = self._ports
         imported = ports.packages.is_archive(source)
-        root = self._import(source, progress, undo) if imported else source
+        root = self._import(source, progress(f"importing {source.name}"), undo) if imported else source
         info = ports.packages.inspect(root, verify_hashes=True)
         ports.packages.validate(info)
         entry = new_entry(info, source, imported, ports.packages.fingerprint(info.root),
@@ -101,7 +101,7 @@ class Registration:
         with ports.runtime.build_lock(runtime_dir):
             ports.runtime.sweep_stale_temps(runtime_dir)
             self._write_config(runtime_dir, reranker, undo)
-            staged = self._stage_lexical(entry, info, runtime_dir, progress, undo)
+            staged = self._stage_lexical(entry, info, runtime_dir, progress(f"{entry['book_id']}: lexical index"), undo)
             # pushed first: a put that fails after writing (a crash, Ctrl-C) is undone too
             undo.push(lambda: self._restore(entry, previous))
             ports.registry.put(entry, replace=replace)
@@ -181,7 +181,7 @@ class Registration:
     def list_books(self) -> list[BookRow]:
         return [cast(BookRow, {k: e.get(k) for k in LISTED_KEYS}) for e in self._ports.registry.list()]
 
-    def prepare(self, book_ref: str, progress: Progress | None) -> Prepared:
+    def prepare(self, book_ref: str, phases: Phases) -> Prepared:
         """(Re)build the sidecars that are missing, corrupt or stale, under the build lock."""
         ports = self._ports
         entry = ports.registry.get(book_ref)
@@ -197,7 +197,7 @@ class Registration:
             result: Prepared = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
             if not state["fresh"]:
                 count = ports.runtime.build_lexical(info.database_path, ports.runtime.lexical_path(runtime_dir),
-                                                    expected, progress)
+                                                    expected, phases(f"{book_ref}: lexical index"))
                 result["lexical"] = {"built": True, "record_count": count, "was": state}
         result["language_evidence"] = self.measure_language_evidence(book_ref)
         return result

@@ -100,14 +100,13 @@ class CodexHost(HostPort):
         current_plain = _plain(current)
         if text is not None and _same(current_plain, entry):
             return text  # already there: not a byte changes
+        if current is not None:  # a re-install: edited in place, so the user's comments stay
+            _update_in_place(current, entry, _dropped(current_plain, entry))
+            return _tidy(doc.as_string(), text)
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             doc["mcp_servers"] = servers
         table = tomlkit.table()
-        dropped = _dropped(current_plain, entry)
-        for key, value in (current_plain or {}).items():
-            if key not in MANAGED_KEYS + HTTP_KEYS and key not in dropped:
-                table[key] = value  # the user's own keys on our server survive
         for key in _managed(entry):
             if key in entry:
                 table[key] = entry[key]
@@ -182,6 +181,25 @@ class CodexHost(HostPort):
 def _plain(item: Any) -> Any:
     """tomlkit items as plain Python values."""
     return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+def _update_in_place(table: Any, entry: dict[str, Any], dropped: set[str]) -> None:
+    """Our keys set on the user's own table: keys and comments we do not own stay where they
+    are, and a value we change keeps the comment after it (rebuilding the table from plain
+    values, as before, dropped every comment in it)."""
+    import tomlkit
+
+    for key in [k for k in table if k in dropped]:
+        del table[key]
+    for key in _managed(entry):
+        if key not in entry or _plain(table.get(key)) == entry[key]:
+            continue
+        old = table.item(key) if key in table else None
+        new = tomlkit.item(entry[key])
+        comment = getattr(getattr(old, "trivia", None), "comment", "")
+        if comment:
+            new.comment(comment.lstrip("#").strip())
+        table[key] = new
 
 
 def _managed(entry: dict[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts import ops, safe_write, skills
 from book_agent_adapters.hosts.base import HostContext, entry_transport, read_config
+from book_agent_adapters.hosts.conflicts import check_data_dir, server_names
 from book_agent_adapters.hosts.naming import BOOK_AGENT_SKILL
 from book_agent_adapters.hosts.targets import (
     Installable,
@@ -108,7 +109,7 @@ class HostAdapter:
         forms: dict[str, dict[str, Any]] = {}
         text = read_config(path, self.host) if path is not None else None
         if path is not None and text is not None:
-            servers = [n for n in _server_names(self.port, text, path) if n.startswith("book-")]
+            servers = [n for n in server_names(self.port, text, path) if n.startswith("book-")]
             for name in servers:  # how the host reaches each: it starts it, or connects to a URL
                 entry = self.port.read_server(text, path, name) or {}
                 forms[name] = {"transport": entry_transport(entry), "url": entry.get("url")}
@@ -131,23 +132,26 @@ class HostAdapter:
             return Form(None, None, remote)
         return Form(list(argv) if argv else mcp_command(self.data_dir, target.serves), auth_env, None)
 
-    def _mcp_ops(self, target: InstallTarget, form: Form) -> list[ops.Op]:
+    def _mcp_ops(self, target: InstallTarget, form: Form, replace: bool = False) -> list[ops.Op]:
         path = self.port.config_path()
         if path is None:
             return []
         text = read_config(path, self.host)
-        new = self.port.add_server(text, path, target.name, form.entry(self.port))
+        entry = form.entry(self.port)
+        check_data_dir(self.port.read_server(text, path, target.name), entry, target.name, self.host, replace)
+        new = self.port.add_server(text, path, target.name, entry)
         return [ops.Op(path, new.encode("utf-8"), "mcp_config", backup=True)]
 
     def plan_install(self, package: Installable, mcp_command: list[str] | None = None,
                      skill_dir: Path | None = None, *, auth_env: str | None = None,
-                     remote: RemoteServer | None = None) -> dict[str, Any]:
+                     remote: RemoteServer | None = None, replace: bool = False) -> dict[str, Any]:
         """`package`: a book's package (PackageInfo, its root, its to_dict()) or a HostLibrary.
         `remote`: the library's server over streamable HTTP (the host connects to its URL)
-        instead of `book-agent mcp` started by the host."""
+        instead of `book-agent mcp` started by the host. `replace`: re-point a server name
+        installed from another data dir (else host.server_conflict)."""
         target = install_target(package)
         form = self._form(target, mcp_command, auth_env, remote)
-        planned = self._mcp_ops(target, form) + self._skill_ops(target, skill_dir)
+        planned = self._mcp_ops(target, form, replace) + self._skill_ops(target, skill_dir)
         return self._plan(target, form, planned, "install")
 
     def _warnings(self, target: InstallTarget, form: Form, operation: str) -> list[HostNote]:
@@ -186,9 +190,10 @@ class HostAdapter:
     # -- doing -------------------------------------------------------------------------------
     def install(self, package: Installable, mcp_command: list[str] | None = None,
                 apply: bool = False, *, skill_dir: Path | None = None, auth_env: str | None = None,
-                remote: RemoteServer | None = None) -> HostPlan:
+                remote: RemoteServer | None = None, replace: bool = False) -> HostPlan:
         """The plan (dry run, the default) or, with apply=True, the result of carrying it out."""
-        return _finish(self.plan_install(package, mcp_command, skill_dir, auth_env=auth_env, remote=remote), apply)
+        plan = self.plan_install(package, mcp_command, skill_dir, auth_env=auth_env, remote=remote, replace=replace)
+        return _finish(plan, apply)
 
     def install_skill(self, package: Installable, skill_dir: Path | None = None,
                       apply: bool = True) -> HostPlan:
@@ -289,11 +294,3 @@ def _finish(plan: dict[str, Any], apply: bool) -> HostPlan:
     if apply:
         plan.update(ops.apply(planned), applied=True)
     return cast(HostPlan, plan)  # _plan's keys (and the target's extra ones), the internal _ops gone
-
-
-def _server_names(port: HostPort, text: str, path: Path) -> list[str]:
-    import re
-
-    # Names only, for inspect: read_server needs a name, so list candidates from the text.
-    found = re.findall(r'(?:mcp_servers\.|")(book-[a-z0-9-]+)', text)
-    return sorted({n for n in found if port.read_server(text, path, n) is not None})

@@ -36,6 +36,7 @@ from book_agent.services.context import Ports
 from book_agent.services.library_vector_indexes import GroupIndexes
 from book_agent.services.library_vector_indexes import library_member as _member
 from book_agent.services.library_vectors import ModelGroups
+from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
 
@@ -158,8 +159,8 @@ class Library:
         if self._open is not None and self._open[0] == key:  # open and fresh: no file to read
             return self._open[1], {"records": self._open[2], "rebuilt": False}
         state = self._index.state(expected)
-        info: dict[str, Any] = {"records": state["record_count"], "rebuilt": False}
-        if not state["fresh"]:
+        info: dict[str, Any] = {"records": state.records, "rebuilt": False}
+        if not state.fresh:
             info.update(records=self._index.build(members, expected, progress), rebuilt=True)
         self.close()
         self._open = (key, self._index.open(), int(info["records"]))
@@ -197,7 +198,8 @@ class Library:
             lexical=NarrowedLexical(lexical, None if every else sorted(opened)),
             vector_store=None, query_runtime=None, records=LibraryRecords(opened),
             language_evidence=groups.language_evidence() or LanguageEvidence(),
-            vector_search=groups.search)
+            vector_search=groups.search,
+            locators=LibraryLocators({book_id: book.locators for book_id, book in opened.items()}))
         report = {"books": [{"book_id": b, "searched": True} for b in opened] + skipped,
                   "lexical_index": index_info, "groups": groups, "duplicates": list(ref.duplicates)}
         return HybridSearch(ref.text, channels), report
@@ -232,3 +234,4 @@ def _split_hit(hit: SearchHit) -> None:
     hit["record_id"] = record_id
     hit["evidence_id"] = f"{book_id}#{record_id}"
     hit["source_locator"]["book_id"] = book_id
+    hit["source_locator"]["record_id"] = record_id

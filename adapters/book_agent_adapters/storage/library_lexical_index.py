@@ -21,9 +21,9 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import LibraryIndexState
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
@@ -52,12 +52,16 @@ class SqliteLibraryIndex(LibraryIndex):
         self.dir = library_dir
         self.path = library_dir / INDEX_NAME
 
-    def state(self, expected: dict[str, str]) -> dict[str, Any]:
+    def state(self, expected: dict[str, str]) -> LibraryIndexState:
         stamp = read_stamp(self.path)
-        fresh = stamp is not None and stamp.get("format") == FORMAT and all(
-            stamp.get(k) == v for k, v in expected.items())
-        return {"present": stamp is not None, "fresh": fresh, "path": str(self.path),
-                "record_count": int((stamp or {}).get("record_count", "0"))}
+        if stamp is None:
+            return LibraryIndexState(present=False, fresh=False, records=0, reason="missing")
+        fresh = stamp.get("format") == FORMAT and all(stamp.get(k) == v for k, v in expected.items())
+        reason = None if fresh else "stale: built for other books" if stamp.get("format") == FORMAT \
+            else "of another format"
+        return LibraryIndexState(present=True, fresh=fresh, records=int(stamp.get("record_count", "0")),
+                                 generation=stamp.get("postings", "").removeprefix("postings-") or None,
+                                 reason=reason)
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
         """Rebuild under the library's build lock (another process may have just done it)."""
@@ -65,8 +69,8 @@ class SqliteLibraryIndex(LibraryIndex):
             self.dir.mkdir(parents=True, exist_ok=True)
             with build_lock(self.dir):
                 current = self.state(expected)
-                if current["fresh"]:
-                    return int(current["record_count"])
+                if current.fresh:
+                    return current.records
                 return self._build(members, expected, progress)
         except OSError as exc:  # the lock file cannot be made: a read-only data dir (a replica's mount)
             raise _failed(exc) from exc

@@ -200,3 +200,18 @@ def installed_rerankers(load: bool = True) -> list[dict[str, Any]]:
     from book_agent_adapters.rerankers import list_rerankers
 
     return list_rerankers(load=load)
+
+
+def install_report(data_dir: str | Path | None = None) -> dict[str, Any]:
+    """What this installation can do (`book-agent doctor`), for a data dir."""
+    from book_agent_adapters.install.report import install_report as report
+
+    return report(resolve_data_dir(data_dir))
+
+
+def install_model(data_dir: str | Path | None, model: str, source: Path | None = None) -> dict[str, Any]:
+    """`book-agent model install`: a known model's pinned files into the data dir's cache."""
+    from book_agent_adapters.encoders.local.model_files import MODELS_FOLDER
+    from book_agent_adapters.encoders.local.model_install import install_model as install
+
+    return install(resolve_data_dir(data_dir) / "cache" / MODELS_FOLDER, model, source)

@@ -80,14 +80,27 @@ def _register_commands() -> None:
     if _registered:
         return
     _registered = True
-    from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, serve_cmd, sources
+    from book_agent.cli import (
+        books,
+        contents,
+        doctor,
+        evaluation,
+        host,
+        mcp_cmd,
+        plugins,
+        search,
+        serve_cmd,
+        sources,
+    )
 
     books.register(app)
     search.register(app)
     evaluation.register(app)
     host.register(app)
     plugins.register(app)
+    doctor.register(app)
     sources.register(app)
+    contents.register(app)
     mcp_cmd.register(app)
     serve_cmd.register(app)
 

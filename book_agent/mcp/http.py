@@ -173,7 +173,8 @@ def worker_app() -> Any:
 
     from book_agent import settings
     from book_agent.mcp.access_log import line_writer
-    from book_agent.mcp.http_uvicorn import finish_streams_on_shutdown, uvicorn_settings
+    from book_agent.mcp.http_uvicorn import uvicorn_settings
+    from book_agent.mcp.internals import finish_streams_on_shutdown
 
     options = ServeOptions.from_json(settings.worker_serve_options())
     uvicorn_settings(options.limits)  # this process's head deadline

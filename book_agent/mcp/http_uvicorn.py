@@ -76,6 +76,8 @@ def run_one(app: Any, host: str, port: int, limits: HttpLimits, announce: Announ
     the signal: so "stopped" is announced at the end of the shutdown, before the signal)."""
     import uvicorn
 
+    from book_agent.mcp.internals import finish_streams_on_shutdown
+
     say = announce or _quiet
 
     class AnnouncingServer(uvicorn.Server):
@@ -124,12 +126,3 @@ def run_workers(options_json: str, host: str, port: int, limits: HttpLimits, wor
     if supervisor.stopped_by is not None:  # end as one process would: by the signal sent
         signal.signal(supervisor.stopped_by, signal.SIG_DFL)
         signal.raise_signal(supervisor.stopped_by)
-
-
-def finish_streams_on_shutdown() -> None:
-    """sse-starlette ends every SSE answer as soon as uvicorn is told to stop, so a streamed
-    answer in flight at SIGTERM would lose its result. Stateless answers end by themselves once
-    the result is sent, and uvicorn's graceful-shutdown timeout bounds the wait: let them finish."""
-    from sse_starlette.sse import AppStatus
-
-    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]

@@ -26,6 +26,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.fts_lexical_index import read_stamp
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.impact_index import (
@@ -35,7 +36,6 @@ from book_agent_adapters.storage.impact_index import (
     write_index,
 )
 from book_agent_adapters.storage.runtime_files import build_lock
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.term_counts import (
     BookTerms,
     book_terms,

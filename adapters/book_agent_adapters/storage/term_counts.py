@@ -21,6 +21,7 @@ import numpy as np
 
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.fts_lexical_index import (
     HEADINGS_WEIGHT,
@@ -28,7 +29,6 @@ from book_agent_adapters.storage.fts_lexical_index import (
     headings_text,
 )
 from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
 BATCH = 2000
 Postings = tuple[np.ndarray, np.ndarray, np.ndarray]  # (term, doc, weighted count) per posting

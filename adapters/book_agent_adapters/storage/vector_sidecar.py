@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage.atomic_write import write_atomic
-from book_agent_adapters.storage.file_hash import sha256_file
 
 FORMAT = 1
 NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"

@@ -148,6 +148,7 @@ class ImpactScorer:
         self.norm = length_norm(lengths, float(meta["average_length"]))
         self.postings = Postings(con, folder, meta)
         self.con = con
+        self.identity = ""  # the head file's (inode, ctime, size), set by who opened it
 
     def close(self) -> None:
         self.postings.close()

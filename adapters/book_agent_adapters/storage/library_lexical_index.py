@@ -28,7 +28,7 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 from book_agent_adapters.storage.impact_index import FORMAT, postings_files, write_index
-from book_agent_adapters.storage.library_lexical_search import SqliteLibraryLexical, inspect
+from book_agent_adapters.storage.library_lexical_search import DAMAGED_SUFFIX, SqliteLibraryLexical, inspect
 from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.safe_files import is_no_space, is_read_only, no_space, read_only
 from book_agent_adapters.storage.term_counts import (
@@ -58,7 +58,7 @@ class SqliteLibraryIndex(LibraryIndex):
             found.stamp.get(k) == v for k, v in expected.items())
         reason = "fresh" if fresh else found.reason if not found.sound else "stale: the books changed"
         return {"present": found.present, "fresh": fresh, "sound": found.sound, "reason": reason,
-                "path": str(self.path), "record_count": int(found.stamp.get("record_count", "0"))}
+                "path": str(self.path), "record_count": int(found.stamp["record_count"]) if found.sound else 0}
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
         """Rebuild under the library's build lock (another process may have just done it)."""
@@ -92,6 +92,7 @@ class SqliteLibraryIndex(LibraryIndex):
         finally:
             tmp.unlink(missing_ok=True)
         _drop_postings_except(self.dir, postings.name)
+        self.path.with_name(self.path.name + DAMAGED_SUFFIX).unlink(missing_ok=True)  # it named the old head
         return count
 
     def open(self) -> LibraryLexicalIndex:

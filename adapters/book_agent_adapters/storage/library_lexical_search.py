@@ -9,6 +9,8 @@ never hits computed from damaged data, never an uncoded error, never a hang on a
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -21,9 +23,11 @@ from book_agent.ports import LibraryLexicalIndex
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.impact_checks import DamagedIndex, Postings, read_head
 from book_agent_adapters.storage.impact_index import FORMAT, ImpactScorer
-from book_agent_adapters.storage.safe_files import require_regular
+from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.safe_files import open_regular, require_regular
 from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
+DAMAGED_SUFFIX = ".damaged"  # beside the head: "this head (inode, ctime) was found damaged by a search"
 REBUILD = "run `book-agent prepare @all` to rebuild the library index (a library search also rebuilds a damaged one)"
 
 
@@ -52,8 +56,12 @@ def inspect(path: Path) -> Inspection:
         meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta")}
         if meta.get("format") != FORMAT:
             return Inspection(meta, True, False, "of another format")
+        found = _marked_damaged(path)
+        if found:
+            return Inspection(meta, True, False, f"damaged: {found}")
         meta, _, _, _ = read_head(con)
         postings = Postings(con, path.parent, meta)
+        _check_term_ends(con, postings.count)
         try:
             if postings.changed_files():
                 postings.verify_all()
@@ -66,6 +74,44 @@ def inspect(path: Path) -> Inspection:
     finally:
         con.close()
     return Inspection(meta, True, True, "sound")
+
+
+def _check_term_ends(con: sqlite3.Connection, count: int) -> None:
+    """The first term's postings start at 0 and the last one's end at the arrays' end (terms are
+    numbered in term order, so two index lookups check the table's ends)."""
+    first = con.execute("SELECT df, start FROM terms ORDER BY term LIMIT 1").fetchone()
+    last = con.execute("SELECT df, start FROM terms ORDER BY term DESC LIMIT 1").fetchone()
+    if (first is None) != (count == 0) or (first is not None and (
+            first[1] != 0 or not isinstance(last[0], int) or not isinstance(last[1], int)
+            or last[0] + last[1] != count)):
+        raise DamagedIndex("its head's terms do not cover its postings")
+
+
+def _head_identity(path: Path) -> str:
+    st = require_regular(path)
+    return f"{st.st_ino}:{st.st_ctime_ns}:{st.st_size}"
+
+
+def _marked_damaged(path: Path) -> str | None:
+    """Why a search found this very head damaged (None: no search did)."""
+    try:
+        marker = json.loads(require_regular_text(path.with_name(path.name + DAMAGED_SUFFIX)))
+        return str(marker["reason"]) if marker.get("head") == _head_identity(path) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def require_regular_text(path: Path) -> str:
+    with open_regular(path) as handle:
+        return handle.read(1 << 16).decode("utf-8")
+
+
+def mark_damaged(path: Path, identity: str, reason: str) -> None:
+    """Remember that this head is damaged, so that `state` says so and a build replaces it (best
+    effort: a read-only data dir cannot be repaired here anyway)."""
+    with contextlib.suppress(OSError):
+        write_atomic(path.with_name(path.name + DAMAGED_SUFFIX),
+                     json.dumps({"head": identity, "reason": reason}).encode("utf-8"))
 
 
 class SqliteLibraryLexical(LibraryLexicalIndex):
@@ -89,19 +135,20 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
                 scorer = self._open()
                 try:
                     top = scorer.top(terms, prefixes, top_k, book_ids)
-                except DamagedIndex:
+                    ids = _ids_of(scorer.con, [row for row, _ in top])
+                    if any(row not in ids for row, _ in top):
+                        raise DamagedIndex("its head lost record ids")
+                except (DamagedIndex, sqlite3.DatabaseError, KeyError, ValueError, MemoryError, OverflowError,
+                        TypeError, IndexError) as exc:
+                    mark_damaged(self.path, scorer.identity, str(exc))
                     self._forget()  # the next search reads the index in place again (rebuilt by then)
-                    raise
-                ids = _ids_of(scorer.con, [row for row, _ in top])
+                    raise DamagedIndex(str(exc)) from exc
         except DamagedIndex as exc:
             raise BookAgentError("lexical.index_damaged", f"the library's lexical index is damaged: {exc}",
                                  details={"path": str(self.path)}, remediation=REBUILD) from exc
-        except (sqlite3.Error, OSError, KeyError, ValueError, MemoryError, OverflowError) as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise BookAgentError("lexical.query_failed", f"the library's lexical index could not answer: {exc}",
                                  details={"path": str(self.path)}, remediation=REBUILD) from exc
-        if any(row not in ids for row, _ in top):
-            raise BookAgentError("lexical.index_damaged", "the library's lexical index lost record ids",
-                                 details={"path": str(self.path)}, remediation=REBUILD)
         return [LexicalHit(ids[row], score) for row, score in top]
 
     def _open(self) -> ImpactScorer:
@@ -109,13 +156,17 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
         reading its head and mapping its postings."""
         if self._scorer is None:
             for attempt in (1, 2):
-                require_regular(self.path)
+                identity = _head_identity(self.path)
                 con = connect_readonly(self.path, check_same_thread=False, immutable=False)
                 try:
                     self._scorer = ImpactScorer(con, self.path.parent)
+                    self._scorer.identity = identity
                     break
                 except BaseException as exc:
                     con.close()
+                    if isinstance(exc, (DamagedIndex, sqlite3.DatabaseError)):
+                        mark_damaged(self.path, identity, str(exc))
+                        raise DamagedIndex(str(exc)) from exc
                     if attempt == 2 or not isinstance(exc, FileNotFoundError):
                         raise
         assert self._scorer is not None

@@ -10,6 +10,7 @@ with SIGKILL and watches its workers, its stdout and the lock.
 from __future__ import annotations
 
 import json
+import pytest
 import os
 import signal
 import subprocess
@@ -127,3 +128,33 @@ def test_a_build_sweeps_what_a_dead_build_left_and_keeps_the_index_in_use(tmp_pa
     index.build(members, {"books": "two"}, None)  # a stale index: rebuilt, and swept first
     assert not any(p.exists() for p in debris)
     assert len(list(folder.glob("postings-*.npy"))) == 2
+
+
+@pytest.mark.parametrize("limit", [4096, 16384, 40000])
+def test_a_build_that_does_not_fit_is_storage_no_space_and_the_last_index_serves(tmp_path, limit):
+    """RLIMIT_FSIZE (EFBIG past it, as ENOSPC past a full disk) hits the build's writes in turn:
+    the term counts (a cache: skipped), the head (SQLite says "disk I/O error" for EFBIG, where it
+    says "database or disk is full", storage.no_space, for ENOSPC), the postings' allocation."""
+    import resource
+
+    from book_agent.domain.errors import BookAgentError
+
+    members = members_of(tmp_path, records(600, seed=9), 2)
+    index = SqliteLibraryIndex(tmp_path / "library")
+    index.build(members[:1], {"books": "one"}, None)
+    lexical = index.open()
+    want = [h.record_id for h in lexical.search("river water", 20)]
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        with pytest.raises(BookAgentError) as caught:
+            index.build(members, {"books": "two"}, None)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert caught.value.code in ("storage.no_space", "lexical.build_failed")
+    assert "free" in (caught.value.remediation or "")
+    assert [h.record_id for h in lexical.search("river water", 20)] == want  # a server keeps answering
+    lexical.close()
+    assert index.state({"books": "one"})["fresh"]
+    assert not [p for p in index.dir.glob(".*") if p.name != ".build.lock"]
+    assert len(list(index.dir.glob("postings-*.npy"))) == 2

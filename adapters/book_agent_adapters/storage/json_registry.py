@@ -28,6 +28,7 @@ from book_agent.domain.registry_entry import RegistryEntry, conflict, entry_prob
 from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import Registry
 from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.safe_files import portalocker_module
 
 REGISTRY_VERSION = 1
 LOCK_TIMEOUT_S = 30.0
@@ -67,7 +68,7 @@ class JsonRegistry(Registry):
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        import portalocker  # only writers lock: reads and searches need not import it
+        portalocker = portalocker_module(self.path.parent)  # only writers lock: reads need not import it
 
         self._check_data_dir()
         lock = portalocker.Lock(str(self.lock_path), mode="a", timeout=LOCK_TIMEOUT_S)

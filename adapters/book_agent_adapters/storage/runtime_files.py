@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.storage.safe_files import is_read_only, read_only
+from book_agent_adapters.storage.safe_files import is_read_only, portalocker_module, read_only
 
 LOCK_NAME = ".build.lock"
 LOCK_TIMEOUT_S = 600.0  # a large book's index may take minutes to build
@@ -32,7 +32,7 @@ UNLOCKED_PREFIXES = (".config.json.", ".vectors.", ".render-")
 @contextmanager
 def build_lock(runtime_dir: Path) -> Iterator[None]:
     """Hold the runtime dir's build lock (cross-process) for the duration of the block."""
-    import portalocker
+    portalocker = portalocker_module(runtime_dir)
 
     lock = portalocker.Lock(str(runtime_dir / LOCK_NAME), mode="a", timeout=LOCK_TIMEOUT_S)
     try:

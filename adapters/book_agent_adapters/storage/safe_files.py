@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 import stat
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -123,6 +123,16 @@ def map_open_npy(handle: IO[bytes], path: Path, dtype: str, count: int) -> np.nd
     return np.asarray(np.memmap(handle, dtype=dtype, mode="r", offset=offset, shape=(count,)))
 
 
+def portalocker_module(folder: Path) -> Any:
+    """portalocker, imported where a lock is taken. Its import asks `tempfile` for a writable
+    temporary folder (a default argument), which fails when no disk can be written at all."""
+    try:
+        import portalocker
+    except OSError as exc:
+        raise no_space(folder, exc, None, "a lock (no temporary folder can be written either)") from exc
+    return portalocker
+
+
 def free_bytes(folder: Path) -> int | None:
     try:
         return shutil.disk_usage(folder).free
@@ -149,8 +159,9 @@ def no_space(folder: Path, exc: BaseException, needed: int | None, what: str) ->
     need = f" (about {needed:,} bytes needed, {free:,} free)" if needed is not None and free is not None else ""
     return BookAgentError(
         "storage.no_space", f"no space left to write {what} in {folder}{need}: {exc}", details=details,
-        remediation="free disk space (or raise the quota) where the data dir lives, then run "
-        "`book-agent prepare @all`; nothing half-written was kept and the last good index still serves")
+        remediation="free disk space (or raise the quota or file-size limit) where the data dir lives, then run "
+        "the command again (for the library's indexes: `book-agent prepare @all`); nothing half-written was "
+        "kept, and a library search keeps serving the last good index meanwhile")
 
 
 def read_only(folder: Path, exc: BaseException, what: str) -> BookAgentError:

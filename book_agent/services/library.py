@@ -33,7 +33,6 @@ from book_agent.services.library_vectors import ModelGroups
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
 
-
 STALE_RETRY_S = 300.0  # a stale index served because it could not be rebuilt: how long before trying again
 
 

@@ -10,7 +10,6 @@ with SIGKILL and watches its workers, its stdout and the lock.
 from __future__ import annotations
 
 import json
-import pytest
 import os
 import signal
 import subprocess
@@ -18,6 +17,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex, sweep_dead_build
 from tests.integration.test_library_impact_index import members_of, records
@@ -94,7 +95,7 @@ def kill_mid_build(child: subprocess.Popen, library: Path, workers: list[int]) -
     assert child.stdout is not None and child.stderr is not None
     out, err = child.stdout, child.stderr
     workers += json.loads(out.readline() or "[]")
-    assert len(workers) == 2 and all(alive(pid) for pid in workers), err.read(4000) if not workers else workers
+    assert len(workers) == 2 and all(alive(pid) for pid in workers), workers or err.read(4000)
     assert list(library.glob(".lexical-library-*.sqlite"))  # the temp head of the build in progress
     eof = threading.Event()
     reader = threading.Thread(target=lambda: (out.read(), err.read(), eof.set()), daemon=True)

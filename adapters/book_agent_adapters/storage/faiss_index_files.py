@@ -58,7 +58,7 @@ def _possible(pointer: dict[str, Any]) -> bool:
         return False
     if not all(isinstance(b, dict) and isinstance(b.get("book_id"), str) and _count(b.get("rows")) for b in books):
         return False
-    return sum(int(b["rows"]) for b in books) == pointer["vectors"]
+    return bool(sum(int(b["rows"]) for b in books) == pointer["vectors"])
 
 
 def _plain_name(facts: Any) -> bool:

@@ -25,7 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from book_agent_adapters.storage.impact_checks import DamagedIndex, Postings, read_head, state_meta, store_crcs
+from book_agent_adapters.storage.impact_checks import (
+    DamagedIndex,
+    Postings,
+    read_head,
+    state_meta,
+    store_crcs,
+)
 from book_agent_adapters.storage.safe_files import create_npy
 from book_agent_adapters.storage.term_counts import BookTerms
 

@@ -25,10 +25,10 @@ from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.registry_entry import RegistryEntry, conflict, entry_problem
-from book_agent.input_files import InputTooLarge, read_limited
+from book_agent.input_files import InputTooLarge
 from book_agent.ports import Registry
 from book_agent_adapters.storage.atomic_write import write_atomic
-from book_agent_adapters.storage.safe_files import portalocker_module
+from book_agent_adapters.storage.safe_files import open_regular, portalocker_module
 
 REGISTRY_VERSION = 1
 LOCK_TIMEOUT_S = 30.0
@@ -58,6 +58,12 @@ def _read_open(handle: Any, size: int) -> bytes:
     if len(raw) > size:  # it grew since fstat (an edit in place): on to the end, still bounded
         raw += handle.read(MAX_REGISTRY_BYTES + 1 - len(raw))
     return raw
+
+
+def _read_regular(path: Path) -> bytes:
+    """The registry's bytes (at most the limit + 1); a FIFO or device is refused, not read."""
+    with open_regular(path) as handle:
+        return _read_open(handle, os.fstat(handle.fileno()).st_size)
 
 
 class JsonRegistry(Registry):
@@ -107,7 +113,7 @@ class JsonRegistry(Registry):
         """The registry (strictly checked), parsed again only when the file changed since the
         last read. The result is shared: never change it (`_update` reads afresh)."""
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115  (closed below; an error falls back to _read)
+            handle = open_regular(self.path)  # closed below; an error (a FIFO: refused unread) falls back to _read
         except OSError:
             return self._read()  # missing (an empty registry) or unreadable: as ever
         with handle:
@@ -124,7 +130,7 @@ class JsonRegistry(Registry):
         self._check_data_dir()
         if not self.path.exists():
             return {"version": REGISTRY_VERSION, "books": {}}
-        return self._parsed(lambda: read_limited(self.path, MAX_REGISTRY_BYTES), strict)
+        return self._parsed(lambda: _read_regular(self.path), strict)
 
     def _parsed(self, read: Callable[[], bytes], strict: bool) -> dict[str, Any]:
         try:

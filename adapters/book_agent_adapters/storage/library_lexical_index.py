@@ -28,7 +28,11 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 from book_agent_adapters.storage.impact_index import FORMAT, postings_files, write_index
-from book_agent_adapters.storage.library_lexical_search import DAMAGED_SUFFIX, SqliteLibraryLexical, inspect
+from book_agent_adapters.storage.library_lexical_search import (
+    DAMAGED_SUFFIX,
+    SqliteLibraryLexical,
+    inspect,
+)
 from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.safe_files import is_no_space, is_read_only, no_space, read_only
 from book_agent_adapters.storage.term_counts import (

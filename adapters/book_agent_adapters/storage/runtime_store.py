@@ -22,6 +22,7 @@ from book_agent_adapters.storage import fts_lexical_index as fts
 from book_agent_adapters.storage import runtime_files
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.json_registry import write_json_atomic
+from book_agent_adapters.storage.safe_files import require_regular
 
 CONFIG_NAME = "config.json"
 MAX_CONFIG_BYTES = 1 << 20
@@ -77,6 +78,7 @@ class RuntimeDirStore(RuntimeStore):
         if not path.exists():
             return RuntimeConfig()
         try:
+            require_regular(path)  # a FIFO in its place would hang the read
             config = RuntimeConfig.from_dict(load_json_file(path, MAX_CONFIG_BYTES))
         except (OSError, ValueError) as exc:  # ConfigError, InputTooLarge are ValueErrors
             raise BookAgentError(
@@ -144,6 +146,7 @@ class RuntimeDirStore(RuntimeStore):
     def read_vector_check(self, runtime_dir: Path, stamp: dict[str, str]) -> dict[str, Any] | None:
         """The cached self-check when it was made for exactly this stamp, else None."""
         try:
+            require_regular(runtime_dir / VECTOR_CHECK_NAME)
             data = json.loads((runtime_dir / VECTOR_CHECK_NAME).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None

@@ -126,3 +126,41 @@ def test_a_faiss_pointer_with_impossible_values_is_rebuilt(tmp_path, field, valu
     group = result["library"]["model_groups"][0]
     assert group["search"] == "approximate" and group["vector_index"]["rebuilt"] is True
     assert json.loads(pointer_file.read_text())[field] != value
+
+
+@pytest.mark.parametrize("how", ["flip", "touch-back", "fifo", "replaced", "truncate"])
+def test_a_books_sidecar_changed_since_built_is_not_fresh_and_prepare_rebuilds_it(tmp_path, how):
+    from tests.support.package_builder import build_package
+
+    data = tmp_path / "data"
+    package = build_package(tmp_path / "pk", book_id="one", kind="epub")
+    assert run_cli("--data-dir", str(data), "init", str(package), "--json").code == 0
+    before = run_cli("--data-dir", str(data), "search", "one", "water ground", "--json").json["hits"]
+    sidecar = data / "books" / "one" / "lexical.sqlite"
+    st = sidecar.stat()
+    raw = bytearray(sidecar.read_bytes())
+    if how in ("flip", "touch-back"):
+        raw[len(raw) // 2] ^= 0xFF
+        with open(sidecar, "r+b") as handle:
+            handle.write(raw)
+        if how == "touch-back":
+            os.utime(sidecar, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # a different mtime: hashed
+    elif how == "replaced":
+        sidecar.unlink()
+        sidecar.write_bytes(bytes(raw))  # the same bytes under another inode: not the file built
+    elif how == "truncate":
+        os.truncate(sidecar, len(raw) // 2)
+    else:
+        sidecar.unlink()
+        os.mkfifo(sidecar)
+    status = run_cli("--data-dir", str(data), "status", "one", "--json")
+    assert status.code in (0, 1) and status.error_code != "cli.internal_error"
+    searched = run_cli("--data-dir", str(data), "search", "one", "water ground", "--json")
+    assert searched.code in (0, 1) and searched.error_code != "cli.internal_error"
+    if searched.code == 0:
+        assert searched.json["channels"]["lexical"]["status"] != "ok" or searched.json["hits"] == before
+    prepared = run_cli("--data-dir", str(data), "prepare", "one", "--json")
+    assert prepared.code == 0, prepared.stdout
+    assert prepared.json["lexical"]["built"] is (how != "replaced")  # the same bytes, hashed, are sound
+    after = run_cli("--data-dir", str(data), "search", "one", "water ground", "--json").json
+    assert after["channels"]["lexical"]["status"] == "ok" and after["hits"] == before

@@ -20,6 +20,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import index_text, query_terms
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LexicalIndex
+from book_agent_adapters.storage import sidecar_checks
 from book_agent_adapters.storage.cjk_fold import fold_chinese
 from book_agent_adapters.storage.safe_files import (
     is_no_space,
@@ -88,6 +89,7 @@ def build_sidecar(
         finally:
             source.close()
             out.close()
+        sidecar_checks.record(tmp, sidecar_path.parent)  # before the rename: it keeps inode and mtime
         os.replace(tmp, sidecar_path)
         return count
     except (sqlite3.Error, OSError) as exc:  # OSError: a full disk, permissions in the runtime dir

@@ -149,8 +149,10 @@ class Postings:
         return self.arrays["docs"][start:start + df], self.arrays["impacts"][start:start + df]
 
 
-def read_head(con: sqlite3.Connection) -> tuple[dict[str, str], int, np.ndarray, dict[str, tuple[int, int]]]:
-    """(meta, record count, lengths, book ranges) of a head whose values are all possible."""
+def read_head(con: sqlite3.Connection, light: bool = False
+              ) -> tuple[dict[str, str], int, np.ndarray, dict[str, tuple[int, int]]]:
+    """(meta, record count, lengths, book ranges) of a head whose values are all possible.
+    `light` (a state check): the lengths' size only, not their values (an empty array returned)."""
     meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta")}
     records = _int(meta, "record_count", 0, MAX_RECORDS)
     try:
@@ -159,16 +161,27 @@ def read_head(con: sqlite3.Connection) -> tuple[dict[str, str], int, np.ndarray,
         raise DamagedIndex("its head has no valid average_length") from exc
     if not math.isfinite(average) or average < 0:
         raise DamagedIndex(f"its head's average_length {average} is impossible")
+    lengths = _lengths(con, records, average, light)
+    (low,) = con.execute("SELECT min(rowid) FROM ids").fetchone()  # one aggregate each: two index lookups
+    (high,) = con.execute("SELECT max(rowid) FROM ids").fetchone()
+    if (low, high) != ((0, records - 1) if records else (None, None)):
+        raise DamagedIndex("its head's record ids do not match its record count")
+    return meta, records, lengths, _book_ranges(con, records)
+
+
+def _lengths(con: sqlite3.Connection, records: int, average: float, light: bool) -> np.ndarray:
+    if light:
+        row = con.execute("SELECT length(data), typeof(data) FROM lengths WHERE id = 1").fetchone()
+        if row is None or row[1] != "blob" or row[0] != 4 * records:
+            raise DamagedIndex("its head's record lengths do not match its record count")
+        return np.zeros(0)
     row = con.execute("SELECT data FROM lengths WHERE id = 1").fetchone()
     if row is None or not isinstance(row[0], bytes) or len(row[0]) != 4 * records:
         raise DamagedIndex("its head's record lengths do not match its record count")
     lengths = np.frombuffer(row[0], dtype="<f4").astype(np.float64)
     if records and (not np.isfinite(lengths).all() or abs(float(lengths.mean()) - average) > 1e-6 * max(1, average)):
         raise DamagedIndex("its head's record lengths are not those it was built with")
-    (low, high) = con.execute("SELECT min(rowid), max(rowid) FROM ids").fetchone()
-    if (low, high) != ((0, records - 1) if records else (None, None)):
-        raise DamagedIndex("its head's record ids do not match its record count")
-    return meta, records, lengths, _book_ranges(con, records)
+    return lengths
 
 
 def _book_ranges(con: sqlite3.Connection, records: int) -> dict[str, tuple[int, int]]:

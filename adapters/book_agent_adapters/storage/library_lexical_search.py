@@ -59,7 +59,7 @@ def inspect(path: Path) -> Inspection:
         found = _marked_damaged(path)
         if found:
             return Inspection(meta, True, False, f"damaged: {found}")
-        meta, _, _, _ = read_head(con)
+        meta, _, _, _ = read_head(con, light=True)
         postings = Postings(con, path.parent, meta)
         _check_term_ends(con, postings.count)
         try:

@@ -19,7 +19,7 @@ from book_agent.domain.runtime_config import RuntimeConfig, check_config_endpoin
 from book_agent.input_files import load_json_file
 from book_agent.ports import Progress, RuntimeStore
 from book_agent_adapters.storage import fts_lexical_index as fts
-from book_agent_adapters.storage import runtime_files
+from book_agent_adapters.storage import runtime_files, sidecar_checks
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.json_registry import write_json_atomic
 from book_agent_adapters.storage.safe_files import require_regular
@@ -125,6 +125,9 @@ class RuntimeDirStore(RuntimeStore):
         stamp = fts.read_stamp(path)
         if stamp is None:
             return {"present": True, "fresh": False, "reason": "corrupt", "path": str(path)}
+        damaged = sidecar_checks.problem(path)
+        if damaged:
+            return {"present": True, "fresh": False, "reason": damaged, "path": str(path)}
         stale = sorted(k for k, v in expected.items() if stamp.get(k) != v)
         if stale:
             return {"present": True, "fresh": False, "reason": "stale: " + ", ".join(stale), "path": str(path)}

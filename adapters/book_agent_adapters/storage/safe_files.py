@@ -19,11 +19,12 @@ import shutil
 import sqlite3
 import stat
 from pathlib import Path
-from typing import IO, Any
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Any
 
 from book_agent.domain.errors import BookAgentError
+
+if TYPE_CHECKING:  # numpy is imported where arrays are made: the registry and locks need none of it
+    import numpy as np
 
 NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
@@ -85,6 +86,8 @@ def allocate(handle: IO[bytes], size: int) -> None:
 def create_npy(path: Path, dtype: str, count: int) -> np.memmap:
     """A new .npy file of `count` items, allocated on disk, mapped for writing. An OSError
     (ENOSPC) carries `needed_bytes`; the caller removes the file."""
+    import numpy as np
+
     with open(path, "xb") as handle:
         np.lib.format.write_array_header_1_0(handle, {"descr": np.dtype(dtype).str, "fortran_order": False,
                                                       "shape": (count,)})
@@ -108,6 +111,8 @@ def map_npy(path: Path, dtype: str, count: int) -> np.ndarray:
 
 def map_open_npy(handle: IO[bytes], path: Path, dtype: str, count: int) -> np.ndarray:
     """map_npy of a file opened by open_regular (the caller keeps or closes the handle)."""
+    import numpy as np
+
     handle.seek(0)
     version = np.lib.format.read_magic(handle)
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0

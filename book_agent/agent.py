@@ -12,12 +12,33 @@ from the composition root (book_agent/bootstrap.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
-from book_agent.ports import Progress, Registry
+from book_agent.domain.book_reports import (
+    BookRow,
+    BookStatus,
+    Configured,
+    LibraryBook,
+    LibraryPrepared,
+    PackageReport,
+    Prepared,
+    Removal,
+    Resolved,
+)
+from book_agent.domain.eval_results import EvalReport
+from book_agent.domain.search_results import Hints, SearchResult
+from book_agent.domain.source_results import (
+    Locator,
+    MarkdownSlice,
+    PageImage,
+    RecordEntry,
+    Skill,
+    SourceText,
+)
+from book_agent.ports import Phases, Progress, Registry
 from book_agent.services.book_search import BookSearch
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import configure
@@ -51,29 +72,30 @@ class BookAgent:
 
     # --- registration -----------------------------------------------------------------
 
-    def inspect(self, path: str | Path) -> dict[str, Any]:
+    def inspect(self, path: str | Path) -> PackageReport:
         """Inspect a package folder or archive without registering it."""
         return self._registration.inspect(path)
 
     def init(self, path: str | Path, reranker: str = "none", replace: bool = False,
-             progress: Progress | None = None) -> dict[str, Any]:
+             progress: Progress | None = None, phases: Phases | None = None) -> Resolved:
         """Verify a package in full and register it (all or nothing); returns `resolve`'s dict.
 
         A folder is registered in place (read-only); an archive is imported safely into the
-        data dir first. The book_id is the package's own."""
-        return self.resolve(self._registration.init(path, reranker, replace, progress))
+        data dir first. The book_id is the package's own. `phases` names each phase (archive
+        import, index build) and takes its progress; else `progress` hears every phase."""
+        return self.resolve(self._registration.init(path, reranker, replace, phases or _one_phase(progress)))
 
-    def remove(self, book_ref: str) -> dict[str, Any]:
+    def remove(self, book_ref: str) -> Removal:
         """Unregister a book: its runtime dir goes, and its imported copy if it was imported."""
         return self._registration.remove(book_ref)
 
-    def list_books(self) -> list[dict[str, Any]]:
+    def list_books(self) -> list[BookRow]:
         return self._registration.list_books()
 
     def runtime_dir(self, book_id: str) -> Path:
         return self.ports.runtime_dir(book_id)
 
-    def resolve(self, book_ref: str) -> dict[str, Any]:
+    def resolve(self, book_ref: str) -> Resolved:
         book = self.books.open(book_ref)
         return {"book_id": book.book_id, "title": book.package.title, "package_root": str(book.package.root),
                 "runtime_dir": str(book.runtime_dir), "package": book.package.to_dict(),
@@ -81,30 +103,34 @@ class BookAgent:
 
     # --- health and derived data -----------------------------------------------------
 
-    def status(self, book_ref: str, verify: bool = False) -> dict[str, Any]:
+    def status(self, book_ref: str, verify: bool = False) -> BookStatus:
         """Package health, sidecars present and fresh, and what each capability needs."""
         return book_status(self.ports, self.books, book_ref, verify)
 
-    def prepare(self, book_ref: str, progress: Progress | None = None) -> dict[str, Any]:
+    def prepare(self, book_ref: str, progress: Progress | None = None,
+                phases: Phases | None = None) -> Prepared | LibraryPrepared:
         """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent. For a
-        library reference (a,b or @all): each book's, then the library's index."""
+        library reference (a,b or @all): each book's, then the library's index. `phases` names
+        each phase (a book's index, the library's) and takes its progress."""
         ref = parse_book_ref(book_ref)
         if ref.single:
-            return self._registration.prepare(book_ref, progress)
-        books = [self._registration.prepare(b, None) for b in self._library.book_ids(ref)]
-        return {**self._library.prepare(ref, progress), "books": books}
+            return self._registration.prepare(book_ref, phases or _one_phase(progress))
+        ids = self._library.book_ids(ref)
+        named = phases or _one_phase(None)
+        books = [self._registration.prepare(b, _numbered(named, n, len(ids))) for n, b in enumerate(ids, 1)]
+        return cast(LibraryPrepared, {**self._library.prepare(ref, phases or _one_phase(progress)), "books": books})
 
-    def configure(self, book_ref: str, **settings: Any) -> dict[str, Any]:
+    def configure(self, book_ref: str, **settings: object) -> Configured:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""
         return configure(self.ports, self.books, book_ref, settings)
 
     # --- search and sources --------------------------------------------------------------
 
     def search(self, book_ref: str | BookRef, query: str, top_k: int = 6, strict: bool = False,
-               query_vector: Sequence[float] | None = None, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+               query_vector: Sequence[float] | None = None, hints: Hints | None = None) -> SearchResult:
         return self._search.search(book_ref, query, top_k, strict, query_vector, hints)
 
-    def library_books(self, book_ref: str | BookRef = ALL_BOOKS) -> list[dict[str, Any]]:
+    def library_books(self, book_ref: str | BookRef = ALL_BOOKS) -> list[LibraryBook]:
         """The books a reference names (`@all`, `a,b`, or one id): id, title, language, records, model."""
         return self._library.describe(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
@@ -118,28 +144,29 @@ class BookAgent:
         """Load a book's search parts now (the MCP server does it after its handshake)."""
         return self._search.warm_up(book_ref)
 
-    def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
+    def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
         return self._search.evaluate(book_ref, questions_path, k)
 
-    def read_entry(self, book_ref: str, record_id: str) -> dict[str, Any]:
+    def read_entry(self, book_ref: str, record_id: str) -> RecordEntry:
         return self._reading.read_entry(book_ref, record_id)
 
     def read_markdown(self, book_ref: str, record_id: str | None = None, start: int | None = None,
-                      end: int | None = None, heading: str | None = None, context_chars: int = 500) -> dict[str, Any]:
+                      end: int | None = None, heading: str | None = None, context_chars: int = 500) -> MarkdownSlice:
         return self._reading.read_markdown(book_ref, record_id, start, end, heading, context_chars)
 
-    def get_skill(self, book_ref: str) -> dict[str, Any]:
+    def get_skill(self, book_ref: str) -> Skill:
         return self._reading.get_skill(book_ref)
 
-    def locate_source(self, book_ref: str, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+    def locate_source(self, book_ref: str, hit_or_text: str | Mapping[str, object],
+                      hints: Mapping[str, object] | None = None) -> Locator:
         return self._reading.locate_source(book_ref, hit_or_text, hints)
 
-    def read_source(self, book_ref: str, locator: dict[str, Any], max_chars: int = 12000) -> dict[str, Any]:
+    def read_source(self, book_ref: str, locator: Mapping[str, object], max_chars: int = 12000) -> SourceText:
         return self._reading.read_source(book_ref, locator, max_chars)
 
     def render_page(self, book_ref: str, page_index: int, clip: Sequence[float] | None = None, dpi: int = 150,
-                    include_image: bool = False) -> dict[str, Any]:
+                    include_image: bool = False) -> PageImage:
         return self._reading.render_page(book_ref, page_index, clip, dpi, include_image)
 
     # --- lifetime --------------------------------------------------------------------------
@@ -154,3 +181,13 @@ class BookAgent:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _numbered(phases: Phases, n: int, total: int) -> Phases:
+    """A library's book phases, counted: `book 2/5 lexicon: lexical index`."""
+    return lambda label: phases(f"book {n}/{total} {label}")
+
+
+def _one_phase(progress: Progress | None) -> Phases:
+    """Every phase reported to the one callback (callers that do not name phases)."""
+    return lambda label: progress

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from book_agent.domain.library import APPROXIMATE_MIN_VECTORS, LibraryMember
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.ports import (
     BookParts,
@@ -32,6 +33,7 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
+from book_agent.ports.hosts import HostInstaller
 from book_agent.ports.library import (
     LibraryIndex,
     LibraryLexicalIndex,
@@ -69,7 +71,7 @@ class LocalBookParts(BookParts):
                                           sidecar_dir=runtime_dir / "vectors", database_sha256=database_sha256,
                                           book_id=str(package.book_id))
 
-    def query_runtime(self, spec: dict[str, Any], config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer:
+    def query_runtime(self, spec: QueryRuntimeSpecDict, config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer:
         from book_agent_adapters.encoders.query_runtime import QueryRuntime
 
         return QueryRuntime(spec, config.to_dict(), cache_dir=cache_dir)
@@ -79,8 +81,7 @@ class LocalBookParts(BookParts):
             return None
         from book_agent_adapters.rerankers import create_reranker
 
-        reranker: Reranker = create_reranker(config.to_dict(), runtime_dir)
-        return reranker
+        return create_reranker(config.to_dict(), runtime_dir)
 
     def sources(self, package: PackageInfo, runtime_dir: Path) -> SourceAndPages:
         from book_agent_adapters.sources.resolver import SourceResolver
@@ -141,7 +142,7 @@ class LibraryVectorsOnDemand(LibraryVectorIndexes):
         return self._adapter().open(model, dimensions, expected, stores)
 
 
-def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> Any:
+def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> HostInstaller:
     """The contract's HostAdapter facade over the per-host adapters."""
     from book_agent_adapters.hosts import HostAdapter
 

@@ -13,22 +13,29 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import shutil
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from example_chunks import Chunk, Doc, chunk_book  # noqa: E402
-
-from book_agent.domain.package import DATABASE_SCHEMA_SQL  # noqa: E402
+from example_chunks import Doc, chunk_book  # noqa: E402
+from package_files import (  # noqa: E402
+    DIMS,
+    MODEL,  # noqa: F401 (tests import it from here)
+    Encoder,
+    Row,
+    checked_vectors,
+    local_encoder,
+    write_database,
+    write_manifest,
+    write_vector_manifest,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EPUB = ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
@@ -36,11 +43,8 @@ OUT = ROOT / "examples" / "art-of-war-package"
 BOOK_ID = "art-of-war"
 TITLE = "The Art of War"
 AUTHORS = ["Sun Tzu", "Lionel Giles (translator)"]
-MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DIMS = 384
 CREATED_AT = "2020-10-21T02:39:24Z"  # the EPUB's own dc:date, so rebuilds are byte-identical
 GENERATOR = {"name": "book-agent tools/build_example_package.py", "version": "1"}
-Encoder = Callable[[list[str]], np.ndarray]
 
 SKILL = """---
 name: art-of-war
@@ -77,15 +81,6 @@ Note numbers appear glued to the verse text (`...intact.218`): that is note 218.
 """
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def file_entry(root: Path, rel: str, **extra: Any) -> dict[str, Any]:
-    path = root / rel
-    return {"path": rel, "sha256": sha256(path), "bytes": path.stat().st_size, **extra}
-
-
 def write_markdown(path: Path, docs: Sequence[Doc]) -> None:
     """book.md: each document a `#` section, its notes a `## Notes` section; sets md offsets."""
     parts: list[str] = [f"{TITLE}, by Sun Tzu, translated from the Chinese by Lionel Giles.\n\n"]
@@ -107,40 +102,6 @@ def write_markdown(path: Path, docs: Sequence[Doc]) -> None:
             chunk.md_end = chunk.md_start + len(chunk.text)
             add("\n\n")
     path.write_text("".join(parts), encoding="utf-8", newline="\n")
-
-
-def write_database(path: Path, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-    con = sqlite3.connect(path)
-    try:
-        con.executescript(DATABASE_SCHEMA_SQL)
-        meta = {"schema_version": "0.1", "book_id": BOOK_ID, "record_count": str(len(chunks)),
-                "embedding_model": MODEL, "embedding_dimensions": str(DIMS)}
-        con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-        con.executemany(
-            "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(c.record_id, seq, c.text, json.dumps(c.headings, ensure_ascii=False), c.md_start, c.md_end,
-              json.dumps(c.source(), ensure_ascii=False)) for seq, c in enumerate(chunks)],
-        )
-        con.executemany("INSERT INTO vectors VALUES (?, ?)",
-                        [(c.record_id, vectors[i].astype("<f4").tobytes()) for i, c in enumerate(chunks)])
-        con.commit()
-        con.execute("VACUUM")  # a committed file: no free pages, no journal left behind
-    finally:
-        con.close()
-
-
-def local_encoder() -> Encoder:
-    from book_agent_adapters.encoders.local import LocalQueryEncoder
-
-    encoder = LocalQueryEncoder(MODEL, DIMS, normalize=True)
-
-    def encode(texts: list[str]) -> np.ndarray:
-        # one text a call: padded numpy batches are slower here, and a text's vector must
-        # not depend on which other texts share its batch (determinism)
-        out = [encoder.encode_batch([text]) for text in texts]
-        return np.vstack(out) if out else np.zeros((0, DIMS), np.float32)
-
-    return encode
 
 
 def cached(encode: Encoder, cache: Path) -> Encoder:
@@ -170,9 +131,7 @@ def build(out: Path, epub: Path = EPUB, encode: Encoder | None = None, cache: Pa
     encoder = encode or local_encoder()
     if cache is not None:
         encoder = cached(encoder, cache)
-    vectors = np.asarray(encoder([c.embed_text for c in chunks]), dtype=np.float32)
-    if vectors.shape != (len(chunks), DIMS) or not np.isfinite(vectors).all():
-        raise RuntimeError(f"the encoder gave {vectors.shape} vectors for {len(chunks)} chunks")
+    vectors = checked_vectors(encoder([c.embed_text for c in chunks]), len(chunks))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
@@ -182,27 +141,12 @@ def build(out: Path, epub: Path = EPUB, encode: Encoder | None = None, cache: Pa
         shutil.copyfile(epub, root / original_rel)
         write_markdown(root / "book.md", docs)
         (root / "SKILL.md").write_text(SKILL, encoding="utf-8", newline="\n")
-        write_database(root / "index.sqlite", chunks, vectors)
-        vector_manifest = {
-            "schema": "book-agent.vectors", "schema_version": "0.1", "provider": "local", "model": MODEL,
-            "dimensions": DIMS, "dtype": "float32", "normalized": True, "metric": "cosine",
-            "query_instruction": "", "languages": ["en"], "record_count": len(chunks),
-        }
-        (root / "vectors.json").write_text(json.dumps(vector_manifest, indent=2) + "\n", encoding="utf-8")
-        manifest = {
-            "schema": "book-agent.package", "schema_version": "0.1", "book_id": BOOK_ID, "title": TITLE,
-            "authors": AUTHORS, "language": "en", "created_at": CREATED_AT, "generator": GENERATOR,
-            "files": {
-                "original": file_entry(root, original_rel, media_type="application/epub+zip"),
-                "markdown": file_entry(root, "book.md"),
-                "skill": file_entry(root, "SKILL.md"),
-                "database": file_entry(root, "index.sqlite"),
-                "vector_manifest": file_entry(root, "vectors.json"),
-            },
-            "extra_files": [],
-        }
-        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-        (root / "book-package.json").write_text(text, encoding="utf-8")
+        rows = [Row(c.record_id, c.text, c.headings, c.md_start, c.md_end, c.source()) for c in chunks]
+        write_database(root / "index.sqlite", BOOK_ID, rows, vectors)
+        write_vector_manifest(root, len(chunks), ["en"])
+        about = {"book_id": BOOK_ID, "title": TITLE, "authors": AUTHORS, "language": "en",
+                 "created_at": CREATED_AT, "generator": GENERATOR}
+        write_manifest(root, about, original_rel, with_vectors=True)
         if out.exists():
             shutil.rmtree(out)
         root.rename(out)

@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from book_agent.cli.common import agent, emit
-from book_agent.cli.progress import progress_bar
+from book_agent.cli.progress import phase_progress
 
 
 def register(app: typer.Typer) -> None:
@@ -37,8 +37,8 @@ def init(
     reranker: str = typer.Option("none", "--reranker", metavar="PROVIDER", help="Reranker provider for this book (none, siliconflow, local, custom)."),
 ) -> None:
     """Verify a package in full, register it under its own book_id, and build its search index."""
-    with progress_bar("indexing") as progress:
-        result = agent(ctx).init(path, reranker=reranker, replace=replace, progress=progress)
+    with phase_progress() as phases:
+        result = agent(ctx).init(path, reranker=reranker, replace=replace, phases=phases)
     # a library's indexes are rebuilt when its books change: say how to pay for that now, not at a search
     in_library = len(agent(ctx).list_books()) > 1
     emit(ctx, result, lambda r: print(f"registered {r['book_id']} ({r['title']})\n  package: {r['package_root']}\n"
@@ -59,14 +59,19 @@ def status(
     verify: bool = typer.Option(False, "--verify", help="Re-hash every package file (slower)."),
 ) -> None:
     """Package health, sidecar freshness, what each capability needs, and the runtime config (never a key)."""
-    emit(ctx, agent(ctx).status(book, verify=verify))
+    from book_agent.cli.render_books import render_status
+
+    emit(ctx, agent(ctx).status(book, verify=verify), render_status)
 
 
 def prepare(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id, a,b or @all.")) -> None:
     """Rebuild the book's runtime sidecars that are missing, corrupt or stale (idempotent); for a,b or
     @all, each book's and then the library's index (else built at the first library search)."""
-    with progress_bar("indexing") as progress:
-        emit(ctx, agent(ctx).prepare(book, progress=progress))
+    from book_agent.cli.render_books import render_prepare
+
+    with phase_progress() as phases:
+        result = agent(ctx).prepare(book, phases=phases)
+    emit(ctx, result, render_prepare)
 
 
 def configure(
@@ -96,7 +101,9 @@ def configure(
         "reranker_factory": reranker_factory,
         "reset": reset,
     }
-    emit(ctx, agent(ctx).configure(book, **settings), _render_configure)
+    from book_agent.cli.render_books import render_configure
+
+    emit(ctx, agent(ctx).configure(book, **settings), render_configure)
 
 
 def remove(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id.")) -> None:
@@ -104,18 +111,6 @@ def remove(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", h
     A package folder registered in place is never touched."""
     emit(ctx, agent(ctx).remove(book), lambda r: print(f"removed {r['book_id']}"
                                                        + (" and its imported copy" if r["imported_copy_removed"] else "")))
-
-
-def _render_configure(result: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.json import JSON
-    from rich.text import Text
-
-    console = Console(highlight=False)
-    console.print(Text(f"configured {result['book_id']}:"))
-    console.print(JSON.from_data(result["config"]))
-    for note in result.get("notes") or []:
-        console.print(Text("note: ", style="cyan"), Text(note))
 
 
 def _render_inspection(info: dict[str, Any]) -> None:

@@ -47,22 +47,13 @@ def json_mode(ctx: typer.Context) -> bool:
     return options(ctx).json
 
 
-def emit(ctx: typer.Context, data: Any, human: Callable[[Any], None] | None = None) -> None:
-    """Write a command's result: JSON with --json, else `human(data)` or a generic view."""
+def emit(ctx: typer.Context, data: Any, human: Callable[[Any], None]) -> None:
+    """Write a command's result: JSON with --json, else `human(data)`, a rendering laid out for
+    people (never JSON: tests/integration/test_cli_output_forms.py)."""
     if json_mode(ctx):
         print_json(data)
-    elif human is not None:
-        human(data)
     else:
-        render_generic(data)
-
-
-def render_generic(data: Any) -> None:
-    """Readable JSON (the same data as --json, indented and coloured on a terminal)."""
-    from rich.console import Console
-    from rich.json import JSON
-
-    Console().print(JSON.from_data(data, default=str))
+        human(data)
 
 
 def stderr_console() -> Any:

@@ -61,6 +61,8 @@ InsecureOpt = Annotated[bool, typer.Option(
 EditionOpt = Annotated[str | None, typer.Option("--edition", help=EDITION_HELP)]
 HomeOpt = Annotated[str | None, typer.Option("--home", help=HOME_HELP)]
 ApplyOpt = Annotated[bool, typer.Option("--apply", help="Write the changes (else a dry run).")]
+ReplaceOpt = Annotated[bool, typer.Option("--replace", help="Re-point a server of the same name installed from "
+                                          "another data dir (else refused: host.server_conflict).")]
 SkillDirOpt = Annotated[str | None, typer.Option("--skill-dir", help="Install skills here instead.")]
 InstalledSkillDirOpt = Annotated[str | None, typer.Option("--skill-dir", help="Skills were installed here.")]
 
@@ -101,25 +103,28 @@ def _add_change_commands(group: typer.Typer, hosts: HostsOf) -> None:
     def detect(ctx: typer.Context, host: HostArg, edition: EditionOpt = None,
                home: HomeOpt = None) -> None:
         """Whether the host seems installed, and where its config and skills would go."""
-        emit(ctx, hosts(ctx).detect(host, edition, home))
+        from book_agent.cli.render_host import render_detect
+
+        emit(ctx, hosts(ctx).detect(host, edition, home), render_detect)
 
     @group.command("plan")
     def plan(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, edition: EditionOpt = None,
              home: HomeOpt = None, skill_dir: SkillDirOpt = None, url: UrlOpt = None,
-             token_env: TokenEnvOpt = None, allow_insecure_http: InsecureOpt = False) -> None:
+             token_env: TokenEnvOpt = None, allow_insecure_http: InsecureOpt = False,
+             replace: ReplaceOpt = False) -> None:
         """Show exactly what `install` would change (paths and unified diffs). Writes nothing."""
         emit(ctx, hosts(ctx).install(host, book, False, edition, home, skill_dir, url=url, token_env=token_env,
-                                     allow_insecure_http=allow_insecure_http), render_plan)
+                                     allow_insecure_http=allow_insecure_http, replace=replace), render_plan)
 
     @group.command("install")
     def install(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, apply: ApplyOpt = False,
                 edition: EditionOpt = None, home: HomeOpt = None,
                 skill_dir: SkillDirOpt = None, url: UrlOpt = None, token_env: TokenEnvOpt = None,
-                allow_insecure_http: InsecureOpt = False) -> None:
+                allow_insecure_http: InsecureOpt = False, replace: ReplaceOpt = False) -> None:
         """Register the book's (or library's) MCP server and install its skills (a dry run without --apply).
         With --url: the served library's HTTP form."""
         emit(ctx, hosts(ctx).install(host, book, apply, edition, home, skill_dir, url=url, token_env=token_env,
-                                     allow_insecure_http=allow_insecure_http), render_plan)
+                                     allow_insecure_http=allow_insecure_http, replace=replace), render_plan)
 
     @group.command("uninstall")
     def uninstall(ctx: typer.Context, host: HostArg, book: OptionalBookArg = None, apply: ApplyOpt = False,
@@ -142,7 +147,9 @@ def _add_check_commands(group: typer.Typer, hosts: HostsOf) -> None:
         """Read back the server entry and the skill files: missing, modified or outdated."""
         result = hosts(ctx).verify(host, book, edition, home, skill_dir, url=url, token_env=token_env,
                                    allow_insecure_http=allow_insecure_http)
-        emit(ctx, result)
+        from book_agent.cli.render_host import render_verify
+
+        emit(ctx, result, render_verify)
         if not result["ok"]:
             raise typer.Exit(1)
 
@@ -178,6 +185,6 @@ def render_plan(plan: dict[str, Any]) -> None:
     for item in plan["unconfirmed"]:
         print(f"  unconfirmed: {item}")
     if plan.get("manual", {}).get("deeplink"):
-        print(f"  deep link: {plan['manual']['deeplink']}")
+        print(f"  install link: {plan['manual']['deeplink']}")
     if not plan.get("applied") and plan.get("changed"):
         print("  (nothing written: add --apply)")

@@ -47,17 +47,21 @@ def _root(
     ctx: typer.Context,
     data_dir: str = typer.Option(None, "--data-dir", help="Where registered books and runtime data live."),
     json_output: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
-                                 callback=lambda value: _print_version() if value else None),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit (with --json: as JSON).",
+                                 is_eager=True, callback=lambda ctx, value: _print_version(ctx) if value else None),
 ) -> None:
     if not isinstance(ctx.obj, GlobalOptions):
         ctx.obj = GlobalOptions(data_dir=data_dir, json=json_output)
 
 
-def _print_version() -> None:
+def _print_version(ctx: typer.Context) -> None:
     from book_agent import __version__
+    from book_agent.cli.output import print_json
 
-    print(f"book-agent {__version__}")
+    if isinstance(ctx.obj, GlobalOptions) and ctx.obj.json:
+        print_json({"name": "book-agent", "version": __version__})
+    else:
+        print(f"book-agent {__version__}")
     raise typer.Exit(0)
 
 

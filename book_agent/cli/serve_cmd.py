@@ -6,10 +6,17 @@ inside the command.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import typer
 
 from book_agent.cli import common
 from book_agent.mcp import http_limits as L  # plain constants: no fastmcp, no uvicorn
+
+if TYPE_CHECKING:
+    from book_agent.mcp.http import ServeOptions
 
 LOOPBACK = "127.0.0.1"
 
@@ -79,7 +86,50 @@ def register(app: typer.Typer) -> None:
         limits = L.HttpLimits(max_body_bytes=max_body_bytes, max_concurrent_per_client=max_concurrent_per_client,
                               read_timeout=read_timeout, max_connections=max_connections,
                               shutdown_timeout=shutdown_timeout)
-        serve_http(ServeOptions(
+        options = ServeOptions(
             books, str(data_dir) if data_dir is not None else None, host, port, token_file,
             jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience), limits, access_log, log_queries,
-            tuple(split_list(allowed_hosts)) if allowed_hosts else None, tuple(split_list(allowed_origins)), workers))
+            tuple(split_list(allowed_hosts)) if allowed_hosts else None, tuple(split_list(allowed_origins)), workers)
+        serve_http(options, announcer(options, lambda: common.agent(ctx).list_books()))
+
+
+def announcer(options: ServeOptions, registered: Callable[[], Sequence[Mapping[str, Any]]]) -> Callable[[str], None]:
+    """What `serve` says on stderr when it listens (where, what, which authentication) and stops."""
+    def say(event: str) -> None:
+        if event == "listening":
+            text = serving_lines(options, registered())
+        else:
+            text = ["book-agent serve: stopping (finishing the requests in flight)" if event == "stopping"
+                    else "book-agent serve: stopped"]
+        sys.stderr.write("\n".join(text) + "\n")
+        sys.stderr.flush()
+
+    return say
+
+
+def serving_lines(options: ServeOptions, registered: Sequence[Mapping[str, Any]]) -> list[str]:
+    from book_agent.mcp.http import HEALTH_PATH, MCP_PATH
+
+    address = f"[{options.host}]" if ":" in options.host else options.host
+    base = f"http://{address}:{options.port}"
+    ids = [str(b["book_id"]) for b in registered]
+    if options.book_ref == "@all":
+        what = f"@all: every registered book, also those registered later (now {len(ids)}: {', '.join(ids) or 'none'})"
+    else:
+        what = options.book_ref
+    workers = f", {options.workers} worker processes" if options.workers > 1 else ""
+    return [f"book-agent serve: listening on {base}{MCP_PATH} (MCP streamable HTTP{workers}; health: {base}{HEALTH_PATH})",
+            f"  serving         {what}",
+            f"  authentication  {authentication_text(options)}",
+            f"  access log      {options.access_log or 'stderr'}" + (" (with query text)" if options.log_queries else ""),
+            "  stop with Ctrl-C or SIGTERM (requests in flight finish first)"]
+
+
+def authentication_text(options: ServeOptions) -> str:
+    if options.token_file:
+        return f"bearer tokens (SHA-256 digests in {options.token_file})"
+    jwt = options.jwt
+    if jwt is not None:
+        key = jwt.public_key_file or jwt.jwks_url
+        return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience})"
+    return "none: loopback clients only (no token asked)"

@@ -9,9 +9,19 @@ user. Codes are stable dotted strings (`package.hash_mismatch`), catalogued in
 contracts/error-codes.md.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
+# creation, and a string annotation would hide them from __required_keys__.
+from typing import Any, NotRequired, TypedDict
 
-from typing import Any
+
+class ErrorInfo(TypedDict):
+    """BookAgentError.to_dict(): the JSON form of an error."""
+
+    code: str
+    message: str
+    details: dict[str, Any]
+    remediation: str | None
+    available_capabilities: NotRequired[list[str]]
 
 
 class BookAgentError(Exception):
@@ -32,9 +42,9 @@ class BookAgentError(Exception):
         self.remediation = remediation
         self.available_capabilities = list(available_capabilities or [])
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ErrorInfo:
         """The JSON form used by `--json` output and MCP tool errors."""
-        data: dict[str, Any] = {
+        data: ErrorInfo = {
             "code": self.code,
             "message": self.message,
             "details": self.details,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from book_agent.domain.diagnostics import Diagnostic
+from book_agent.domain.errors import ErrorInfo
 from book_agent.domain.records import Vector
+from book_agent.domain.search_results import QueryRepresentation
 
 OK, UNAVAILABLE, USER_SUPPLIED = "ok", "unavailable", "user-supplied-unverified"
 
@@ -19,10 +20,10 @@ class QueryEncoding:
     model: str | None
     dimensions: int | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: dict[str, Any] | None = None  # BookAgentError.to_dict() when unavailable
+    error: ErrorInfo | None = None  # BookAgentError.to_dict() when unavailable
 
-    def to_dict(self, include_vector: bool = True) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self, include_vector: bool = True) -> QueryRepresentation:
+        data: QueryRepresentation = {
             "status": self.status, "route": self.route, "model": self.model,
             "dimensions": self.dimensions,
             "diagnostics": [d.to_dict() for d in self.diagnostics], "error": self.error,

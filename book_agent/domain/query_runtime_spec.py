@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import PackageInfo
@@ -45,6 +45,23 @@ def known_languages(model: str | None) -> list[str] | None:
     return list(found) if found is not None else None
 
 
+class QueryRuntimeSpecDict(TypedDict):
+    """QueryRuntimeSpec.to_dict(): what `resolve_query_runtime` returns."""
+
+    provider: str | None
+    model: str | None
+    dimensions: int | None
+    metric: str
+    normalized: bool
+    query_instruction: str
+    languages: list[str] | None
+    language_coverage: str
+    endpoint_hint: str | None
+    endpoint_source: str | None
+    vector_channel_available: bool
+    diagnostics: list[dict[str, Any]]
+
+
 @dataclass
 class QueryRuntimeSpec:
     """The query side of a book, as the package dictates it (the model is not a setting)."""
@@ -69,7 +86,7 @@ class QueryRuntimeSpec:
     def is_remote(self) -> bool:
         return self.provider in REMOTE_PROVIDERS
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> QueryRuntimeSpecDict:
         return {
             "provider": self.provider,
             "model": self.model,
@@ -118,7 +135,7 @@ def _vector_manifest(package: PackageInfo | Mapping[str, Any]) -> Mapping[str, A
 def resolve_query_runtime(
     package: PackageInfo | Mapping[str, Any],
     sqlite_metadata: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> QueryRuntimeSpecDict:
     """The book's query runtime as a dict (see QueryRuntimeSpec.to_dict)."""
     manifest = _vector_manifest(package)
     if manifest is None:

@@ -1,9 +1,8 @@
 """Records of a book's database and the hits that point at them."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: a TypedDict reads NotRequired at class creation.
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from book_agent.domain.errors import BookAgentError
 
@@ -14,6 +13,25 @@ if TYPE_CHECKING:  # numpy costs ~100 ms to import: the lexical path must not pa
     Vector = npt.NDArray[np.float32]
 else:
     Vector = Any
+
+
+class MarkdownSpan(TypedDict):
+    """Character offsets [start, end) into book.md."""
+
+    start: int
+    end: int
+
+
+class RecordDict(TypedDict):
+    """Record.to_dict(): the record as `read` and `locate` take and give it."""
+
+    record_id: str
+    seq: int | None
+    text: str
+    headings: list[str]
+    source: dict[str, Any]  # the package database's own source fields (page_index, href, ...)
+    markdown_span: MarkdownSpan | None
+    vector: NotRequired[list[float]]
 
 
 @dataclass
@@ -33,8 +51,8 @@ class Record:
     md_start: int | None = None
     md_end: int | None = None
 
-    def to_dict(self, include_vector: bool = False) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self, include_vector: bool = False) -> RecordDict:
+        data: RecordDict = {
             "record_id": self.record_id,
             "seq": self.seq,
             "text": self.text,
@@ -59,7 +77,7 @@ class VectorHit:
     score: float
 
 
-def markdown_span(start: int | None, end: int | None) -> dict[str, int] | None:
+def markdown_span(start: int | None, end: int | None) -> MarkdownSpan | None:
     """`{start, end}` character offsets into book.md, or None when unknown."""
     if start is None or end is None:
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 # English words match on word boundaries ("table" but not "vegetable" or "stable").
 _EN_VISUAL = re.compile(
@@ -92,6 +92,11 @@ def _page_chars(hit: Mapping[str, Any]) -> int | None:
     return None
 
 
+class VisualFallback(TypedDict):
+    recommended: bool
+    reasons: list[dict[str, str]]  # [{code, detail}]
+
+
 class VisualFallbackPolicy:
     """`evaluate(query, hits, hints)` -> `{recommended, reasons}`; see the module docstring."""
 
@@ -104,7 +109,7 @@ class VisualFallbackPolicy:
         query: str,
         hits: Sequence[Mapping[str, Any]] | None,
         hints: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> VisualFallback:
         hints = hints or {}
         if hints.get("visual") is False:
             return {"recommended": False, "reasons": [{"code": "hint.visual_off", "detail": "hints.visual is false"}]}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from book_agent.mcp.auth import JwtSettings
     from book_agent.mcp.http_origin import HostPolicy
 
+Announce = Callable[[str], None]  # hears "listening", "stopping", "stopped"
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 DEFAULT_PORT = 8765
@@ -138,10 +139,11 @@ def authentication(token_file: Path | None, jwt: JwtSettings | None) -> Any:
     return None
 
 
-def serve_http(options: ServeOptions) -> None:
+def serve_http(options: ServeOptions, announce: Announce | None = None) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM finish the calls in flight, then stop). Every
     start-up error (an option, the token file, the access log, an unknown book) is raised here,
-    before anything listens."""
+    before anything listens. `announce` hears "listening", "stopping" and "stopped" (the CLI
+    says them on stderr)."""
     from book_agent.mcp.access_log import line_writer
     from book_agent.mcp.http_uvicorn import run_one, run_workers
 
@@ -157,11 +159,11 @@ def serve_http(options: ServeOptions) -> None:
             checked_start(session, options.book_ref)  # each worker builds its own server
         finally:
             session.close()
-        run_workers(options.to_json(), options.host, options.port, options.limits, options.workers)
+        run_workers(options.to_json(), options.host, options.port, options.limits, options.workers, announce)
         return
     session, app = build_app(options, auth, write_log)
     try:
-        run_one(app, options.host, options.port, options.limits)
+        run_one(app, options.host, options.port, options.limits, announce)
     finally:
         session.close()
 

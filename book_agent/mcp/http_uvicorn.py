@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -63,36 +64,63 @@ def uvicorn_settings(limits: HttpLimits) -> dict[str, Any]:
     }
 
 
-def run_one(app: Any, host: str, port: int, limits: HttpLimits) -> None:
+Announce = Callable[[str], None]  # "listening", "stopping", "stopped"
+
+
+def _quiet(event: str) -> None:
+    return None
+
+
+def run_one(app: Any, host: str, port: int, limits: HttpLimits, announce: Announce | None = None) -> None:
     """Serve `app` until SIGTERM or Ctrl-C (uvicorn finishes what is in flight, then re-raises
-    the signal)."""
+    the signal: so "stopped" is announced at the end of the shutdown, before the signal)."""
     import uvicorn
 
+    say = announce or _quiet
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                say("listening")
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            say("stopping")
+            await super().shutdown(sockets)
+            say("stopped")
+
     finish_streams_on_shutdown()
-    uvicorn.Server(uvicorn.Config(app, host=host, port=int(port), **uvicorn_settings(limits))).run()
+    AnnouncingServer(uvicorn.Config(app, host=host, port=int(port), **uvicorn_settings(limits))).run()
 
 
-def run_workers(options_json: str, host: str, port: int, limits: HttpLimits, workers: int) -> None:
+def run_workers(options_json: str, host: str, port: int, limits: HttpLimits, workers: int,
+                announce: Announce | None = None) -> None:
     """`workers` processes serving on one socket bound here, until SIGTERM or Ctrl-C."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
+
+    say = announce or _quiet
 
     class Supervisor(Multiprocess):
         stopped_by: int | None = None
 
         def handle_int(self) -> None:
             self.stopped_by = self.stopped_by or signal.SIGINT
+            say("stopping")
             super().handle_int()
 
         def handle_term(self) -> None:
             self.stopped_by = self.stopped_by or signal.SIGTERM
+            say("stopping")
             super().handle_term()
 
     os.environ[WORKER_ENV] = options_json  # spawned workers inherit it
     config = uvicorn.Config(WORKER_APP, factory=True, host=host, port=int(port), workers=workers,
                             **uvicorn_settings(limits))
     supervisor = Supervisor(config, sockets=[config.bind_socket()])
+    say("listening")  # the socket is bound: connections queue until a worker accepts them
     supervisor.run()
+    say("stopped")
     if supervisor.stopped_by is not None:  # end as one process would: by the signal sent
         signal.signal(supervisor.stopped_by, signal.SIG_DFL)
         signal.raise_signal(supervisor.stopped_by)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ MAX_IMAGE_BYTES = 8 * 1024 * 1024
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _png_bytes(data: dict[str, Any]) -> bytes | None:
+def _png_bytes(data: Mapping[str, Any]) -> bytes | None:
     encoded = data.get("image_base64")
     if isinstance(encoded, str) and encoded:
         try:
@@ -36,7 +37,7 @@ def _png_bytes(data: dict[str, Any]) -> bytes | None:
     return None
 
 
-def with_image(data: dict[str, Any]) -> ToolResult:
+def with_image(data: Mapping[str, Any]) -> ToolResult:
     from fastmcp.tools.base import ToolResult
     from mcp_types import ImageContent, TextContent
 

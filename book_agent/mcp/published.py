@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from book_agent.agent import BookAgent
 
 KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 
@@ -29,8 +32,9 @@ async def published_tools(server: Any) -> list[dict[str, Any]]:
 def document(library: bool = False) -> dict[str, Any]:
     from book_agent.mcp.server import build_server
 
-    # No agent is ever called: listing tools needs none (that is the lazy start-up).
-    server = build_server("@all" if library else "BOOK_ID", agent=object())
+    # No agent is ever called: listing tools needs none (that is the lazy start-up); the
+    # placeholder only keeps the session from building a real one.
+    server = build_server("@all" if library else "BOOK_ID", agent=cast("BookAgent", object()))
     return {"version": 1, "server": "book-agent", "tools": asyncio.run(published_tools(server))}
 
 

@@ -11,11 +11,12 @@ from book_agent.mcp.errors import internal_error
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
+    from book_agent.agent import BookAgent
     from book_agent.mcp.session import BookSession
 
 
-def _metadata(agent: Any, book_id: str) -> dict[str, Any]:
-    resolved: dict[str, Any] = agent.resolve(book_id)
+def _metadata(agent: BookAgent, book_id: str) -> dict[str, Any]:
+    resolved = agent.resolve(book_id)
     package = resolved.get("package") or {}
     return {
         "book_id": resolved.get("book_id", book_id),

@@ -25,6 +25,9 @@ from book_agent.mcp.session import BookSession
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
+    from book_agent.agent import BookAgent
+    from book_agent.domain.book_reports import LibraryBook, Resolved
+
 SERVER_NAME = "book-agent"
 
 
@@ -48,14 +51,14 @@ def _error_diagnostics(status: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def check_book(agent: Any, book_id: str) -> dict[str, Any]:
+def check_book(agent: BookAgent, book_id: str) -> Resolved:
     """Fail fast: the book must be registered and its package healthy. Returns resolve().
 
     `resolve` refuses an unknown book and a package changed since `init` verified it in
     full (sizes and mtimes), so the package inspection made at init still holds: no need
     to re-inspect (and re-read every vector) before answering `initialize`.
     """
-    resolved: dict[str, Any] = agent.resolve(book_id)
+    resolved = agent.resolve(book_id)
     raw = resolved.get("package")
     package: dict[str, Any] = raw if isinstance(raw, dict) else {}
     problems = _error_diagnostics(package)
@@ -71,11 +74,10 @@ def check_book(agent: Any, book_id: str) -> dict[str, Any]:
     return resolved
 
 
-def check_library(agent: Any, ref: str) -> list[dict[str, Any]]:
+def check_library(agent: BookAgent, ref: str) -> list[LibraryBook]:
     """A library server may start with no book (`@all` on an empty data dir: books registered
     later appear); a list must name registered books only."""
-    books: list[dict[str, Any]] = agent.library_books(ref)
-    return books
+    return agent.library_books(ref)
 
 
 def is_library(ref: str) -> bool:
@@ -91,7 +93,7 @@ def _title(resolved: Any) -> str:
 
 def build_server(
     book_id: str,
-    agent: Any = None,
+    agent: BookAgent | None = None,
     data_dir: Path | str | None = None,
     *,
     session: BookSession | None = None,
@@ -105,8 +107,9 @@ def build_server(
     from fastmcp import FastMCP
 
     from book_agent.mcp.middleware import ArgumentErrors
+    from book_agent.mcp.registration import register
     from book_agent.mcp.resources import register_library_resources, register_resources
-    from book_agent.mcp.tools import register_tools
+    from book_agent.mcp.tools import TOOLS
     from book_agent.mcp.warmup import BackgroundWarmUp
 
     session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
@@ -121,13 +124,11 @@ def build_server(
         middleware=[ArgumentErrors(), BackgroundWarmUp(session, enabled=warm_up), *_token_limits(book_id, auth)],
         auth=auth,
     )
-    if is_library(book_id):
-        from book_agent.mcp.library_tools import register_library_tools
-
-        register_library_tools(server, session)
+    library = is_library(book_id)  # a bad reference fails here, at start, not at the first call
+    register(server, session, TOOLS, library=library)
+    if library:
         register_library_resources(server, session)
     else:
-        register_tools(server, session)
         register_resources(server, session, resource_uri(book_id, "skill"), resource_uri(book_id, "metadata"))
     return server
 
@@ -160,7 +161,7 @@ def _configure_logging() -> None:
     log.setLevel(logging.INFO)
 
 
-def serve(book_id: str, data_dir: Path | str | None = None, agent: Any = None) -> None:
+def serve(book_id: str, data_dir: Path | str | None = None, agent: BookAgent | None = None) -> None:
     """Run the server over stdio until stdin closes.
 
     Raises BookAgentError (the core's code, message prefixed with "cannot serve book ...")

@@ -1,11 +1,13 @@
-"""One book, one BookAgent, two worker threads: how the server calls the core.
+"""One served book or library, one BookAgent, two worker threads: how the server calls the core.
 
 Agent calls never run on the event loop, so it keeps answering `ping`, `tools/list` and
-malformed lines whatever a tool does. They run on two lanes, one thread each:
+malformed lines whatever a tool does. They run on two lanes, one thread each; each tool's
+lane is declared with it (book_agent/mcp/tools.py):
 
 - "work": search, locate_source, read_source, render_page: calls whose time depends on the
   input or on a remote endpoint (a long quotation, a 1200-dpi render, a slow reranker);
-- "quick": status, get_skill, read_entry, read_markdown and the resources: bounded reads.
+- "quick": status, get_skill, read_entry, read_markdown, list_books and the resources:
+  bounded reads.
 
 So a `status` never queues behind a long `locate_source` (it did: 42 s behind one). Within a
 lane, calls run in arrival order; one thread per lane keeps the core's caches warm and its
@@ -14,7 +16,7 @@ check_same_thread=False under locks, PDFium behind one process-wide lock, the op
 parts created under its lock).
 
 The agent is built on first use (lazily), so `initialize` and `tools/list` never wait for
-vectors or models; the start-up check (`check_book`) runs on the quick lane.
+vectors or models; the start-up check (`check_book`, `check_library`) runs on the quick lane.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from book_agent.agent import BookAgent
 
 T = TypeVar("T")
 Lane = Literal["work", "quick"]
@@ -55,7 +60,7 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 
 class BookSession:
-    def __init__(self, book_id: str, agent: Any = None, data_dir: Path | str | None = None) -> None:
+    def __init__(self, book_id: str, agent: BookAgent | None = None, data_dir: Path | str | None = None) -> None:
         self.book_id = book_id
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._agent = agent
@@ -64,7 +69,7 @@ class BookSession:
                        for name in ("work", "quick")}
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> BookAgent:
         with self._lock:
             if self._agent is None:
                 from book_agent.bootstrap import build_agent
@@ -72,21 +77,21 @@ class BookSession:
                 self._agent = build_agent(self.data_dir)
             return self._agent
 
-    def _guarded(self, fn: Callable[[Any], T]) -> T:
+    def _guarded(self, fn: Callable[[BookAgent], T]) -> T:
         # The stdio transport points fd 1 at stderr while serving; this also covers a
         # transport served in place, where one stray print would corrupt the JSON-RPC stream.
         with _stdout_to_stderr():
             return fn(self.agent)
 
-    def run_sync(self, fn: Callable[[Any], T], lane: Lane = "quick") -> T:
+    def run_sync(self, fn: Callable[[BookAgent], T], lane: Lane = "quick") -> T:
         """Run `fn(agent)` on a lane and wait (start-up, outside the event loop)."""
         return self._lanes[lane].submit(self._guarded, fn).result()
 
-    async def run(self, fn: Callable[[Any], T], lane: Lane = "work") -> T:
+    async def run(self, fn: Callable[[BookAgent], T], lane: Lane = "work") -> T:
         """Run `fn(agent)` on a lane without blocking the event loop."""
         return await asyncio.wrap_future(self._lanes[lane].submit(self._guarded, fn))
 
-    def submit(self, fn: Callable[[Any], T], lane: Lane = "work") -> Future[T]:
+    def submit(self, fn: Callable[[BookAgent], T], lane: Lane = "work") -> Future[T]:
         """Queue `fn(agent)` on a lane without waiting (the background warm-up)."""
         return self._lanes[lane].submit(self._guarded, fn)
 

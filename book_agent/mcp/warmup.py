@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as mt
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
 from book_agent.mcp.schema_check import load_validator_library
 from book_agent.mcp.session import BookSession
+
+if TYPE_CHECKING:
+    from book_agent.agent import BookAgent
 
 log = logging.getLogger(__name__)
 START_AFTER_INITIALIZED = 0.5  # seconds
@@ -53,7 +56,7 @@ class BackgroundWarmUp(Middleware):
         self.started = True
         self.session.submit(self._warm_up)
 
-    def _warm_up(self, agent: Any) -> None:
+    def _warm_up(self, agent: BookAgent) -> None:
         try:
             load_validator_library()  # the first call's argument check needs it
             warmed = agent.warm_up(self.session.book_id)

@@ -32,6 +32,7 @@ from book_agent.ports.search import QueryEncoder, QueryVectorizer, Reranker
 from book_agent.ports.storage import (
     LexicalIndex,
     PackageStore,
+    Phases,
     Progress,
     RecordSource,
     Registry,
@@ -42,6 +43,6 @@ from book_agent.ports.storage import (
 __all__ = [
     "BookParts", "HostPort", "LexicalHit", "LexicalIndex", "LibraryIndex", "LibraryLexicalIndex", "LibraryMember",
     "LibraryVectorIndex", "LibraryVectorIndexes", "MarkdownReader", "PackageStore",
-    "PageRenderer", "Progress", "QueryEncoder", "QueryEncoding", "QueryVectorizer", "RecordSource",
+    "PageRenderer", "Phases", "Progress", "QueryEncoder", "QueryEncoding", "QueryVectorizer", "RecordSource",
     "Registry", "RegistryEntry", "Reranker", "RuntimeStore", "SourceAndPages", "SourceReader", "VectorStore",
 ]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.source_results import Locator, MarkdownSlice, PageImage, Skill, SourceText
 from book_agent.ports.search import QueryVectorizer, Reranker
 from book_agent.ports.storage import LexicalIndex, RecordSource, VectorStore
 
@@ -15,10 +18,14 @@ from book_agent.ports.storage import LexicalIndex, RecordSource, VectorStore
 class SourceReader(Protocol):
     """The original (PDF or EPUB): where a passage is, and its text back."""
 
-    def locate(self, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A verified locator for a hit, record or quotation (contracts/sources.md)."""
+    def locate(self, hit_or_text: str | Mapping[str, object],
+               hints: Mapping[str, object] | None = None) -> Locator:
+        """A verified locator for a hit, a record (as a dict) or a quotation (contracts/sources.md).
+        Raises BookAgentError(code='source.*') for a bad locator or hint, an unfound quotation."""
         ...
-    def read_source(self, locator: Any, max_chars: int = 12000) -> dict[str, Any]: ...
+    def read_source(self, locator: Mapping[str, object], max_chars: int = 12000) -> SourceText:
+        """The original's text around the locator. Raises source.wrong_book, source.locator_invalid."""
+        ...
     def close(self) -> None: ...
 
 
@@ -26,8 +33,8 @@ class SourceReader(Protocol):
 class PageRenderer(Protocol):
     """Page images of a fixed-layout original, cached in the runtime dir."""
 
-    def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = 150,
-                    include_image: bool = False) -> dict[str, Any]:
+    def render_page(self, page_index: int, clip: Sequence[float] | None = None, scale: float | None = None,
+                    dpi: float = 150, include_image: bool = False) -> PageImage:
         """Raises BookAgentError(code='render.*') for an EPUB or a bad page, clip or dpi."""
         ...
 
@@ -38,8 +45,12 @@ class MarkdownReader(Protocol):
 
     def read_markdown(self, package: PackageInfo, *, record_span: tuple[int | None, int | None] | None,
                       record_id: str | None, start: int | None, end: int | None,
-                      heading: str | None, context_chars: int) -> dict[str, Any]: ...
-    def read_skill(self, package: PackageInfo) -> dict[str, Any]: ...
+                      heading: str | None, context_chars: int) -> MarkdownSlice:
+        """Exactly one of a record's span, a range or a heading; raises markdown.* otherwise."""
+        ...
+    def read_skill(self, package: PackageInfo) -> Skill:
+        """Raises BookAgentError(code='skill.missing') when the package has no SKILL.md."""
+        ...
 
 
 @runtime_checkable
@@ -50,7 +61,7 @@ class BookParts(Protocol):
     def records(self, package: PackageInfo) -> RecordSource: ...
     def lexical_index(self, sidecar_path: Path) -> LexicalIndex: ...
     def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore: ...
-    def query_runtime(self, spec: dict[str, Any], config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer: ...
+    def query_runtime(self, spec: QueryRuntimeSpecDict, config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer: ...
     def reranker(self, config: RuntimeConfig, runtime_dir: Path) -> Reranker | None:
         """None for provider 'none'; raises BookAgentError(code='rerank.*') when it cannot load."""
         ...

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from book_agent.domain.query_encoding import QueryEncoding
 from book_agent.domain.records import Vector
+from book_agent.domain.runtime_states import QueryAvailability
+from book_agent.domain.search_results import ProviderInfo, RerankHealth, RerankOutcome, SearchHit
 
 
 @runtime_checkable
@@ -33,7 +35,7 @@ class QueryVectorizer(Protocol):
     def accept_query_vector(self, vector: Sequence[float]) -> QueryEncoding:
         """A caller's vector, checked and marked 'user-supplied-unverified'."""
         ...
-    def availability(self) -> dict[str, Any]:
+    def availability(self) -> QueryAvailability:
         """{available, routes, ...}: which routes could serve now. Makes no request."""
         ...
     def tokenizer_vocabulary(self) -> list[str] | None:
@@ -46,9 +48,13 @@ class QueryVectorizer(Protocol):
 
 @runtime_checkable
 class Reranker(Protocol):
-    def rerank(self, query: str, candidates: Sequence[dict[str, Any]], top_n: int) -> dict[str, Any]:
+    """Reorders a search's hits (contracts/rerankers.md); built-ins and plug-ins alike."""
+
+    def rerank(self, query: str, candidates: Sequence[SearchHit], top_n: int) -> RerankOutcome:
         """Returns {hits, rerank_requested, rerank_applied, warnings, error}; every candidate
         field survives; on failure the original order with rerank_applied False."""
         ...
-    def healthcheck(self) -> dict[str, Any]: ...
-    def provider_info(self) -> dict[str, Any]: ...
+    def healthcheck(self) -> RerankHealth: ...
+    def provider_info(self) -> ProviderInfo:
+        """{provider, model, endpoint, remote, strict, ...}: never a credential value."""
+        ...

@@ -5,14 +5,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
+from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
 from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.runtime_states import (
+    Fingerprint,
+    LanguageCheck,
+    LexicalState,
+    RecordPlace,
+    Stamp,
+    StoreInspection,
+)
 
 Progress = Callable[[int, int], None]
+# long work in phases: a phase's label ("art-of-war: lexical index") -> that phase's progress
+Phases = Callable[[str], Progress | None]
 
 
 @runtime_checkable
@@ -32,21 +43,24 @@ class RecordSource(Protocol):
 class VectorStore(Protocol):
     """The package's prebuilt vectors. Read-only: never writes a byte of the package."""
 
-    def inspect(self) -> dict[str, Any]: ...
-    def validate(self) -> list[Any]: ...
+    def inspect(self) -> StoreInspection: ...
+    def validate(self) -> list[Diagnostic]:
+        """The database's and the vectors' checks (no error diagnostic: the vectors are sound)."""
+        ...
     def get_record(self, record_id: str) -> Record:
         """Raises BookAgentError(code='record.not_found') for an unknown id."""
         ...
     def iter_records(self) -> Iterator[Record]: ...
-    def get_source_metadata(self, record_id: str) -> dict[str, Any]: ...
+    def get_source_metadata(self, record_id: str) -> RecordPlace: ...
     def search(self, query_vector: Vector, top_k: int) -> list[VectorHit]:
         """Exact top-k by the manifest's metric, best first."""
         ...
     def search_ids(self, query_vector: Vector, top_k: int) -> list[tuple[str, float]]:
         """As search, (record_id, score) only: no record is read."""
         ...
-    def load(self) -> Any:
-        """Load the matrix now (a warm-up), instead of at the first search."""
+    def load(self) -> object:
+        """Load the matrix now (a warm-up), instead of at the first search; what it returns is
+        the store's own (callers ignore it)."""
         ...
     def close(self) -> None: ...
 
@@ -105,8 +119,8 @@ class PackageStore(Protocol):
         """Remove the imported copy holding `package_root` (managed_dir/<sha>/...) unless a root
         in use lies inside it; False for a package that is not an import."""
         ...
-    def fingerprint(self, root: Path) -> dict[str, list[int]]: ...
-    def changes(self, root: Path, recorded: dict[str, Any]) -> list[str]:
+    def fingerprint(self, root: Path) -> Fingerprint: ...
+    def changes(self, root: Path, recorded: Fingerprint) -> list[str]:
         """Listed files that are no longer what the fingerprint recorded ('.' for the root)."""
         ...
     def manifest_sha256(self, root: Path) -> str: ...
@@ -137,10 +151,10 @@ class RuntimeStore(Protocol):
         """A function that puts the config file back as it is now (an undo)."""
         ...
     def lexical_path(self, runtime_dir: Path) -> Path: ...
-    def lexical_state(self, runtime_dir: Path, expected: dict[str, str]) -> dict[str, Any]:
+    def lexical_state(self, runtime_dir: Path, expected: Stamp) -> LexicalState:
         """{present, fresh, reason, path[, record_count]} against the expected stamp."""
         ...
-    def build_lexical(self, database_path: Path, target: Path, expected: dict[str, str],
+    def build_lexical(self, database_path: Path, target: Path, expected: Stamp,
                       progress: Progress | None) -> int:
         """Build the FTS sidecar at `target`; returns the record count."""
         ...
@@ -150,5 +164,7 @@ class RuntimeStore(Protocol):
     def discard(self, path: Path) -> None:
         """Remove a staged file (missing is fine)."""
         ...
-    def read_vector_check(self, runtime_dir: Path, stamp: dict[str, str]) -> dict[str, Any] | None: ...
-    def write_vector_check(self, runtime_dir: Path, stamp: dict[str, str], result: dict[str, Any]) -> None: ...
+    def read_vector_check(self, runtime_dir: Path, stamp: Stamp) -> LanguageCheck | None:
+        """The cached language check when it was made for exactly this stamp, else None."""
+        ...
+    def write_vector_check(self, runtime_dir: Path, stamp: Stamp, result: LanguageCheck) -> None: ...

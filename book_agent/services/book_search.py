@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from book_agent.domain.book_refs import BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.eval_results import EvalReport, Question
+from book_agent.domain.search_results import Hints, SearchResult
 from book_agent.domain.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
 from book_agent.services.books import OpenBooks
@@ -26,7 +28,7 @@ class BookSearch:
         self._library = library
 
     def search(self, book_ref: str | BookRef, query: str, top_k: int = 6, strict: bool = False,
-               query_vector: Sequence[float] | None = None, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+               query_vector: Sequence[float] | None = None, hints: Hints | None = None) -> SearchResult:
         """One book (`id`), or a library (`a,b` or `@all`): then every hit says its book."""
         ref = book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref)
         if ref.single:
@@ -46,7 +48,7 @@ class BookSearch:
         warmed = [self._books.open(b).warm_up() for b in self._library.book_ids(ref) if b not in skipped]
         return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}
 
-    def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> dict[str, Any]:
+    def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid."""
         questions = parse_questions(_question_lines(questions_path))
         ref = parse_book_ref(book_ref)
@@ -72,14 +74,14 @@ def _question_lines(questions_path: str | Path) -> list[str]:
                              remediation="pass a UTF-8 JSON Lines file of questions") from exc
 
 
-def _qualified(question: dict[str, Any], searcher: HybridSearch) -> dict[str, Any]:
+def _qualified(question: Question, searcher: HybridSearch) -> Question:
     """A library is ranked by evidence id: a relevant record id given alone means that
     record in whichever searched book holds it."""
     relevant = question["relevant"]
     grades = relevant if isinstance(relevant, dict) else {rid: 1 for rid in relevant}
     records = searcher.channels.records
     assert isinstance(records, LibraryRecords)
-    qualified: dict[str, Any] = {}
+    qualified: dict[str, float] = {}
     for rid, grade in grades.items():
         if "#" in str(rid):
             qualified[str(rid)] = grade
@@ -87,4 +89,4 @@ def _qualified(question: dict[str, Any], searcher: HybridSearch) -> dict[str, An
         for book_id, book in records.books.items():
             if str(rid) in book.records.fetch([str(rid)]):
                 qualified[f"{book_id}#{rid}"] = grade
-    return {**question, "relevant": qualified or grades}
+    return cast(Question, {**question, "relevant": qualified or grades})

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.book_refs import one_book
+from book_agent.domain.book_reports import Configured
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.providers import REMOTE_PROVIDERS, SILICONFLOW_RERANK_ENDPOINT
@@ -58,7 +58,7 @@ def config_notes(config: RuntimeConfig, package: PackageInfo) -> list[str]:
     return notes
 
 
-def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeConfig:
+def apply_settings(config: RuntimeConfig, settings: dict[str, object]) -> RuntimeConfig:
     data = config.to_dict()
     for key, value in settings.items():
         if value is None:
@@ -90,7 +90,7 @@ def apply_settings(config: RuntimeConfig, settings: dict[str, Any]) -> RuntimeCo
     return config
 
 
-def configure(ports: Ports, books: OpenBooks, book_ref: str, settings: dict[str, Any]) -> dict[str, Any]:
+def configure(ports: Ports, books: OpenBooks, book_ref: str, settings: dict[str, object]) -> Configured:
     """Write the book's runtime config (network policy, query, reranker); returns it with notes."""
     ports.registry.get(one_book(book_ref))
     runtime_dir = ports.runtime_dir(book_ref)

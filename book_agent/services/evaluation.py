@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import cast
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.eval_results import EvalReport, Metrics, Question
 from book_agent.domain.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
 from book_agent.services.search import HybridSearch
 
@@ -19,8 +20,8 @@ CHANNELS = ("lexical", "vector", "plain-rrf", "hybrid")
 RERANKED = "hybrid+rerank"  # a fourth column when the book has a reranker configured
 
 
-def parse_questions(lines: Iterable[str]) -> list[dict[str, Any]]:
-    questions = []
+def parse_questions(lines: Iterable[str]) -> list[Question]:
+    questions: list[Question] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -32,27 +33,29 @@ def parse_questions(lines: Iterable[str]) -> list[dict[str, Any]]:
         if not isinstance(item, dict) or not isinstance(item.get("query"), str) or not item.get("relevant"):
             raise BookAgentError("eval.bad_questions", f"line {number} needs a query and relevant record ids",
                                  remediation="one JSON object a line: {\"query\": ..., \"relevant\": [...]}")
-        questions.append(item)
+        questions.append(cast(Question, item))  # checked above: a query and relevant ids
     if not questions:
         raise BookAgentError("eval.bad_questions", "the question set is empty", remediation="add questions")
     return questions
 
 
-def evaluate(search: HybridSearch, questions: list[dict[str, Any]], k: int = 10) -> dict[str, Any]:
+def evaluate(search: HybridSearch, questions: list[Question], k: int = 10) -> EvalReport:
     columns = CHANNELS + ((RERANKED,) if search.rerank_configured() else ())
-    per_question = []
-    totals = {c: {"recall@k": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0} for c in columns}
+    per_question: list[dict[str, object]] = []
+    totals: dict[str, Metrics] = {c: {"recall@k": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0} for c in columns}
     vector_ran = 0
     reranked = 0
     for item in questions:
         relevant = grades(item["relevant"])
-        rankings = search.channel_rankings(item["query"], depth=max(50, k), query_vector=item.get("query_vector"))
+        found = search.channel_rankings(item["query"], depth=max(50, k), query_vector=item.get("query_vector"))
+        rankings = {"lexical": found["lexical"], "vector": found["vector"], "plain-rrf": found["plain-rrf"],
+                    "hybrid": found["hybrid"]}
         if RERANKED in columns:
             result = search.search(item["query"], top_k=max(10, k), query_vector=item.get("query_vector"))
             rankings[RERANKED] = [hit["record_id"] for hit in result["hits"]]
             reranked += bool(result["rerank"].get("rerank_applied"))
-        vector_ran += bool(rankings["ran"]["vector"])
-        row: dict[str, Any] = {"query": item["query"]}
+        vector_ran += bool(found["ran"]["vector"])
+        row: dict[str, object] = {"query": item["query"]}
         for channel in columns:
             ranking = rankings[channel]
             scores = {"recall@k": recall_at_k(ranking, relevant, k), "mrr@10": mrr_at_k(ranking, relevant, 10),

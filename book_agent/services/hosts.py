@@ -23,12 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.library import HostLibrary, host_library
+from book_agent.domain.host_config import HostInspection, HostPlan, HostVerification
+from book_agent.domain.library import host_library
 from book_agent.domain.remote_server import RemoteServer, remote_server
+from book_agent.ports.hosts import Installable
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import HostFactory
 
@@ -36,7 +38,7 @@ from book_agent.services.context import HostFactory
 class HostBook(NamedTuple):
     """What a host install needs of a registered book (or of a library of them)."""
 
-    package: dict[str, Any] | HostLibrary  # PackageInfo.to_dict(), or the library to install
+    package: Installable  # PackageInfo.to_dict(), or the library to install
     auth_env: str | None  # the configured variable NAME (never its value); None for a library
     data_dir: str | None  # the data dir the MCP server will be started with (None: book-agent's default)
 
@@ -112,49 +114,47 @@ class Hosts:
                                              "library, @all by default)")
         return self._resolve(book_ref)
 
-    def detect(self, host: str, edition: str | None = None, home: str | None = None) -> dict[str, Any]:
+    def detect(self, host: str, edition: str | None = None, home: str | None = None) -> HostInspection:
         """Whether the host seems installed, and where its config and skills would go."""
-        result: dict[str, Any] = self._hosts(host, home, None, edition).inspect()
-        return result
+        return self._hosts(host, home, None, edition).inspect()
 
     def install(self, host: str, book_ref: str | None, apply: bool = False, edition: str | None = None,
                 home: str | None = None, skill_dir: str | None = None, *, url: str | None = None,
-                token_env: str | None = None, allow_insecure_http: bool = False) -> dict[str, Any]:
+                token_env: str | None = None, allow_insecure_http: bool = False,
+                replace: bool = False) -> HostPlan:
         """The plan (paths and unified diffs); with apply=True, written. With `url`: the served
-        library's streamable-HTTP form (and `token_env`, the NAME of the token's variable)."""
+        library's streamable-HTTP form (and `token_env`, the NAME of the token's variable).
+        `replace`: re-point a server name installed from another data dir."""
         remote = remote_of(url, token_env, allow_insecure_http)
         book = self._book(book_ref, remote)
-        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).install(
-            book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env, remote=remote)
-        return result
+        return self._hosts(host, home, book.data_dir, edition).install(
+            book.package, None, apply=apply, skill_dir=_folder(skill_dir), auth_env=book.auth_env, remote=remote,
+            replace=replace)
 
     def uninstall(self, host: str, book_ref: str | None, apply: bool = False, edition: str | None = None,
                   home: str | None = None, skill_dir: str | None = None, *, url: str | None = None,
-                  allow_insecure_http: bool = False) -> dict[str, Any]:
+                  allow_insecure_http: bool = False) -> HostPlan:
         remote = remote_of(url, None, allow_insecure_http)
         book = self._book(book_ref, remote)
-        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).uninstall(
+        return self._hosts(host, home, book.data_dir, edition).uninstall(
             book.package, _folder(skill_dir), apply=apply, remote=remote)
-        return result
 
     def verify(self, host: str, book_ref: str | None, edition: str | None = None, home: str | None = None,
                skill_dir: str | None = None, *, url: str | None = None, token_env: str | None = None,
-               allow_insecure_http: bool = False) -> dict[str, Any]:
+               allow_insecure_http: bool = False) -> HostVerification:
         """Read back the server entry and the skill files: missing, modified or outdated."""
         remote = remote_of(url, token_env, allow_insecure_http)
         book = self._book(book_ref, remote)
-        result: dict[str, Any] = self._hosts(host, home, book.data_dir, edition).verify(
+        return self._hosts(host, home, book.data_dir, edition).verify(
             book.package, None, _folder(skill_dir), auth_env=book.auth_env, remote=remote)
-        return result
 
     def instructions(self, host: str, book_ref: str | None, edition: str | None = None, home: str | None = None,
                      *, url: str | None = None, token_env: str | None = None,
                      allow_insecure_http: bool = False) -> str:
         remote = remote_of(url, token_env, allow_insecure_http)
         book = self._book(book_ref, remote)
-        text: str = self._hosts(host, home, book.data_dir, edition).render_manual_instructions(
+        return self._hosts(host, home, book.data_dir, edition).render_manual_instructions(
             book.package, auth_env=book.auth_env, remote=remote)
-        return text
 
 
 def _folder(skill_dir: str | None) -> Path | None:

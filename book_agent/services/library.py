@@ -17,13 +17,20 @@ from dataclasses import replace
 from typing import Any
 
 from book_agent.domain.book_refs import BookRef
+from book_agent.domain.book_reports import LibraryBook
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import library_stamp
 from book_agent.domain.records import LexicalHit, Record
 from book_agent.domain.registry_entry import RegistryEntry
-from book_agent.ports import LexicalIndex, Progress, RecordSource
+from book_agent.domain.search_results import (
+    Hints,
+    LibraryBookRow,
+    SearchHit,
+    SearchResult,
+)
+from book_agent.ports import LexicalIndex, Phases, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
@@ -113,9 +120,9 @@ class Library:
     def _registered(self) -> dict[str, RegistryEntry]:
         return {str(e["book_id"]): e for e in self._ports.registry.list()}
 
-    def describe(self, ref: BookRef) -> list[dict[str, Any]]:
+    def describe(self, ref: BookRef) -> list[LibraryBook]:
         """The books a reference names: id, title, language, records, model (or why not usable)."""
-        rows: list[dict[str, Any]] = []
+        rows: list[LibraryBook] = []
         for book_id, entry in self._entries(ref).items():
             try:
                 book = self._books.open(book_id, entry)
@@ -130,11 +137,11 @@ class Library:
         return rows
 
     def open_books(self, entries: dict[str, RegistryEntry], strict: bool
-                   ) -> tuple[dict[str, OpenBook], list[dict[str, Any]]]:
+                   ) -> tuple[dict[str, OpenBook], list[LibraryBookRow]]:
         """The books that open; the others (a changed package) are skipped with the reason,
         or, in strict mode, fail the search."""
         opened: dict[str, OpenBook] = {}
-        skipped: list[dict[str, Any]] = []
+        skipped: list[LibraryBookRow] = []
         for book_id, entry in entries.items():
             try:
                 opened[book_id] = self._books.open(book_id, entry)
@@ -145,12 +152,14 @@ class Library:
                                 "remediation": exc.remediation})
         return opened, skipped
 
-    def prepare(self, ref: BookRef, progress: Progress | None = None) -> dict[str, Any]:
-        """Build the library index now (with progress), instead of at the first library search."""
+    def prepare(self, ref: BookRef, phases: Phases | None = None) -> dict[str, Any]:
+        """Build the library index now (with progress per phase), instead of at the first library search."""
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
-        _, info = self.lexical(opened, registered, progress, serve_stale=False)
-        vectors = self._vectors.prepare(self._every_openable_book(opened, registered), progress)
+        _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None,
+                               serve_stale=False)
+        vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
+                                        phases("library: vector indexes") if phases else None)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
@@ -230,7 +239,7 @@ class Library:
         return HybridSearch(ref.text, channels), report
 
     def search(self, ref: BookRef, query: str, top_k: int, strict: bool,
-               query_vector: Sequence[float] | None, hints: dict[str, Any] | None) -> dict[str, Any]:
+               query_vector: Sequence[float] | None, hints: Hints | None) -> SearchResult:
         searcher, report = self.searcher(ref, strict)
         result = searcher.search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         for hit in result["hits"]:
@@ -257,7 +266,7 @@ class Library:
         return result
 
 
-def _split_hit(hit: dict[str, Any]) -> None:
+def _split_hit(hit: SearchHit) -> None:
     """`book_id#record_id` back into the hit's own fields (the evidence id stays citable)."""
     book_id, _, record_id = str(hit["record_id"]).partition("#")
     hit["book_id"] = book_id

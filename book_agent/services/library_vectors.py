@@ -16,11 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.query_encoding import QueryEncoding
+from book_agent.domain.search_results import (
+    ChannelInfo,
+    GroupRun,
+    ModelGroupRow,
+    QueryRepresentation,
+)
 from book_agent.ports import QueryVectorizer
 from book_agent.ports.library import LibraryVectorIndex
 from book_agent.services.open_book import OpenBook
@@ -58,9 +64,10 @@ class ModelGroups:
     def notes(self) -> dict[str, str]:
         return dict(self._notes)
 
-    def describe(self) -> list[dict[str, Any]]:
-        return [{"model": model, "dimensions": dims, "books": [b.book_id for b in books],
-                 **self._searched.get((model, dims), {"search": "none"})}
+    def describe(self) -> list[ModelGroupRow]:
+        # cast: how a group was searched holds the library port's description of its index
+        return [cast(ModelGroupRow, {"model": model, "dimensions": dims, "books": [b.book_id for b in books],
+                                     **self._searched.get((model, dims), {"search": "none"})})
                 for (model, dims), books in sorted(self.groups.items())]
 
     def language_evidence(self) -> LanguageEvidence | None:
@@ -75,10 +82,10 @@ class ModelGroups:
         return None
 
     def search(self, query: str, depth: int, query_vector: Sequence[float] | None
-               ) -> tuple[list[str], dict[str, float] | None, dict[str, Any], dict[str, Any]]:
+               ) -> tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation]:
         merged: Ranked = []
-        ran: list[dict[str, Any]] = []
-        representation: dict[str, Any] = {"kind": "text", "status": "not-encoded"}
+        ran: list[GroupRun] = []
+        representation: QueryRepresentation = {"kind": "text", "status": "not-encoded"}
         for (model, dims), books in sorted(self.groups.items()):
             found, encoding = self._search_group(model, dims, books, query, depth, query_vector)
             if encoding is not None:
@@ -92,7 +99,8 @@ class ModelGroups:
             return [], None, self._not_ran(), representation
         merged.sort(key=lambda pair: -pair[1])
         merged = merged[:depth]
-        info = {"ran": True, "status": representation.get("status", "ok"), "candidates": len(merged), "groups": ran}
+        info: ChannelInfo = {"ran": True, "status": representation.get("status", "ok"), "candidates": len(merged),
+                             "groups": ran}
         return [key for key, _ in merged], dict(merged), info, representation
 
     def _search_group(self, model: str, dims: int, books: list[OpenBook], query: str, depth: int,
@@ -108,7 +116,7 @@ class ModelGroups:
             return None, None
         encoding = _encode(usable[0][1][1], query, query_vector)
         if encoding is None or encoding.vector is None:
-            reason = ((encoding.error or {}).get("message") if encoding else None) or "the query could not be encoded"
+            reason = (encoding.error.get("message") if encoding and encoding.error else None) or "the query could not be encoded"
             self._note(books, f"vector channel did not run: {reason}")
             return None, encoding
         approximate, described = (self._approximate(model, dims, [b for b, _ in usable]) if self._approximate
@@ -135,7 +143,7 @@ class ModelGroups:
         for book in books:
             self._notes[book.book_id] = note
 
-    def _not_ran(self) -> dict[str, Any]:
+    def _not_ran(self) -> ChannelInfo:
         status = "unavailable" if self.groups else "not-applicable"
         reason = ("no book searched has vectors" if not self.groups
                   else "no book's vector channel could run (see each book's `vector` note)")

@@ -21,6 +21,7 @@ from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime_spec import resolve_query_runtime
 from book_agent.domain.registry_entry import RegistryEntry, database_sha
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.runtime_states import LanguageCheck
 from book_agent.domain.sidecar_stamps import lexical_stamp, vector_check_stamp
 from book_agent.ports import (
     BookParts,
@@ -100,7 +101,7 @@ class OpenBook:
         return store, runtime, evidence, None
 
     def vector_check(self, model: str | None, runtime: QueryVectorizer,
-                     store: VectorStore | None = None) -> dict[str, Any] | None:
+                     store: VectorStore | None = None) -> LanguageCheck | None:
         """The cached language evidence for this model and route; made when missing if the
         vector store is given (at prepare time)."""
         routes = runtime.availability().get("routes") or []  # no request is made to find out

@@ -3,9 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import cast
 
+from book_agent.domain.source_results import (
+    Locator,
+    MarkdownSlice,
+    PageImage,
+    RecordEntry,
+    Skill,
+    SourceText,
+)
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
 
@@ -15,17 +23,15 @@ class Reading:
         self._ports = ports
         self._books = books
 
-    def read_entry(self, book_ref: str, record_id: str) -> dict[str, Any]:
+    def read_entry(self, book_ref: str, record_id: str) -> RecordEntry:
         book = self._books.open(book_ref)
         record = book.records.get(record_id)
-        data: dict[str, Any] = record.to_dict()
-        data["book_id"] = book.book_id
-        data["evidence_id"] = f"{book.book_id}#{record.record_id}"
-        data["source_locator"] = {"book_id": book.book_id, **record.source}
-        return data
+        claim = cast(Locator, {"book_id": book.book_id, **record.source})  # the record's own, unchecked
+        return {**record.to_dict(), "book_id": book.book_id, "evidence_id": f"{book.book_id}#{record.record_id}",
+                "source_locator": claim}
 
     def read_markdown(self, book_ref: str, record_id: str | None = None, start: int | None = None,
-                      end: int | None = None, heading: str | None = None, context_chars: int = 500) -> dict[str, Any]:
+                      end: int | None = None, heading: str | None = None, context_chars: int = 500) -> MarkdownSlice:
         book = self._books.open(book_ref)
         span = None
         if record_id is not None:
@@ -35,10 +41,11 @@ class Reading:
             book.package, record_span=span, record_id=record_id, start=start, end=end, heading=heading,
             context_chars=context_chars)
 
-    def get_skill(self, book_ref: str) -> dict[str, Any]:
+    def get_skill(self, book_ref: str) -> Skill:
         return self._ports.markdown.read_skill(self._books.open(book_ref).package)
 
-    def locate_source(self, book_ref: str, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+    def locate_source(self, book_ref: str, hit_or_text: str | Mapping[str, object],
+                      hints: Mapping[str, object] | None = None) -> Locator:
         """A hit, a record id, an evidence_id or a quotation -> a verified locator."""
         book = self._books.open(book_ref)
         if isinstance(hit_or_text, str) and hit_or_text.startswith(book.book_id + "#"):
@@ -49,10 +56,10 @@ class Reading:
                 hit_or_text = found.to_dict()
         return book.sources.locate(hit_or_text, hints=hints)
 
-    def read_source(self, book_ref: str, locator: dict[str, Any], max_chars: int = 12000) -> dict[str, Any]:
+    def read_source(self, book_ref: str, locator: Mapping[str, object], max_chars: int = 12000) -> SourceText:
         return self._books.open(book_ref).sources.read_source(locator, max_chars=max_chars)
 
     def render_page(self, book_ref: str, page_index: int, clip: Sequence[float] | None = None, dpi: int = 150,
-                    include_image: bool = False) -> dict[str, Any]:
+                    include_image: bool = False) -> PageImage:
         return self._books.open(book_ref).sources.render_page(page_index, clip=clip, dpi=dpi,
                                                               include_image=include_image)

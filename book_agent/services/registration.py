@@ -17,14 +17,16 @@ import contextlib
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from book_agent.domain.book_refs import one_book
+from book_agent.domain.book_reports import BookRow, PackageReport, Prepared, Removal
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import RegistryEntry, conflict, database_sha, new_entry
+from book_agent.domain.runtime_states import LanguageCheck, unstamped
 from book_agent.domain.sidecar_stamps import lexical_stamp
-from book_agent.ports import Progress
+from book_agent.ports import Phases, Progress
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import apply_settings
 from book_agent.services.context import Ports
@@ -55,7 +57,7 @@ class Registration:
         self._ports = ports
         self._books = books
 
-    def inspect(self, path: str | Path) -> dict[str, Any]:
+    def inspect(self, path: str | Path) -> PackageReport:
         """Inspect a package folder or archive without registering it."""
         source = Path(path).expanduser()
         report = self._ports.packages.inspect_any(source).to_dict()
@@ -65,7 +67,7 @@ class Registration:
                                  "paths_are_temporary": True}
         return report
 
-    def init(self, path: str | Path, reranker: str, replace: bool, progress: Progress | None) -> str:
+    def init(self, path: str | Path, reranker: str, replace: bool, progress: Phases) -> str:
         """Verify and register; returns the book_id. All or nothing (see the module doc)."""
         source = Path(path).expanduser().resolve()
         undo = Undo()
@@ -81,11 +83,11 @@ class Registration:
             self.drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
         return book_id
 
-    def _register(self, source: Path, reranker: str, replace: bool, progress: Progress | None,
+    def _register(self, source: Path, reranker: str, replace: bool, progress: Phases,
                   undo: Undo) -> tuple[RegistryEntry, RegistryEntry | None]:
         ports = self._ports
         imported = ports.packages.is_archive(source)
-        root = self._import(source, progress, undo) if imported else source
+        root = self._import(source, progress(f"importing {source.name}"), undo) if imported else source
         info = ports.packages.inspect(root, verify_hashes=True)
         ports.packages.validate(info)
         entry = new_entry(info, source, imported, ports.packages.fingerprint(info.root),
@@ -99,7 +101,7 @@ class Registration:
         with ports.runtime.build_lock(runtime_dir):
             ports.runtime.sweep_stale_temps(runtime_dir)
             self._write_config(runtime_dir, reranker, undo)
-            staged = self._stage_lexical(entry, info, runtime_dir, progress, undo)
+            staged = self._stage_lexical(entry, info, runtime_dir, progress(f"{entry['book_id']}: lexical index"), undo)
             # pushed first: a put that fails after writing (a crash, Ctrl-C) is undone too
             undo.push(lambda: self._restore(entry, previous))
             ports.registry.put(entry, replace=replace)
@@ -157,7 +159,7 @@ class Registration:
         in_use = [Path(e["package_root"]) for e in self._ports.registry.list()]
         return self._ports.packages.drop_import(package_root, self._ports.managed_dir, in_use)
 
-    def remove(self, book_ref: str) -> dict[str, Any]:
+    def remove(self, book_ref: str) -> Removal:
         """Unregister a book: its runtime dir goes, and its imported copy if it was imported.
 
         A package folder registered in place is never touched; a malformed registry entry
@@ -176,10 +178,10 @@ class Registration:
         return {"book_id": book_ref, "removed": True, "runtime_dir_removed": str(runtime),
                 "imported_copy_removed": removed_copy, "package_root": entry.get("package_root")}
 
-    def list_books(self) -> list[dict[str, Any]]:
-        return [{k: e.get(k) for k in LISTED_KEYS} for e in self._ports.registry.list()]
+    def list_books(self) -> list[BookRow]:
+        return [cast(BookRow, {k: e.get(k) for k in LISTED_KEYS}) for e in self._ports.registry.list()]
 
-    def prepare(self, book_ref: str, progress: Progress | None) -> dict[str, Any]:
+    def prepare(self, book_ref: str, phases: Phases) -> Prepared:
         """(Re)build the sidecars that are missing, corrupt or stale, under the build lock."""
         ports = self._ports
         entry = ports.registry.get(book_ref)
@@ -192,15 +194,15 @@ class Registration:
         with ports.runtime.build_lock(runtime_dir):
             ports.runtime.sweep_stale_temps(runtime_dir)
             state = ports.runtime.lexical_state(runtime_dir, expected)
-            result: dict[str, Any] = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
+            result: Prepared = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
             if not state["fresh"]:
                 count = ports.runtime.build_lexical(info.database_path, ports.runtime.lexical_path(runtime_dir),
-                                                    expected, progress)
+                                                    expected, phases(f"{book_ref}: lexical index"))
                 result["lexical"] = {"built": True, "record_count": count, "was": state}
         result["language_evidence"] = self.measure_language_evidence(book_ref)
         return result
 
-    def measure_language_evidence(self, book_id: str) -> dict[str, Any] | None:
+    def measure_language_evidence(self, book_id: str) -> LanguageCheck | None:
         """Does the model read the book's scripts? Measured once per model and route (cached)."""
         book = self._books.open(book_id)
         store, runtime, _, problem = book.vector_parts
@@ -211,5 +213,6 @@ class Registration:
         except BookAgentError as exc:  # evidence is optional: search falls back to what is known
             return {"status": "failed", "code": exc.code, "reason": exc.message}
         self._books.forget(book_id)  # the next search reads the new evidence
-        return {k: v for k, v in check.items() if k != "stamp"} if check else None
+        return unstamped(check) if check else None
+
 

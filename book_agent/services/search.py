@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import (
@@ -25,9 +25,21 @@ from book_agent.domain.fusion import (
     vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
-from book_agent.domain.limits import DEFAULT_TOP_K, MAX_TOP_K
+from book_agent.domain.limits import DEFAULT_TOP_K
 from book_agent.domain.records import Record, evidence_id, markdown_span
+from book_agent.domain.search_results import (
+    ChannelInfo,
+    ChannelRankings,
+    Hints,
+    HitScores,
+    QueryRepresentation,
+    RerankInfo,
+    SearchHit,
+    SearchResult,
+)
+from book_agent.domain.source_results import Locator
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
+from book_agent.services.search_checks import check_arguments, degraded_warnings
 
 FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
@@ -35,7 +47,7 @@ CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
 # (query, depth, query_vector) -> (record ids best first, their scores or None, channel info, representation)
 VectorSearch = Callable[[str, int, Sequence[float] | None],
-                        tuple[list[str], dict[str, float] | None, dict[str, Any], dict[str, Any]]]
+                        tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation]]
 
 
 @dataclass
@@ -56,42 +68,9 @@ def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, 
     return [(record_id, (scores or {})[record_id]) for record_id in ids]
 
 
-def _not_ran(error: BookAgentError, status: str = "unavailable") -> dict[str, Any]:
+def _not_ran(error: BookAgentError, status: str = "unavailable") -> ChannelInfo:
     return {"ran": False, "status": status, "reason": error.message, "code": error.code,
             "remediation": error.remediation}
-
-
-def _check_arguments(query: Any, top_k: int, query_vector: Sequence[float] | None) -> None:
-    if not isinstance(query, str):
-        raise BookAgentError("search.bad_query", "the query must be text")
-    if not query.strip() and query_vector is None:
-        raise BookAgentError("search.empty_query", "the query is empty",
-                             remediation="ask a question or give a few words to look for")
-    if not 1 <= int(top_k) <= MAX_TOP_K:
-        raise BookAgentError(
-            "search.bad_top_k", f"top_k must be between 1 and {MAX_TOP_K}, not {top_k}",
-            remediation=f"pass --top-k between 1 and {MAX_TOP_K}",
-        )
-
-
-def _degraded_warnings(strict: bool, lexical_info: dict[str, Any], vector_info: dict[str, Any]) -> list[str]:
-    """One warning per channel that could not run; a strict search raises instead."""
-    degraded = [name for name, info in (("lexical", lexical_info), ("vector", vector_info))
-                if not info["ran"] and info.get("status") != "not-applicable"]
-    if strict and degraded:
-        info = lexical_info if "lexical" in degraded else vector_info
-        raise BookAgentError(
-            "search.channel_degraded",
-            f"strict search: the {' and '.join(degraded)} channel could not run: {info.get('reason')}",
-            details={"channels": {"lexical": lexical_info, "vector": vector_info}},
-            remediation=info.get("remediation") or "run without --strict to accept a degraded search",
-        )
-    warnings: list[str] = []
-    for name in degraded:
-        info = lexical_info if name == "lexical" else vector_info
-        warnings.append(f"{name} channel did not run: {info.get('reason')}"
-                        + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
-    return warnings
 
 
 class HybridSearch:
@@ -105,9 +84,9 @@ class HybridSearch:
         top_k: int = DEFAULT_TOP_K,
         strict: bool = False,
         query_vector: Sequence[float] | None = None,
-        hints: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        _check_arguments(query, top_k, query_vector)
+        hints: Hints | None = None,
+    ) -> SearchResult:
+        check_arguments(query, top_k, query_vector)
         started = time.perf_counter()
         if not query_terms(query) and query_vector is None:
             return self._wordless(query, top_k, hints, started)
@@ -115,14 +94,14 @@ class HybridSearch:
         depth = max(CANDIDATES_MIN, top_k * 5)
         lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
-        warnings = _degraded_warnings(strict, lexical_info, vector_info)
+        warnings = degraded_warnings(strict, lexical_info, vector_info)
         fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
                            lexical_info, vector_info)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
             vector_info["trust"] += "; the query vector was supplied by the caller (compatibility unverified)"
         candidates = fused[: max(top_k * 3, 20) if rerank_wanted else top_k]
         hits = self._hits(candidates, lexical_scores, vector_scores or {})
-        rerank_info: dict[str, Any] = {"rerank_requested": False, "rerank_applied": False}
+        rerank_info: RerankInfo = {"rerank_requested": False, "rerank_applied": False}
         if rerank_wanted and hits:
             hits, rerank_info = self._rerank(query, hits, top_k, strict, warnings)
         hits = hits[:top_k]
@@ -131,9 +110,9 @@ class HybridSearch:
         return self._result(query, top_k, hits, {"lexical": lexical_info, "vector": vector_info},
                             representation, rerank_info, hints, warnings, started)
 
-    def _result(self, query: str, top_k: int, hits: list[dict[str, Any]], channels: dict[str, Any],
-                representation: dict[str, Any], rerank: dict[str, Any], hints: dict[str, Any] | None,
-                warnings: list[str], started: float) -> dict[str, Any]:
+    def _result(self, query: str, top_k: int, hits: list[SearchHit], channels: dict[str, ChannelInfo],
+                representation: QueryRepresentation, rerank: RerankInfo, hints: Hints | None,
+                warnings: list[str], started: float) -> SearchResult:
         """The search result (contracts/search.md); fusion weights are the channels' own."""
         return {
             "book_id": self.book_id, "query": query, "top_k": top_k, "hits": hits, "channels": channels,
@@ -144,18 +123,18 @@ class HybridSearch:
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
         }
 
-    def _wordless(self, query: str, top_k: int, hints: dict[str, Any] | None, started: float) -> dict[str, Any]:
+    def _wordless(self, query: str, top_k: int, hints: Hints | None, started: float) -> SearchResult:
         """Punctuation or emoji only: nothing to look up. An embedding of "?!" still has
         nearest neighbours, but they would be confident-looking noise, so neither runs."""
-        skipped = {"ran": False, "status": "skipped", "reason": "the query has no words to search for",
+        skipped: ChannelInfo = {"ran": False, "status": "skipped", "reason": "the query has no words to search for",
                    "weight": 0.0}
         return self._result(
-            query, top_k, [], {"lexical": dict(skipped), "vector": dict(skipped)},
+            query, top_k, [], {"lexical": skipped.copy(), "vector": skipped.copy()},
             {"kind": "text", "status": "not-encoded"}, {"rerank_requested": False, "rerank_applied": False},
             hints, ["the query has no words or characters to search for (only punctuation or symbols)"], started)
 
     def channel_rankings(self, query: str, depth: int = CANDIDATES_MIN,
-                         query_vector: Sequence[float] | None = None) -> dict[str, Any]:
+                         query_vector: Sequence[float] | None = None) -> ChannelRankings:
         """Record ids per channel, plain RRF (k=60) and our fusion, best first, with the
         channels' scores (for the eval harness and the fusion study)."""
         lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
@@ -171,20 +150,20 @@ class HybridSearch:
                 "ran": {"lexical": lexical_info["ran"], "vector": vector_info["ran"]}}
 
     def _fuse(self, query: str, lexical: list[tuple[str, float]], vector: list[tuple[str, float]],
-              lexical_info: dict[str, Any], vector_info: dict[str, Any]) -> list[FusedHit]:
+              lexical_info: ChannelInfo, vector_info: ChannelInfo) -> list[FusedHit]:
         """Fuse the channels' scores, the vector channel gated by the model's reach for this
         query. Records the weights and the reasons in the channel infos (shown in the result)."""
         vector_gate, vector_reason = vector_trust(cjk_share(query), self.channels.language_evidence)
         lexical_weight = (1.0 - VECTOR_SHARE) if lexical_info["ran"] else 0.0
         vector_weight = VECTOR_SHARE * vector_gate if vector_info["ran"] else 0.0
-        lexical_info.update(weight=lexical_weight, trust="BM25, each score over the query's best")
-        vector_info.update(weight=vector_weight, trust=vector_reason)
+        lexical_info["weight"], lexical_info["trust"] = lexical_weight, "BM25, each score over the query's best"
+        vector_info["weight"], vector_info["trust"] = vector_weight, vector_reason
         return fuse_scores([ScoredChannel("lexical", lexical, lexical_weight),
                             ScoredChannel("vector", vector, vector_weight)])
 
     # --- channels -------------------------------------------------------------------
 
-    def _lexical(self, query: str, depth: int) -> tuple[list[str], dict[str, float], dict[str, Any]]:
+    def _lexical(self, query: str, depth: int) -> tuple[list[str], dict[str, float], ChannelInfo]:
         ch = self.channels
         if ch.lexical is None:
             problem = ch.lexical_problem or BookAgentError(
@@ -200,11 +179,11 @@ class HybridSearch:
 
     def _vector(
         self, query: str, depth: int, query_vector: Sequence[float] | None
-    ) -> tuple[list[str], dict[str, float] | None, dict[str, Any], dict[str, Any]]:
+    ) -> tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation]:
         ch = self.channels
         if ch.vector_search is not None:
             return ch.vector_search(query, depth, query_vector)
-        representation: dict[str, Any] = {"kind": "text", "status": "not-encoded"}
+        representation: QueryRepresentation = {"kind": "text", "status": "not-encoded"}
         if ch.vector_store is None or ch.query_runtime is None:
             problem = ch.vector_problem or BookAgentError(
                 "search.no_vectors", "this package has no vectors", remediation=None)
@@ -221,31 +200,33 @@ class HybridSearch:
             return [], None, _not_ran(exc), representation
         representation = result.to_dict(include_vector=False)
         if result.vector is None:
-            error = representation.get("error") or {}
-            info = {"ran": False, "status": result.status,
-                    "reason": error.get("message") or "the query could not be encoded",
-                    "code": error.get("code"), "remediation": error.get("remediation"), "route": result.route}
+            error = representation.get("error")
+            info: ChannelInfo = {"ran": False, "status": result.status,
+                                 "reason": (error.get("message") if error else None) or "the query could not be encoded",
+                                 "code": (error.get("code") if error else None),
+                                 "remediation": (error.get("remediation") if error else None), "route": result.route}
             return [], None, info, representation
         try:
             found = ch.vector_store.search_ids(result.vector, depth)
         except BookAgentError as exc:
             return [], None, _not_ran(exc, "failed"), representation
-        info = {"ran": True, "status": result.status, "route": result.route, "candidates": len(found)}
-        return [record_id for record_id, _ in found], dict(found), info, representation
+        found_info: ChannelInfo = {"ran": True, "status": result.status, "route": result.route,
+                                   "candidates": len(found)}
+        return [record_id for record_id, _ in found], dict(found), found_info, representation
 
     # --- hits -----------------------------------------------------------------------
 
-    def _hits(self, fused: list[FusedHit], lexical: dict[str, float], vector: dict[str, float]) -> list[dict[str, Any]]:
+    def _hits(self, fused: list[FusedHit], lexical: dict[str, float], vector: dict[str, float]) -> list[SearchHit]:
         records = self.channels.records.fetch([f.record_id for f in fused])
-        hits = []
+        hits: list[SearchHit] = []
         for item in fused:
             record = records.get(item.record_id)
             if record is not None:
                 hits.append(self._hit(record, item, lexical, vector))
         return hits
 
-    def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float]) -> dict[str, Any]:
-        scores: dict[str, Any] = {
+    def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float]) -> SearchHit:
+        scores: HitScores = {
             "lexical": lexical.get(record.record_id),
             "vector": vector.get(record.record_id),
             "fused": round(item.fused, 6),
@@ -256,7 +237,7 @@ class HybridSearch:
             "record_id": record.record_id,
             "text": record.text,
             "headings": list(record.headings),
-            "source_locator": {"book_id": self.book_id, **record.source, "verification": {"method": "record-metadata"}},
+            "source_locator": _claimed_locator(self.book_id, record),
             "markdown_span": markdown_span(record.md_start, record.md_end),
             "scores": scores,
             "channel_ranks": dict(item.ranks),
@@ -274,16 +255,25 @@ class HybridSearch:
             return False
         return str(reranker.provider_info().get("provider", "none")) != "none"
 
-    def _rerank(self, query: str, hits: list[dict[str, Any]], top_k: int, strict: bool,
-                warnings: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def _rerank(self, query: str, hits: list[SearchHit], top_k: int, strict: bool,
+                warnings: list[str]) -> tuple[list[SearchHit], RerankInfo]:
         assert self.channels.reranker is not None
         result = self.channels.reranker.rerank(query, hits, top_k)
-        info = {k: result.get(k) for k in ("rerank_requested", "rerank_applied", "error")}
+        # .get: a plug-in's result is checked by the guard, but a key may still be absent
+        info: RerankInfo = {"rerank_requested": result.get("rerank_requested"),
+                            "rerank_applied": result.get("rerank_applied"), "error": result.get("error")}
         info["provider"] = self.channels.reranker.provider_info()
         warnings.extend(str(w) for w in result.get("warnings") or [])
         if strict and result.get("rerank_requested") and not result.get("rerank_applied"):
-            error = result.get("error") or {}
+            error = result.get("error")
+            message = error.get("message", "unknown error") if error else "unknown error"
             raise BookAgentError(
-                "search.rerank_failed", f"strict search: rerank failed: {error.get('message', 'unknown error')}",
-                details={"rerank": info}, remediation=error.get("remediation"))
+                "search.rerank_failed", f"strict search: rerank failed: {message}",
+                details={"rerank": info}, remediation=(error.get("remediation") if error else None))
         return list(result.get("hits") or hits), info
+
+
+def _claimed_locator(book_id: str, record: Record) -> Locator:
+    """The record's own claim (its database's source fields), marked unchecked."""
+    # cast: the source's keys are the package database's (checked by the inspector), not ours
+    return cast(Locator, {"book_id": book_id, **record.source, "verification": {"method": "record-metadata"}})

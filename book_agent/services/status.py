@@ -8,17 +8,18 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.book_refs import one_book
+from book_agent.domain.book_reports import BookStatus, Capability
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import database_sha
+from book_agent.domain.runtime_states import LexicalState, unstamped
 from book_agent.domain.sidecar_stamps import lexical_stamp
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
 
 
-def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = False) -> dict[str, Any]:
+def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = False) -> BookStatus:
     """The status dict of contracts/core.md; never a key (auth_env_set says whether it is set)."""
     entry = ports.registry.get(one_book(book_ref))
     root = Path(entry["package_root"])
@@ -28,7 +29,7 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
     info = ports.packages.inspect(root, verify_hashes=verify) if present else None
     diagnostics = [d.to_dict() for d in info.diagnostics] if info else []
     healthy = info is not None and not info.has_errors and not changed
-    lexical = ports.runtime.lexical_state(runtime_dir, lexical_stamp(
+    lexical: LexicalState = ports.runtime.lexical_state(runtime_dir, lexical_stamp(
         str(entry.get("manifest_sha256") or ""), database_sha(info))) if info else {"present": False, "fresh": False}
     config = ports.runtime.load_config(runtime_dir)
     network = asdict(config.network)
@@ -54,7 +55,7 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
     }
 
 
-def _vector_capability(books: OpenBooks, book_ref: str, healthy: bool, info: PackageInfo | None) -> dict[str, Any]:
+def _vector_capability(books: OpenBooks, book_ref: str, healthy: bool, info: PackageInfo | None) -> Capability:
     needs = ("the package's vectors and a query encoder for its model: the model's files on this machine, "
              "or remote requests allowed to an exact endpoint with auth_env set; or a caller-supplied "
              "query vector")
@@ -71,6 +72,6 @@ def _vector_capability(books: OpenBooks, book_ref: str, healthy: bool, info: Pac
     check = book.vector_check(manifest.get("model"), runtime)
     return {"available": bool(encoding["available"]), "needs": needs, "model": manifest.get("model"),
             "languages": evidence.languages, "languages_source": evidence.source,
-            "language_evidence": {k: v for k, v in check.items() if k != "stamp"} if check else
+            "language_evidence": unstamped(check) if check else
             {"status": "not-run", "reason": "measured by `book-agent prepare BOOK` when queries can be encoded"},
             "query_encoding": encoding}

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from typing import Any
 
 from book_agent.domain.fusion import query_script
 from book_agent.domain.lexical_text import CJK_RUN, cjk_share
+from book_agent.domain.query_encoding import QueryEncoding
 from book_agent.domain.records import Record
+from book_agent.domain.runtime_states import LanguageCheck
 from book_agent.ports import QueryVectorizer, VectorStore
 
 # Fewer distinct CJK pieces than this: the model cannot spell ordinary CJK text.
@@ -79,14 +80,14 @@ def _window(text: str, script: str, rng: random.Random) -> str | None:
     return compact[start : start + WINDOW_CJK_CHARS]
 
 
-def tokenizer_evidence(vocabulary: list[str]) -> dict[str, Any]:
+def tokenizer_evidence(vocabulary: list[str]) -> LanguageCheck:
     cjk = sum(1 for piece in vocabulary if CJK_RUN.search(piece))
     return {"status": "ok", "basis": "tokenizer", "vocabulary_size": len(vocabulary),
             "cjk_pieces": cjk, "reads": {"cjk": cjk >= CJK_VOCABULARY_MIN}}
 
 
 def language_evidence(records: Iterable[Record], vectorizer: QueryVectorizer, store: VectorStore,
-                      seed: str) -> dict[str, Any]:
+                      seed: str) -> LanguageCheck:
     """The tokenizer's evidence when the model's files are here, else the self-check's."""
     vocabulary = vectorizer.tokenizer_vocabulary()
     if vocabulary:
@@ -95,7 +96,7 @@ def language_evidence(records: Iterable[Record], vectorizer: QueryVectorizer, st
 
 
 def run_self_check(records: Iterable[Record], vectorizer: QueryVectorizer, store: VectorStore,
-                   seed: str) -> dict[str, Any]:
+                   seed: str) -> LanguageCheck:
     """{"status", "basis": "self-check", "scripts": {script: {"queries", "mrr@10"}}, "reads"}.
 
     Stops at the first query the runtime cannot encode (no model here, remote not allowed):
@@ -104,7 +105,7 @@ def run_self_check(records: Iterable[Record], vectorizer: QueryVectorizer, store
     probe = vectorizer.encode_query(PROBE)  # before reading every record to sample them
     if probe.vector is None:
         return _not_run(probe)
-    scripts: dict[str, Any] = {}
+    scripts: dict[str, dict[str, float]] = {}
     route = probe.route
     for script, queries in pseudo_queries(records, seed).items():
         reciprocal = 0.0
@@ -120,13 +121,13 @@ def run_self_check(records: Iterable[Record], vectorizer: QueryVectorizer, store
             "scripts": scripts, "reads": {k: v["mrr@10"] >= SELF_CHECK_MIN_MRR for k, v in scripts.items()}}
 
 
-def _not_run(encoding: Any) -> dict[str, Any]:
-    error = encoding.to_dict(include_vector=False).get("error") or {}
-    return {"status": "not-run", "basis": "self-check", "code": error.get("code"),
-            "reason": error.get("message") or "the query could not be encoded"}
+def _not_run(encoding: QueryEncoding) -> LanguageCheck:
+    error = encoding.to_dict(include_vector=False).get("error")
+    return {"status": "not-run", "basis": "self-check", "code": (error.get("code") if error else None),
+            "reason": (error.get("message") if error else None) or "the query could not be encoded"}
 
 
-def measured_reads(check: dict[str, Any] | None) -> tuple[dict[str, bool], str | None]:
+def measured_reads(check: LanguageCheck | None) -> tuple[dict[str, bool], str | None]:
     """(script -> reads it, basis) from a cached result (empty when nothing was measured)."""
     if not check or check.get("status") != "ok":
         return {}, None

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.search_results import RerankOutcome, SearchHit
 from book_agent_adapters.rerankers.base import ScoringReranker
 from book_agent_adapters.rerankers.results import check_request
 
@@ -32,11 +33,10 @@ class FakeReranker(ScoringReranker):
         self.calls: list[tuple[str, list[str], int]] = []
         self._ids: list[str] = []
 
-    def rerank(self, query: str, candidates: Sequence[dict[str, Any]], top_n: int) -> dict[str, Any]:
+    def rerank(self, query: str, candidates: Sequence[SearchHit], top_n: int) -> RerankOutcome:
         check_request(candidates, top_n)
         self._ids = [str(c.get("record_id", i)) for i, c in enumerate(candidates)]
-        result: dict[str, Any] = super().rerank(query, candidates, top_n)
-        return result
+        return super().rerank(query, candidates, top_n)
 
     def score(self, query: str, texts: list[str], top_n: int) -> list[tuple[int, float]]:
         self.calls.append((query, list(texts), top_n))

@@ -22,6 +22,7 @@ from book_agent.domain.package import PackageInfo
 from book_agent.domain.records import Record
 from book_agent.domain.registry_entry import RegistryEntry, conflict
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.runtime_states import Fingerprint, LanguageCheck, LexicalState, Stamp
 from book_agent.ports import (
     PackageStore,
     Progress,
@@ -116,7 +117,7 @@ class MemoryPackages(PackageStore):
     def fingerprint(self, root: Path) -> dict[str, list[int]]:
         return {"book-package.json": [self.book(root).version, 0, 0]}
 
-    def changes(self, root: Path, recorded: dict[str, Any]) -> list[str]:
+    def changes(self, root: Path, recorded: Fingerprint) -> list[str]:
         return ["index.sqlite"] if self.book(root).changed else []
 
     def manifest_sha256(self, root: Path) -> str:
@@ -132,7 +133,7 @@ class MemoryRuntime(RuntimeStore):
         self.dirs: set[Path] = set()
         self.configs: dict[Path, RuntimeConfig] = {}
         self.sidecars: dict[Path, dict[str, str]] = {}
-        self.vector_checks: dict[Path, dict[str, Any]] = {}
+        self.vector_checks: dict[Path, LanguageCheck] = {}
         self.fail_build: BookAgentError | None = None
 
     def create_dir(self, runtime_dir: Path) -> Callable[[], None]:
@@ -178,7 +179,7 @@ class MemoryRuntime(RuntimeStore):
     def lexical_path(self, runtime_dir: Path) -> Path:
         return runtime_dir / "lexical.sqlite"
 
-    def lexical_state(self, runtime_dir: Path, expected: dict[str, str]) -> dict[str, Any]:
+    def lexical_state(self, runtime_dir: Path, expected: Stamp) -> LexicalState:
         stamp = self.sidecars.get(self.lexical_path(runtime_dir))
         if stamp is None:
             return {"present": False, "fresh": False, "reason": "missing"}
@@ -200,11 +201,11 @@ class MemoryRuntime(RuntimeStore):
     def discard(self, path: Path) -> None:
         self.sidecars.pop(path, None)
 
-    def read_vector_check(self, runtime_dir: Path, stamp: dict[str, str]) -> dict[str, Any] | None:
+    def read_vector_check(self, runtime_dir: Path, stamp: Stamp) -> LanguageCheck | None:
         found = self.vector_checks.get(runtime_dir)
         return found if found is not None and found.get("stamp") == stamp else None
 
-    def write_vector_check(self, runtime_dir: Path, stamp: dict[str, str], result: dict[str, Any]) -> None:
+    def write_vector_check(self, runtime_dir: Path, stamp: Stamp, result: LanguageCheck) -> None:
         self.vector_checks[runtime_dir] = {**result, "stamp": stamp}
 
 

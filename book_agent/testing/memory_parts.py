@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.records import LexicalHit, Record
 from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.source_results import MarkdownSlice, Skill
 from book_agent.ports import (
     BookParts,
     LexicalIndex,
@@ -77,7 +79,7 @@ class MemoryBookParts(BookParts):
     def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore:
         raise AssertionError("fake books have no vectors")
 
-    def query_runtime(self, spec: dict[str, Any], config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer:
+    def query_runtime(self, spec: QueryRuntimeSpecDict, config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer:
         raise AssertionError("fake books have no vectors")
 
     def reranker(self, config: RuntimeConfig, runtime_dir: Path) -> Reranker | None:
@@ -95,12 +97,14 @@ class MemoryMarkdown(MarkdownReader):
 
     def read_markdown(self, package: PackageInfo, *, record_span: tuple[int | None, int | None] | None,
                       record_id: str | None, start: int | None, end: int | None,
-                      heading: str | None, context_chars: int) -> dict[str, Any]:
+                      heading: str | None, context_chars: int) -> MarkdownSlice:
         text = "\n\n".join(r.text for r in self.packages.book(package.root).records)
-        return {"text": text[start or 0:end], "record_id": record_id}
+        return {"book_id": str(package.book_id), "mode": "range", "text": text[start or 0:end], "record_id": record_id}
 
-    def read_skill(self, package: PackageInfo) -> dict[str, Any]:
-        return {"text": self.packages.book(package.root).skill}
+    def read_skill(self, package: PackageInfo) -> Skill:
+        skill = self.packages.book(package.root).skill
+        return {"book_id": str(package.book_id), "path": "SKILL.md", "name": None, "description": None,
+                "front_matter": {}, "body": skill, "text": skill, "extra_files": []}
 
 
 def _words(text: str) -> Iterator[str]:

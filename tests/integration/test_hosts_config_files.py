@@ -122,7 +122,7 @@ def test_json_indentation_of_an_untouched_layout_round_trips_byte_exact(tmp_path
 
 @pytest.mark.parametrize(
     "bad",
-    ['{"mcpServers": {', '// comment\n{"mcpServers": {}}', "[1, 2]", '{"mcpServers": []}', '{"a": 1, "a": 2}'],
+    ['{"mcpServers": {', '// comment\n[1, 2]', "[1, 2]", '{"mcpServers": []}', '{"a": 1, "a": 2}'],
 )
 def test_malformed_json_is_refused(tmp_path: Path, bad: str) -> None:
     with pytest.raises(BookAgentError) as info:

@@ -257,11 +257,12 @@ def test_cherry_studio_data_is_never_touched(package: PackageInfo, sandbox: tupl
     assert target.verify(package)["mcp"]["status"] == "manual"
 
 
-def test_trae_warns_when_the_command_has_spaces(package: PackageInfo, sandbox: tuple[Path, Path]) -> None:
+def test_trae_refuses_a_command_with_spaces(package: PackageInfo, sandbox: tuple[Path, Path]) -> None:
     argv = ["/Applications/My Python/bin/python", "-m", "book_agent", "--data-dir", "/d", "mcp", "test-book"]
-    plan = adapter("trae", sandbox).plan_install(package, argv)
-    assert "host.command_has_spaces" in {w["code"] for w in plan["warnings"]}
-    assert plan["manual"]["snippet"] and plan["mcp_command"] == argv
+    with pytest.raises(BookAgentError) as info:  # Trae's rule: an error now, not a warning beside a write
+        adapter("trae", sandbox).plan_install(package, argv)
+    assert info.value.code == "host.command_has_spaces"
+    assert adapter("trae", sandbox).port.warnings(argv, None)[0]["code"] == "host.command_has_spaces"  # manual notes
 
 
 def test_plan_shows_a_unified_diff_of_the_config(package: PackageInfo, sandbox: tuple[Path, Path]) -> None:

@@ -197,10 +197,10 @@ def test_a_client_gone_mid_call_cancels_it_frees_its_slot_and_is_logged() -> Non
 def test_renders_run_one_at_a_time() -> None:
     """The global cap on renders: render_page runs on the work lane, which has one thread."""
     from book_agent.mcp.session import BookSession
-    from book_agent.mcp.tools import WORK_LANE
+    from book_agent.mcp.tools import TOOLS
 
     session = BookSession("any", agent=object())
     try:
-        assert "render_page" in WORK_LANE and session._lanes["work"]._max_workers == 1
+        assert next(t.lane for t in TOOLS if t.name == "render_page") == "work" and session._lanes["work"]._max_workers == 1
     finally:
         session.close()

@@ -110,7 +110,6 @@ def test_published_library_schemas_match_the_contract_file() -> None:
     published = document(library=True)
     written = json.loads((REPO_ROOT / "contracts" / "mcp-library-tools.json").read_text(encoding="utf-8"))
     assert published == written, "run: python -m book_agent.mcp.published --library > contracts/mcp-library-tools.json"
-    assert {t["name"] for t in published["tools"]} == LIBRARY_TOOLS
     for tool in published["tools"]:
         if tool["name"] not in ("list_books", "search"):
             assert "book_id" in tool["inputSchema"]["required"], tool["name"]

@@ -13,3 +13,12 @@ SOURCE_ROOTS = (REPO_ROOT / "book_agent", REPO_ROOT / "adapters" / "book_agent_a
 def source_files() -> list[Path]:
     """Every .py file of both source roots, sorted."""
     return sorted(p for root in SOURCE_ROOTS for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def published_tool_names(contract: str) -> set[str]:
+    """The tool names a published schema file (contracts/mcp-tools.json, mcp-library-tools.json) lists:
+    what a server must list, pinned by that file's snapshot test."""
+    import json
+
+    document = json.loads((REPO_ROOT / "contracts" / contract).read_text(encoding="utf-8"))
+    return {tool["name"] for tool in document["tools"]}

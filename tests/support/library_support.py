@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.support import published_tool_names
 from tests.support.package_builder import RecordSpec, build_package
 
 DIMS = 16
@@ -38,8 +39,7 @@ def make_book(root: Path, book_id: str, records: list[RecordSpec], dims: int = D
                          vectors=lambda texts: vectors_of(texts, dims), blank_page=False)
 
 
-LIBRARY_TOOLS = {"list_books", "search", "read_entry", "read_markdown", "get_skill", "locate_source",
-                 "read_source", "render_page", "status"}
+LIBRARY_TOOLS = published_tool_names("mcp-library-tools.json")
 
 
 def three_book_library(tmp_path: Path) -> Path:

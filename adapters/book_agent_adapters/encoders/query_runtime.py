@@ -22,6 +22,7 @@ from book_agent.domain.query_encoding import OK, UNAVAILABLE, USER_SUPPLIED, Que
 from book_agent.domain.query_runtime_spec import QueryRuntimeSpec
 from book_agent.domain.records import Vector
 from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
+from book_agent.domain.runtime_states import QueryAvailability
 from book_agent.ports import QueryEncoder, QueryVectorizer
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class QueryRuntime(QueryVectorizer):
             return ["local"]
         return ["remote", "local"]
 
-    def availability(self) -> dict[str, Any]:
+    def availability(self) -> QueryAvailability:
         """Can a query be encoded now, and by which route? Decided without encoding anything
         and without any request: the policy, the key's variable, the local model's files."""
         if not self.spec.vector_channel_available:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.host_config import HostNote
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import HostPort
@@ -92,7 +93,7 @@ def token_env_unsupported(label: str, remote: RemoteServer) -> BookAgentError:
     )
 
 
-def token_by_hand(label: str, remote: RemoteServer) -> list[dict[str, str]]:
+def token_by_hand(label: str, remote: RemoteServer) -> list[HostNote]:
     """The note for hosts that take a token only as a literal header the user adds."""
     if remote.loopback:
         return []  # a loopback server may run without authentication
@@ -164,7 +165,7 @@ class JsonMcpHost(HostPort):
     def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None:
         return json_config.get_server(json_config.parse(text, path, self.host), name)
 
-    def style_warnings(self, text: str | None) -> list[dict[str, str]]:
+    def style_warnings(self, text: str | None) -> list[HostNote]:
         if text is not None and text.startswith(json_config.BOM):
             return [{
                 "code": "host.config_has_bom",
@@ -183,7 +184,7 @@ class JsonMcpHost(HostPort):
 
         return json.dumps({"mcpServers": {name: self.http_entry(remote)}}, indent=2, ensure_ascii=False)
 
-    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+    def http_warnings(self, remote: RemoteServer) -> list[HostNote]:
         return token_by_hand(self.label, remote)
 
     def header_step(self, remote: RemoteServer) -> list[str]:
@@ -194,7 +195,7 @@ class JsonMcpHost(HostPort):
                 "book-agent never writes one)"]
 
 
-def spaces_warning(argv: list[str], host: str) -> list[dict[str, str]]:
+def spaces_warning(argv: list[str], host: str) -> list[HostNote]:
     if " " in argv[0]:
         return [{
             "code": "host.command_has_spaces",
@@ -205,7 +206,7 @@ def spaces_warning(argv: list[str], host: str) -> list[dict[str, str]]:
     return []
 
 
-def env_warning(auth_env: str | None, host: str) -> list[dict[str, str]]:
+def env_warning(auth_env: str | None, host: str) -> list[HostNote]:
     if not auth_env:
         return []
     return [{

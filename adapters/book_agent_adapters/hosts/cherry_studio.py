@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts.base import HostContext, token_by_hand, token_env_unsupported
@@ -51,7 +52,7 @@ def decode_deeplink(link: str) -> dict[str, Any]:
     return data
 
 
-MANUAL_ONLY = {
+MANUAL_ONLY: HostNote = {
     "code": "host.manual_only",
     "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "
     "open the deep link or add the server by hand, then enable and trust it in Settings > MCP",
@@ -81,7 +82,7 @@ class CherryStudioHost(HostPort):
     def skills_dir(self) -> Path:
         return self.data_dir / "hosts" / "cherry-studio" / "skills"
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         folder = self.user_data_dir()
         evidence = [str(folder)] if folder.exists() else []
         return {"installed": bool(evidence), "evidence": evidence, "cli": None}
@@ -105,7 +106,7 @@ class CherryStudioHost(HostPort):
     def read_server(self, text: str | None, path: Path, name: str) -> dict[str, Any] | None:
         return None
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         found = [MANUAL_ONLY]
         if auth_env:
             found.append({
@@ -122,15 +123,15 @@ class CherryStudioHost(HostPort):
         return [f"a Cherry Studio build with the deep-link command allowlist ({', '.join(DEEPLINK_COMMANDS)}) "
                 f"shows a \"Security Warning\" for {argv[0]!r}: add the server by hand in Settings > MCP then"]
 
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
         return self._manual(name, self.server_entry(argv, auth_env),
                             ["or in Settings > MCP add a stdio server with the command and args below"],
                             self._allowlist_step(argv))
 
-    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+    def http_warnings(self, remote: RemoteServer) -> list[HostNote]:
         return [MANUAL_ONLY, *token_by_hand(self.label, remote)]
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         how = [f"or in Settings > MCP add a server of type Streamable HTTP (streamableHttp) with the URL {remote.url}"]
         if not remote.loopback:
             how.append("the server needs your token: in the server's settings, Headers, add "
@@ -138,7 +139,7 @@ class CherryStudioHost(HostPort):
                        "variable; book-agent never writes it, and a link is no place for it)")
         return self._manual(name, self.http_entry(remote), how, [])
 
-    def _manual(self, name: str, server: dict[str, Any], how: list[str], then: list[str]) -> dict[str, Any]:
+    def _manual(self, name: str, server: dict[str, Any], how: list[str], then: list[str]) -> ManualSteps:
         entry = {"name": name, **server}
         link = deeplink({name: entry})
         steps = [

@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts.base import HostContext, entry_transport, managed_subset
@@ -55,7 +56,7 @@ class CodexHost(HostPort):
     def skills_dir(self) -> Path:
         return self.ctx.home / ".agents" / "skills"
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         evidence = [str(p) for p in (self.home_dir(), self.config_path()) if p.exists()]
         binary = None if self.ctx.explicit_home else shutil.which("codex")
         if binary:
@@ -99,14 +100,13 @@ class CodexHost(HostPort):
         current_plain = _plain(current)
         if text is not None and _same(current_plain, entry):
             return text  # already there: not a byte changes
+        if current is not None:  # a re-install: edited in place, so the user's comments stay
+            _update_in_place(current, entry, _dropped(current_plain, entry))
+            return _tidy(doc.as_string(), text)
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             doc["mcp_servers"] = servers
         table = tomlkit.table()
-        dropped = _dropped(current_plain, entry)
-        for key, value in (current_plain or {}).items():
-            if key not in MANAGED_KEYS + HTTP_KEYS and key not in dropped:
-                table[key] = value  # the user's own keys on our server survive
         for key in _managed(entry):
             if key in entry:
                 table[key] = entry[key]
@@ -130,10 +130,10 @@ class CodexHost(HostPort):
         found: dict[str, Any] | None = _plain(servers.get(name))
         return found
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         return []
 
-    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+    def http_warnings(self, remote: RemoteServer) -> list[HostNote]:
         if remote.token_env or remote.loopback:
             return []
         return [{
@@ -143,7 +143,7 @@ class CodexHost(HostPort):
             "reads it from",
         }]
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         import tomlkit
 
         snippet = tomlkit.dumps({"mcp_servers": {name: self.http_entry(remote)}})
@@ -161,7 +161,7 @@ class CodexHost(HostPort):
                          "Authorization: Bearer (book-agent never writes the token)")
         return {"steps": steps, "snippet": snippet, "deeplink": None}
 
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
         import tomlkit
 
         snippet = tomlkit.dumps({"mcp_servers": {name: self.server_entry(argv, auth_env)}})
@@ -181,6 +181,25 @@ class CodexHost(HostPort):
 def _plain(item: Any) -> Any:
     """tomlkit items as plain Python values."""
     return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+def _update_in_place(table: Any, entry: dict[str, Any], dropped: set[str]) -> None:
+    """Our keys set on the user's own table: keys and comments we do not own stay where they
+    are, and a value we change keeps the comment after it (rebuilding the table from plain
+    values, as before, dropped every comment in it)."""
+    import tomlkit
+
+    for key in [k for k in table if k in dropped]:
+        del table[key]
+    for key in _managed(entry):
+        if key not in entry or _plain(table.get(key)) == entry[key]:
+            continue
+        old = table.item(key) if key in table else None
+        new = tomlkit.item(entry[key])
+        comment = getattr(getattr(old, "trivia", None), "comment", "")
+        if comment:
+            new.comment(comment.lstrip("#").strip())
+        table[key] = new
 
 
 def _managed(entry: dict[str, Any]) -> list[str]:

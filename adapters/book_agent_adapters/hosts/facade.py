@@ -18,15 +18,28 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.host_config import (
+    HostInspection,
+    HostNote,
+    HostPlan,
+    HostVerification,
+    ManualSteps,
+)
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts import ops, safe_write, skills
 from book_agent_adapters.hosts.base import HostContext, entry_transport, read_config
+from book_agent_adapters.hosts.conflicts import check_data_dir, server_names
 from book_agent_adapters.hosts.naming import BOOK_AGENT_SKILL
-from book_agent_adapters.hosts.targets import Installable, InstallTarget, install_target
+from book_agent_adapters.hosts.targets import (
+    Installable,
+    InstallTarget,
+    install_target,
+    replaced_warning,
+)
 
 HOSTS = ("codex", "trae", "workbuddy", "cherry-studio")
 
@@ -89,21 +102,22 @@ class HostAdapter:
                 "config_path": str(path) if path else None, "skills_dir": str(self.port.skills_dir()),
                 "unconfirmed": list(self.port.unconfirmed)}
 
-    def inspect(self) -> dict[str, Any]:
+    def inspect(self) -> HostInspection:
         """What book-agent has put into this host: its servers and skill folders."""
         path = self.port.config_path()
         servers: list[str] = []
         forms: dict[str, dict[str, Any]] = {}
         text = read_config(path, self.host) if path is not None else None
         if path is not None and text is not None:
-            servers = [n for n in _server_names(self.port, text, path) if n.startswith("book-")]
+            servers = [n for n in server_names(self.port, text, path) if n.startswith("book-")]
             for name in servers:  # how the host reaches each: it starts it, or connects to a URL
                 entry = self.port.read_server(text, path, name) or {}
                 forms[name] = {"transport": entry_transport(entry), "url": entry.get("url")}
         folder = self.port.skills_dir()
         installed = sorted(p.parent.name for p in folder.glob("*/" + skills.MANIFEST_NAME)) if folder.is_dir() else []
-        return {**self.detect(), "config_exists": bool(path and path.is_file()),
-                "book_servers": servers, "book_server_forms": forms, "book_agent_skills": installed}
+        return cast(HostInspection, {**self.detect(), "config_exists": bool(path and path.is_file()),
+                                     "book_servers": servers, "book_server_forms": forms,
+                                     "book_agent_skills": installed})  # detect's keys, then these
 
     # -- planning --------------------------------------------------------------------------
     def _skill_ops(self, target: InstallTarget, skill_dir: Path | None) -> list[ops.Op]:
@@ -118,26 +132,29 @@ class HostAdapter:
             return Form(None, None, remote)
         return Form(list(argv) if argv else mcp_command(self.data_dir, target.serves), auth_env, None)
 
-    def _mcp_ops(self, target: InstallTarget, form: Form) -> list[ops.Op]:
+    def _mcp_ops(self, target: InstallTarget, form: Form, replace: bool = False) -> list[ops.Op]:
         path = self.port.config_path()
         if path is None:
             return []
         text = read_config(path, self.host)
-        new = self.port.add_server(text, path, target.name, form.entry(self.port))
+        entry = form.entry(self.port)
+        check_data_dir(self.port.read_server(text, path, target.name), entry, target.name, self.host, replace)
+        new = self.port.add_server(text, path, target.name, entry)
         return [ops.Op(path, new.encode("utf-8"), "mcp_config", backup=True)]
 
     def plan_install(self, package: Installable, mcp_command: list[str] | None = None,
                      skill_dir: Path | None = None, *, auth_env: str | None = None,
-                     remote: RemoteServer | None = None) -> dict[str, Any]:
+                     remote: RemoteServer | None = None, replace: bool = False) -> dict[str, Any]:
         """`package`: a book's package (PackageInfo, its root, its to_dict()) or a HostLibrary.
         `remote`: the library's server over streamable HTTP (the host connects to its URL)
-        instead of `book-agent mcp` started by the host."""
+        instead of `book-agent mcp` started by the host. `replace`: re-point a server name
+        installed from another data dir (else host.server_conflict)."""
         target = install_target(package)
         form = self._form(target, mcp_command, auth_env, remote)
-        planned = self._mcp_ops(target, form) + self._skill_ops(target, skill_dir)
+        planned = self._mcp_ops(target, form, replace) + self._skill_ops(target, skill_dir)
         return self._plan(target, form, planned, "install")
 
-    def _warnings(self, target: InstallTarget, form: Form, operation: str) -> list[dict[str, str]]:
+    def _warnings(self, target: InstallTarget, form: Form, operation: str) -> list[HostNote]:
         warnings = form.warnings(self.port) + target.warnings(form.auth_env, remote=form.remote is not None)
         path = self.port.config_path()
         text = read_config(path, self.host) if path is not None and path.is_file() else None
@@ -173,25 +190,26 @@ class HostAdapter:
     # -- doing -------------------------------------------------------------------------------
     def install(self, package: Installable, mcp_command: list[str] | None = None,
                 apply: bool = False, *, skill_dir: Path | None = None, auth_env: str | None = None,
-                remote: RemoteServer | None = None) -> dict[str, Any]:
+                remote: RemoteServer | None = None, replace: bool = False) -> HostPlan:
         """The plan (dry run, the default) or, with apply=True, the result of carrying it out."""
-        return _finish(self.plan_install(package, mcp_command, skill_dir, auth_env=auth_env, remote=remote), apply)
+        plan = self.plan_install(package, mcp_command, skill_dir, auth_env=auth_env, remote=remote, replace=replace)
+        return _finish(plan, apply)
 
     def install_skill(self, package: Installable, skill_dir: Path | None = None,
-                      apply: bool = True) -> dict[str, Any]:
+                      apply: bool = True) -> HostPlan:
         target = install_target(package)
         form = self._form(target, None, None, None)
         return _finish(self._plan(target, form, self._skill_ops(target, skill_dir), "install_skill"), apply)
 
     def configure_mcp(self, package: Installable, mcp_command: list[str] | None = None,
                       apply: bool = True, *, auth_env: str | None = None,
-                      remote: RemoteServer | None = None) -> dict[str, Any]:
+                      remote: RemoteServer | None = None) -> HostPlan:
         target = install_target(package)
         form = self._form(target, mcp_command, auth_env, remote)
         return _finish(self._plan(target, form, self._mcp_ops(target, form), "configure_mcp"), apply)
 
     def uninstall(self, package: Installable, skill_dir: Path | None = None,
-                  apply: bool = False, *, remote: RemoteServer | None = None) -> dict[str, Any]:
+                  apply: bool = False, *, remote: RemoteServer | None = None) -> HostPlan:
         """Remove our server entry (stdio or HTTP form alike) and what we installed in the skills
         folder (a dry run by default). `remote` only shapes the plan shown: the entry goes by name."""
         target = install_target(package)
@@ -212,13 +230,13 @@ class HostAdapter:
 
     def verify(self, package: Installable, mcp_command: list[str] | None = None,
                skill_dir: Path | None = None, *, auth_env: str | None = None,
-               remote: RemoteServer | None = None) -> dict[str, Any]:
+               remote: RemoteServer | None = None) -> HostVerification:
         from book_agent_adapters.hosts.verify import verify
 
         target = install_target(package)
         folder = Path(skill_dir) if skill_dir is not None else self.port.skills_dir()
         form = self._form(target, mcp_command, auth_env, remote)
-        return verify(self.port, target, form.entry(self.port), folder)
+        return cast(HostVerification, verify(self.port, target, form.entry(self.port), folder))
 
     def render_manual_instructions(self, package: Installable, mcp_command: list[str] | None = None, *,
                                    auth_env: str | None = None, remote: RemoteServer | None = None) -> str:
@@ -248,47 +266,31 @@ class Form:
         assert self.argv is not None
         return port.server_entry(self.argv, self.auth_env)
 
-    def warnings(self, port: HostPort) -> list[dict[str, str]]:
+    def warnings(self, port: HostPort) -> list[HostNote]:
         if self.remote is not None:
             return list(port.http_warnings(self.remote))
         assert self.argv is not None
         return list(port.warnings(self.argv, self.auth_env))
 
-    def manual(self, port: HostPort, name: str) -> dict[str, Any]:
+    def manual(self, port: HostPort, name: str) -> ManualSteps:
         if self.remote is not None:
             return port.http_manual(name, self.remote)
         assert self.argv is not None
         return port.manual(name, self.argv, self.auth_env)
 
 
-def replaced_warning(name: str, was: str, now: str) -> dict[str, str]:
-    how = {"stdio": "the stdio form (the host starts `book-agent mcp` on this machine)",
-           "http": "the HTTP form (the host connects to a served library's URL)"}
-    return {"code": "host.transport_replaced",
-            "message": f"{name} was {how[was]}; it becomes {how[now]}. One entry per library, whichever way it "
-            "is reached: install with the other form to switch back"}
-
-
 def install(package: Installable, mcp_command: list[str] | None = None,
             apply: bool = False, *, host: str = "codex", home: Path | str | None = None,
             data_dir: Path | str | None = None, edition: str | None = None,
             skill_dir: Path | None = None, auth_env: str | None = None,
-            remote: RemoteServer | None = None) -> dict[str, Any]:
+            remote: RemoteServer | None = None) -> HostPlan:
     """One call: the plan (a dry run, the default) or, with apply=True, the result."""
     adapter = HostAdapter(host, home=home, data_dir=data_dir, edition=edition)
     return adapter.install(package, mcp_command, apply, skill_dir=skill_dir, auth_env=auth_env, remote=remote)
 
 
-def _finish(plan: dict[str, Any], apply: bool) -> dict[str, Any]:
+def _finish(plan: dict[str, Any], apply: bool) -> HostPlan:
     planned: list[ops.Op] = plan.pop("_ops")
     if apply:
         plan.update(ops.apply(planned), applied=True)
-    return plan
-
-
-def _server_names(port: HostPort, text: str, path: Path) -> list[str]:
-    import re
-
-    # Names only, for inspect: read_server needs a name, so list candidates from the text.
-    found = re.findall(r'(?:mcp_servers\.|")(book-[a-z0-9-]+)', text)
-    return sorted({n for n in found if port.read_server(text, path, n) is not None})
+    return cast(HostPlan, plan)  # _plan's keys (and the target's extra ones), the internal _ops gone

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.host_config import HostNote
 from book_agent.domain.library import HostLibrary
 from book_agent.domain.package import PackageInfo
 from book_agent_adapters.hosts import skills
@@ -33,7 +34,7 @@ class InstallTarget:
     library: HostLibrary | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys added to plans and reports
 
-    def warnings(self, auth_env: str | None, *, remote: bool = False) -> list[dict[str, str]]:
+    def warnings(self, auth_env: str | None, *, remote: bool = False) -> list[HostNote]:
         # A served library (remote): its books and keys are the server's business, not this machine's.
         return library_warnings(self.library, auth_env) if self.library is not None and not remote else []
 
@@ -55,8 +56,8 @@ def _library(library: HostLibrary) -> InstallTarget:
     return InstallTarget(name, library.ref, library.ref, lambda: library_bundle(name, library), library, extra)
 
 
-def library_warnings(library: HostLibrary, auth_env: str | None) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
+def library_warnings(library: HostLibrary, auth_env: str | None) -> list[HostNote]:
+    out: list[HostNote] = []
     if library.everything and not library.book_ids:
         out.append({"code": "host.library_empty",
                     "message": "no book is registered yet: the server serves books registered later "
@@ -70,3 +71,11 @@ def library_warnings(library: HostLibrary, auth_env: str | None) -> list[dict[st
                     "environment. Export them where the host starts (Codex forwards only the variables "
                     "an entry names in `env_vars`: HostAdapter.install(..., auth_env=NAME) writes one)"})
     return out
+
+
+def replaced_warning(name: str, was: str, now: str) -> HostNote:
+    how = {"stdio": "the stdio form (the host starts `book-agent mcp` on this machine)",
+           "http": "the HTTP form (the host connects to a served library's URL)"}
+    return {"code": "host.transport_replaced",
+            "message": f"{name} was {how[was]}; it becomes {how[now]}. One entry per library, whichever way it "
+            "is reached: install with the other form to switch back"}

@@ -8,14 +8,40 @@ Skills: `~/.trae/skills/<name>/` (CN: `~/.trae-cn/skills/`), from third-party in
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent_adapters.hosts.base import HostContext, JsonMcpHost, env_warning, spaces_warning
 
 EDITIONS = {"intl": ("Trae", ".trae"), "cn": ("Trae CN", ".trae-cn")}
+# Trae's documented install link ("MCP Server 安装链接"): trae-cn:// for Trae CN, trae:// for Trae
+SCHEMES = {"intl": "trae", "cn": "trae-cn"}
+
+
+def install_link(edition: str, name: str, transport: str, config: dict[str, Any]) -> str:
+    """`<scheme>://trae.ai-ide/mcp-import?type=stdio|http&name=NAME&config=C`, C being the
+    entry's JSON (JSON.stringify: no spaces), base64-encoded, then URL-encoded."""
+    import base64
+    import json
+    from urllib.parse import quote
+
+    compact = json.dumps(config, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    encoded = quote(base64.b64encode(compact).decode("ascii"), safe="")
+    return f"{SCHEMES[edition]}://trae.ai-ide/mcp-import?type={transport}&name={quote(name, safe='')}&config={encoded}"
+
+
+def command_with_spaces(argv: list[str]) -> BookAgentError:
+    return BookAgentError(
+        "host.command_has_spaces",
+        f"Trae refuses an MCP `command` that contains spaces, and this one does: {argv[0]!r}",
+        details={"command": argv[0]},
+        remediation="run book-agent from an interpreter whose path has no spaces (a venv elsewhere), or link one: "
+                    f"`ln -s \"{argv[0]}\" ~/.local/bin/book-agent-python`, then add the server by hand with that "
+                    "command (`book-agent host instructions trae BOOK` shows the entry)")
 
 
 class TraeHost(JsonMcpHost):
@@ -57,22 +83,31 @@ class TraeHost(JsonMcpHost):
     def skills_dir(self) -> Path:
         return self.ctx.home / self.dot / "skills"
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         candidates = (self.ctx.app_data_dir(self.app), self.config_path(), self.ctx.home / self.dot)
         evidence = [str(p) for p in candidates if p.exists()]
         return {"installed": bool(evidence), "evidence": evidence, "cli": None}
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def server_entry(self, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+        if " " in argv[0]:
+            raise command_with_spaces(argv)  # Trae's own rule: refused before anything is written
+        return super().server_entry(argv, auth_env)
+
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         return spaces_warning(argv, "Trae") + env_warning(auth_env, "Trae")
 
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
-        return self._manual(self.json_snippet(name, argv, auth_env), [])
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
+        entry = JsonMcpHost.server_entry(self, argv, auth_env)  # the manual route shows it as it is
+        snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
+        return self._manual(snippet, [], install_link(self.edition or "intl", name, "stdio", entry))
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
-        return self._manual(self.http_snippet(name, remote), self.header_step(remote))
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
+        link = install_link(self.edition or "intl", name, "http", self.http_entry(remote))
+        return self._manual(self.http_snippet(name, remote), self.header_step(remote), link)
 
-    def _manual(self, snippet: str, extra: list[str]) -> dict[str, Any]:
+    def _manual(self, snippet: str, extra: list[str], link: str) -> ManualSteps:
         steps = [
+            f"open the install link below (it asks {self.label} to add the server), or",
             f"in {self.label}: Settings > MCP > Add > Add manually (设置 > MCP > 添加 > 手动添加), paste the JSON below",
             f"or merge it into {self.config_path()} under \"mcpServers\"",
             *extra,
@@ -80,4 +115,4 @@ class TraeHost(JsonMcpHost):
             f"skills: copy the installed skill folders to ~/{self.dot}/skills/, or import them "
             "under Settings > Rules & Skills (规则和技能)",
         ]
-        return {"steps": steps, "snippet": snippet, "deeplink": None}
+        return {"steps": steps, "snippet": snippet, "deeplink": link}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.host_config import HostNote, ManualSteps
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts import skills
 from book_agent_adapters.hosts.base import entry_transport, read_config
@@ -51,13 +52,14 @@ def verify(port: HostPort, target: InstallTarget, expected: dict[str, Any], skil
             "ok": ok, "mcp": mcp, "skills": skill_results, "unconfirmed": list(port.unconfirmed), **target.extra}
 
 
-def render_manual(host: str, manual: dict[str, Any], warnings: list[dict[str, str]],
+def render_manual(host: str, manual: ManualSteps, warnings: list[HostNote],
                   unconfirmed: tuple[str, ...]) -> str:
     lines = [f"# Install by hand: {host}", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(manual["steps"], 1)]
     lines += ["", "```", manual["snippet"].rstrip("\n"), "```"]
-    if manual.get("deeplink"):
-        lines += ["", "Deep link:", "", manual["deeplink"]]
+    deeplink = manual.get("deeplink")
+    if deeplink:
+        lines += ["", "Deep link:", "", deeplink]
     if warnings:
         lines += ["", "Notes:"] + [f"- {w['message']}" for w in warnings]
     if unconfirmed:

@@ -8,12 +8,12 @@ path comes from third-party READMEs (see contracts/hosts.md).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent_adapters.hosts.base import HostContext, JsonMcpHost, env_warning
 
-RESTART = {
+RESTART: HostNote = {
     "code": "host.restart_required",
     "message": "WorkBuddy reads MCP config at launch: restart it, then click Trust on the "
     "new server (Plugins/插件 > MCP)",
@@ -43,23 +43,23 @@ class WorkBuddyHost(JsonMcpHost):
     def skills_dir(self) -> Path:
         return self.base_dir() / "skills"
 
-    def detect(self) -> dict[str, Any]:
+    def detect(self) -> HostDetection:
         evidence = [str(p) for p in (self.base_dir(), self.config_path()) if p.exists()]
         return {"installed": bool(evidence), "evidence": evidence, "cli": None}
 
-    def warnings(self, argv: list[str], auth_env: str | None) -> list[dict[str, str]]:
+    def warnings(self, argv: list[str], auth_env: str | None) -> list[HostNote]:
         return [RESTART, *env_warning(auth_env, "WorkBuddy")]
 
-    def http_warnings(self, remote: RemoteServer) -> list[dict[str, str]]:
+    def http_warnings(self, remote: RemoteServer) -> list[HostNote]:
         return [RESTART, *super().http_warnings(remote)]
 
-    def manual(self, name: str, argv: list[str], auth_env: str | None) -> dict[str, Any]:
+    def manual(self, name: str, argv: list[str], auth_env: str | None) -> ManualSteps:
         return self._manual(self.json_snippet(name, argv, auth_env), [], "runs")
 
-    def http_manual(self, name: str, remote: RemoteServer) -> dict[str, Any]:
+    def http_manual(self, name: str, remote: RemoteServer) -> ManualSteps:
         return self._manual(self.http_snippet(name, remote), self.header_step(remote), "answers")
 
-    def _manual(self, snippet: str, extra: list[str], green: str) -> dict[str, Any]:
+    def _manual(self, snippet: str, extra: list[str], green: str) -> ManualSteps:
         steps = [
             "in WorkBuddy: 插件 (Plugins) > MCP servers > Configure MCP, paste the JSON below, then Try to Run",
             f"or merge it into {self.config_path()} under \"mcpServers\" (UTF-8 without BOM) and restart WorkBuddy",

@@ -12,9 +12,10 @@ built-ins register there too); provider `custom` takes `factory`, a plug-in name
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.ports import Reranker
 from book_agent_adapters.rerankers import errors
 from book_agent_adapters.rerankers.base import NoneReranker, ScoringReranker
 from book_agent_adapters.rerankers.config import RerankConfig, parse_config
@@ -22,7 +23,7 @@ from book_agent_adapters.rerankers.config import RerankConfig, parse_config
 __all__ = ["RerankConfig", "ScoringReranker", "create_reranker", "list_rerankers", "parse_config"]
 
 
-def create_reranker(config: Any, runtime_dir: Path | str | None = None) -> Any:
+def create_reranker(config: Any, runtime_dir: Path | str | None = None) -> Reranker:
     from book_agent_adapters.rerankers import plugins
     from book_agent_adapters.rerankers.guard import CheckedReranker
 
@@ -50,7 +51,7 @@ def create_reranker(config: Any, runtime_dir: Path | str | None = None) -> Any:
         ) from exc
     plugins.check_product(product, target)
     if entry is not None and entry.builtin:
-        return product
+        return cast(Reranker, product)  # check_product held it to the port
     source = entry.source if entry is not None else f"factory {target}"
     return CheckedReranker(product, entry.name if entry else target, source, strict=cfg.strict)
 

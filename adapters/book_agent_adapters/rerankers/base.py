@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.search_results import ProviderInfo, RerankHealth, RerankOutcome, SearchHit
 from book_agent.ports import Reranker
 from book_agent_adapters.rerankers import errors, results
 
@@ -27,7 +27,7 @@ class ScoringReranker(Reranker):
         """(candidate index, raw score) pairs; higher is better. Raise on failure."""
         raise NotImplementedError
 
-    def rerank(self, query: str, candidates: Sequence[dict[str, Any]], top_n: int) -> dict[str, Any]:
+    def rerank(self, query: str, candidates: Sequence[SearchHit], top_n: int) -> RerankOutcome:
         results.check_request(candidates, top_n)
         if not candidates:
             return results.result([], True, False)
@@ -51,16 +51,16 @@ class ScoringReranker(Reranker):
         return results.applied(candidates, scored, top_n, meta)
 
     def _fail(
-        self, candidates: Sequence[dict[str, Any]], top_n: int, error: BookAgentError
-    ) -> dict[str, Any]:
+        self, candidates: Sequence[SearchHit], top_n: int, error: BookAgentError
+    ) -> RerankOutcome:
         if self.strict:
             raise error
         return results.failure(candidates, top_n, error, self.provider)
 
-    def healthcheck(self) -> dict[str, Any]:
+    def healthcheck(self) -> RerankHealth:
         return {"ok": True, "provider": self.provider, "model": self.model, "checks": [], "error": None}
 
-    def provider_info(self) -> dict[str, Any]:
+    def provider_info(self) -> ProviderInfo:
         return {
             "provider": self.provider,
             "model": self.model,
@@ -76,12 +76,12 @@ class NoneReranker(Reranker):
 
     provider = "none"
 
-    def rerank(self, query: str, candidates: Sequence[dict[str, Any]], top_n: int) -> dict[str, Any]:
+    def rerank(self, query: str, candidates: Sequence[SearchHit], top_n: int) -> RerankOutcome:
         results.check_request(candidates, top_n)
         return results.passthrough(candidates, top_n, requested=False)
 
-    def healthcheck(self) -> dict[str, Any]:
+    def healthcheck(self) -> RerankHealth:
         return {"ok": True, "provider": "none", "model": None, "checks": [], "error": None}
 
-    def provider_info(self) -> dict[str, Any]:
+    def provider_info(self) -> ProviderInfo:
         return {"provider": "none", "model": None, "endpoint": None, "remote": False, "strict": False}

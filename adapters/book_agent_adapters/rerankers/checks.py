@@ -4,14 +4,14 @@ the contract suite in book_agent.testing. Each problem is one readable sentence.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 RESULT_KEYS = ("hits", "rerank_requested", "rerank_applied", "warnings", "error")
 ADDED_FIELDS = ("rank", "scores", "rerank")  # what an applied rerank may change
 
 
-def result_problems(result: Any, candidates: Sequence[dict[str, Any]], top_n: int) -> list[str]:
+def result_problems(result: Any, candidates: Sequence[Mapping[str, Any]], top_n: int) -> list[str]:
     if not isinstance(result, dict):
         return [f"rerank returned {type(result).__name__}, not a dict"]
     problems = [f"the result lacks {k!r}" for k in RESULT_KEYS if k not in result]
@@ -41,7 +41,7 @@ def result_problems(result: Any, candidates: Sequence[dict[str, Any]], top_n: in
     return problems
 
 
-def _applied_problems(hits: list[dict[str, Any]], candidates: Sequence[dict[str, Any]]) -> list[str]:
+def _applied_problems(hits: list[dict[str, Any]], candidates: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     used: set[int] = set()
     for position, hit in enumerate(hits):
@@ -62,7 +62,7 @@ def _applied_problems(hits: list[dict[str, Any]], candidates: Sequence[dict[str,
     return problems
 
 
-def _match(hit: dict[str, Any], candidates: Sequence[dict[str, Any]], used: set[int]) -> int | None:
+def _match(hit: dict[str, Any], candidates: Sequence[Mapping[str, Any]], used: set[int]) -> int | None:
     """The unused candidate this hit came from: all fields equal except the added ones, and
     the candidate's own scores kept."""
     for index, candidate in enumerate(candidates):

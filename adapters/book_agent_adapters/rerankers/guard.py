@@ -9,9 +9,10 @@ BookAgentError in strict mode. So a plug-in can never report a fake `applied`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.search_results import ProviderInfo, RerankHealth, RerankOutcome, SearchHit
 from book_agent.ports import Reranker
 from book_agent_adapters.rerankers import errors, results
 from book_agent_adapters.rerankers.checks import result_problems
@@ -24,7 +25,7 @@ class CheckedReranker(Reranker):
         self.source = source
         self.strict = strict
 
-    def rerank(self, query: str, candidates: Sequence[dict[str, Any]], top_n: int) -> dict[str, Any]:
+    def rerank(self, query: str, candidates: Sequence[SearchHit], top_n: int) -> RerankOutcome:
         results.check_request(candidates, top_n)
         try:
             out = self.inner.rerank(query, results.clone(list(candidates)), top_n)
@@ -43,7 +44,7 @@ class CheckedReranker(Reranker):
                 str(out["error"].get("code") or errors.PLUGIN_FAILED), str(out["error"].get("message")),
                 details=out["error"].get("details") or {}, remediation=out["error"].get("remediation"),
             )
-        return dict(out)
+        return cast(RerankOutcome, dict(out))  # checked by result_problems above
 
     def _error(self, code: str, message: str, **details: Any) -> BookAgentError:
         return errors.rerank_error(
@@ -52,16 +53,16 @@ class CheckedReranker(Reranker):
         )
 
     def _fail(
-        self, candidates: Sequence[dict[str, Any]], top_n: int, error: BookAgentError,
+        self, candidates: Sequence[SearchHit], top_n: int, error: BookAgentError,
         cause: BaseException | None = None,
-    ) -> dict[str, Any]:
+    ) -> RerankOutcome:
         if cause is not None:
             error.__cause__ = cause
         if self.strict:
             raise error
         return results.failure(candidates, top_n, error, self.name)
 
-    def healthcheck(self) -> dict[str, Any]:
+    def healthcheck(self) -> RerankHealth:
         try:
             health = self.inner.healthcheck()
         except Exception as exc:
@@ -70,13 +71,14 @@ class CheckedReranker(Reranker):
         if not isinstance(health, dict):
             return {"ok": False, "provider": self.name,
                     "error": self._error(errors.PLUGIN_BAD_RESULT, "healthcheck returned no dict").to_dict()}
-        return {"provider": self.name, **health}
+        return cast(RerankHealth, {"provider": self.name, **health})  # the plug-in's own keys, as they are
 
-    def provider_info(self) -> dict[str, Any]:
+    def provider_info(self) -> ProviderInfo:
         try:
             info = self.inner.provider_info()
         except Exception as exc:
             info = {"error": f"provider_info raised {type(exc).__name__}: {exc}"}
         info = dict(info) if isinstance(info, dict) else {}
-        return {"provider": self.name, **info, "plugin": True, "source": self.source,
-                "strict": self.strict}
+        # the plug-in's own keys pass through as they are
+        return cast(ProviderInfo, {"provider": self.name, **info, "plugin": True, "source": self.source,
+                                   "strict": self.strict})

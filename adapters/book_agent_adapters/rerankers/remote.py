@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host
 from book_agent.domain.providers import SILICONFLOW_RERANK_ENDPOINT
+from book_agent.domain.search_results import ProviderInfo, RerankHealth
 from book_agent_adapters.rerankers import errors
 from book_agent_adapters.rerankers.base import ScoringReranker
 from book_agent_adapters.rerankers.config import RerankConfig
@@ -62,18 +63,18 @@ class HttpReranker(ScoringReranker):
         key = self.preflight()
         return parse_scores(self.http.post_json(self.request(query, texts, top_n), key))
 
-    def healthcheck(self) -> dict[str, Any]:
+    def healthcheck(self) -> RerankHealth:
         try:
             self.preflight()
         except BookAgentError as exc:
             return {**self._health(), "ok": False, "error": exc.to_dict()}
         return self._health()
 
-    def _health(self) -> dict[str, Any]:
+    def _health(self) -> RerankHealth:
         return {"ok": True, "provider": self.provider, "model": self.model, "endpoint": self.endpoint,
                 "checks": ["config"], "error": None}
 
-    def provider_info(self) -> dict[str, Any]:
+    def provider_info(self) -> ProviderInfo:
         return {**super().provider_info(), "endpoint": self.endpoint, "remote": self.remote,
                 "auth_env": self.policy.auth_env}
 
@@ -144,7 +145,7 @@ class LocalHttpReranker(HttpReranker):
             payload["model"] = self.model
         return payload
 
-    def provider_info(self) -> dict[str, Any]:
+    def provider_info(self) -> ProviderInfo:
         return {**super().provider_info(), "api": self.api}
 
 

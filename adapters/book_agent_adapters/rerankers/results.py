@@ -15,7 +15,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from book_agent.domain.errors import BookAgentError
+from book_agent.domain.errors import BookAgentError, ErrorInfo
+from book_agent.domain.search_results import RerankOutcome, SearchHit
 from book_agent_adapters.rerankers import errors
 
 Scored = list[tuple[int, float]]  # (candidate index, raw score), best first
@@ -39,7 +40,7 @@ def clone(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def check_request(candidates: Sequence[dict[str, Any]], top_n: int) -> None:
+def check_request(candidates: Sequence[SearchHit], top_n: int) -> None:
     """Caller mistakes are raised in every mode: they are bugs, not provider failures."""
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise errors.rerank_error(errors.INVALID_REQUEST, f"top_n must be an int >= 1, not {top_n!r}")
@@ -47,17 +48,17 @@ def check_request(candidates: Sequence[dict[str, Any]], top_n: int) -> None:
         raise errors.rerank_error(errors.INVALID_REQUEST, "candidates must be a list of hit dicts")
 
 
-def texts_of(candidates: Sequence[dict[str, Any]]) -> list[str]:
+def texts_of(candidates: Sequence[SearchHit]) -> list[str]:
     return [c["text"] if isinstance(c.get("text"), str) else "" for c in candidates]
 
 
 def result(
-    hits: list[dict[str, Any]],
+    hits: list[SearchHit],
     requested: bool,
     applied: bool,
     warnings: list[str] | None = None,
-    error: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    error: ErrorInfo | None = None,
+) -> RerankOutcome:
     return {
         "hits": hits,
         "rerank_requested": requested,
@@ -68,15 +69,15 @@ def result(
 
 
 def passthrough(
-    candidates: Sequence[dict[str, Any]], top_n: int, requested: bool = False
-) -> dict[str, Any]:
+    candidates: Sequence[SearchHit], top_n: int, requested: bool = False
+) -> RerankOutcome:
     """The original order, untouched (the `none` provider)."""
     return result(clone(list(candidates[:top_n])), requested, False)
 
 
 def failure(
-    candidates: Sequence[dict[str, Any]], top_n: int, error: BookAgentError, provider: str
-) -> dict[str, Any]:
+    candidates: Sequence[SearchHit], top_n: int, error: BookAgentError, provider: str
+) -> RerankOutcome:
     """The original order, the error, a warning; never a fake `applied`."""
     warning = f"{error.code}: rerank by {provider} failed, results keep their original order ({error.message})"
     return result(
@@ -106,11 +107,11 @@ def validate_scored(scored: Sequence[Any], count: int) -> Scored:
 
 
 def applied(
-    candidates: Sequence[dict[str, Any]],
+    candidates: Sequence[SearchHit],
     scored: Scored,
     top_n: int,
     meta: dict[str, Any],
-) -> dict[str, Any]:
+) -> RerankOutcome:
     """Reranked hits first (best first), then, if the provider scored fewer than asked,
     the unscored candidates in their original order, with a warning."""
     wanted = min(top_n, len(candidates))

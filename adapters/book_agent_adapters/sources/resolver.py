@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.source_results import Locator, PageImage, SourceText
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
 from book_agent.ports import SourceAndPages
 from book_agent_adapters.sources.epub import EpubSource
@@ -172,14 +173,14 @@ class SourceResolver(SourceAndPages):
             info["error"] = exc.to_dict()
         return info
 
-    def locate(self, hit_or_text: Any, hints: dict[str, Any] | None = None) -> dict[str, Any]:
+    def locate(self, hit_or_text: Any, hints: Any = None) -> Locator:
         if hints is not None and not isinstance(hints, dict):
             raise locator_error(f"hints must be an object, not {type(hints).__name__}")
         hit = read_hit(hit_or_text, self.book_id, self.records)
         claim = Claim.from_sources(self, hit, hints or {})
-        return build_locator(self, hit, claim)
+        return cast(Locator, build_locator(self, hit, claim))
 
-    def read_source(self, locator: Any, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
+    def read_source(self, locator: Any, max_chars: int = DEFAULT_MAX_CHARS) -> SourceText:
         max_chars = check_max_chars(max_chars)
         if not isinstance(locator, dict):
             raise locator_error(f"a locator must be an object, not {type(locator).__name__}")
@@ -215,7 +216,7 @@ class SourceResolver(SourceAndPages):
         )
         if not text.strip():
             out["note"] = "no extractable text here (a scan or a figure): render the page or use the images"
-        return out
+        return cast(SourceText, out)
 
     def _epub_item(self, locator: dict[str, Any]) -> tuple[Any, str | None]:
         epub = self.epub()
@@ -229,7 +230,7 @@ class SourceResolver(SourceAndPages):
         return spine[index], None
 
     def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
-                    include_image: bool = False, max_pixels: int = MAX_PIXELS) -> dict[str, Any]:
+                    include_image: bool = False, max_pixels: int = MAX_PIXELS) -> PageImage:
         if self.kind != "pdf":
             raise self._not_renderable()
         pdf = self.pdf()
@@ -244,4 +245,4 @@ class SourceResolver(SourceAndPages):
         result["book_id"] = self.book_id
         if result.get("page_label") is None and isinstance(result.get("page_index"), int):
             result["page_label"] = self.record_page_label(result["page_index"])
-        return result
+        return cast(PageImage, result)

@@ -12,10 +12,11 @@ import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.runtime_config import RuntimeConfig, check_config_endpoints
+from book_agent.domain.runtime_states import LanguageCheck, LexicalState, Stamp
 from book_agent.input_files import load_json_file
 from book_agent.ports import Progress, RuntimeStore
 from book_agent_adapters.storage import fts_lexical_index as fts
@@ -118,7 +119,7 @@ class RuntimeDirStore(RuntimeStore):
     def lexical_path(self, runtime_dir: Path) -> Path:
         return runtime_dir / fts.SIDECAR_NAME
 
-    def lexical_state(self, runtime_dir: Path, expected: dict[str, str]) -> dict[str, Any]:
+    def lexical_state(self, runtime_dir: Path, expected: Stamp) -> LexicalState:
         path = self.lexical_path(runtime_dir)
         if not path.exists():
             return {"present": False, "fresh": False, "reason": "missing", "path": str(path)}
@@ -146,15 +147,16 @@ class RuntimeDirStore(RuntimeStore):
 
     # --- the vector self-check ------------------------------------------------------------
 
-    def read_vector_check(self, runtime_dir: Path, stamp: dict[str, str]) -> dict[str, Any] | None:
+    def read_vector_check(self, runtime_dir: Path, stamp: Stamp) -> LanguageCheck | None:
         """The cached self-check when it was made for exactly this stamp, else None."""
         try:
             require_regular(runtime_dir / VECTOR_CHECK_NAME)
             data = json.loads((runtime_dir / VECTOR_CHECK_NAME).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) and data.get("stamp") == stamp else None
+        # cast: the file is ours, written by write_vector_check for exactly this stamp
+        return cast(LanguageCheck, data) if isinstance(data, dict) and data.get("stamp") == stamp else None
 
-    def write_vector_check(self, runtime_dir: Path, stamp: dict[str, str], result: dict[str, Any]) -> None:
+    def write_vector_check(self, runtime_dir: Path, stamp: Stamp, result: LanguageCheck) -> None:
         text = json.dumps({**result, "stamp": stamp}, indent=1, ensure_ascii=False)
         write_atomic(runtime_dir / VECTOR_CHECK_NAME, text.encode("utf-8"), prefix=".vector-check-", suffix=".json")

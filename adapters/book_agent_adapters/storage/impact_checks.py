@@ -108,6 +108,7 @@ class Postings:
             raise
         self.verified = np.zeros(blocks, dtype=bool)
         self.seen = self._states_now()
+        self.sizes = {kind: state.split(":")[0] for kind, state in self.seen.items()}
 
     def _states_now(self) -> dict[str, str]:
         return {kind: _state(os.fstat(handle.fileno())) for kind, handle in self.handles.items()}
@@ -123,6 +124,8 @@ class Postings:
         if now != self.seen:
             self.verified[:] = False
             self.seen = now
+            if any(now[kind].split(":")[0] != self.sizes[kind] for kind in now):  # reading past its end: SIGBUS
+                raise DamagedIndex("its postings were truncated or grown while open")
 
     def close(self) -> None:
         for handle in self.handles.values():

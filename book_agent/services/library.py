@@ -174,10 +174,11 @@ class Library:
         if self._open is not None and self._open[0] == key:  # open and fresh: no file to read
             if self._stale is None:
                 return self._open[1], {"records": self._open[2], "rebuilt": False}
-            if not serve_stale or time.monotonic() >= self._stale[0]:
-                self.close()
-            else:
+            # serving a stale index: picked up as soon as another process rebuilt it (a state
+            # check, milliseconds); the rebuild itself is tried again only after STALE_RETRY_S
+            if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected)["fresh"]:
                 return self._open[1], {"records": self._open[2], "rebuilt": False, "stale": self._stale[1]}
+            self.close()
         state = self._index.state(expected)
         info: dict[str, Any] = {"records": state["record_count"], "rebuilt": False}
         if not state["fresh"]:

@@ -164,3 +164,22 @@ def test_a_books_sidecar_changed_since_built_is_not_fresh_and_prepare_rebuilds_i
     assert prepared.json["lexical"]["built"] is (how != "replaced")  # the same bytes, hashed, are sound
     after = run_cli("--data-dir", str(data), "search", "one", "water ground", "--json").json
     assert after["channels"]["lexical"]["status"] == "ok" and after["hits"] == before
+
+
+def test_a_process_serving_a_stale_index_picks_up_a_rebuild_by_another_at_its_next_search(library, tmp_path):
+    from book_agent.bootstrap import build_agent
+    from tests.support.library_support import corpus, make_book
+
+    data, _ = library
+    lock = data / "library" / ".build.lock"
+    with build_agent(data) as server:
+        server.init(make_book(tmp_path / "late", "late", corpus(40)[30:]))
+        lock.unlink()
+        lock.mkdir()  # this process cannot rebuild
+        assert server.search("@all", "river water")["library"]["lexical_index"].get("stale")
+        lock.rmdir()
+        with build_agent(data) as admin:
+            admin.prepare("@all")  # the writable side rebuilds
+        picked = server.search("@all", "river water")
+        assert "stale" not in picked["library"]["lexical_index"]
+        assert any(h["book_id"] == "late" for h in server.search("@all", "river water", top_k=40)["hits"])

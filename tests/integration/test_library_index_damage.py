@@ -230,3 +230,40 @@ def test_postings_truncated_under_a_running_server_are_refused_before_they_are_r
         assert caught.value.code == "lexical.index_damaged"
     finally:
         serving.close()
+
+
+def damage_counts(path: Path, how: str) -> None:
+    """A book's cached term counts damaged: the next build must count the book again."""
+    if how == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+        return
+    if how in ("garbage", "truncated"):
+        path.write_bytes(b"PK\x03\x04 not a zip" if how == "garbage" else path.read_bytes()[:300])
+        return
+    with np.load(path) as data:
+        arrays = {k: data[k].copy() for k in data.files}
+    if how == "shuffled":
+        arrays["docs"] = arrays["docs"][::-1].copy()
+    elif how == "out-of-range":
+        arrays["term_ids"][-1] = 10**6
+    elif how == "nan":
+        arrays["freqs"][0] = np.nan
+    elif how == "other-book":
+        arrays["key"] = np.frombuffer(b'["someone else"]', dtype=np.uint8)
+    elif how == "wrong-dtype":
+        arrays["docs"] = arrays["docs"].astype(np.int64)
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+@pytest.mark.parametrize("how", ["fifo", "garbage", "truncated", "shuffled", "out-of-range", "nan", "other-book",
+                                 "wrong-dtype"])
+def test_damaged_term_counts_are_counted_again_never_indexed(built, tmp_path, how):
+    _, members, want = built
+    index = copy_of(built, tmp_path)
+    for cached in (index.dir / "terms").glob("*.npz"):
+        damage_counts(cached, how)
+    within(60, lambda: index.build(members, {"books": "again"}, None))  # a new stamp: merged from the caches
+    for query in WORDS:
+        assert hits(index, query) == want[query]

@@ -100,7 +100,7 @@ class Library:
         self._books = books
         self._index = index
         self._open: tuple[str, LibraryLexicalIndex, int] | None = None  # (stamp, index, records) while fresh
-        self._stale: tuple[float, dict[str, Any]] | None = None  # (when to try again, why) while serving stale
+        self._stale: tuple[float, dict[str, str | None]] | None = None  # (when to try again, why) while serving stale
         self._vectors = GroupIndexes(ports.library_vectors)  # approximate indexes of large model groups
 
     def book_ids(self, ref: BookRef) -> list[str]:

@@ -165,9 +165,10 @@ class BookAgent:
     def read_source(self, book_ref: str, locator: Mapping[str, object], max_chars: int = 12000) -> SourceText:
         return self._reading.read_source(book_ref, locator, max_chars)
 
-    def render_page(self, book_ref: str, page_index: int, clip: Sequence[float] | None = None, dpi: int = 150,
-                    include_image: bool = False) -> PageImage:
-        return self._reading.render_page(book_ref, page_index, clip, dpi, include_image)
+    def render_page(self, book_ref: str, page_index: int | None = None, clip: Sequence[float] | None = None,
+                    dpi: int = 150, include_image: bool = False, page_label: str | None = None) -> PageImage:
+        """A page by 0-based index or printed label (`page_label="55"`)."""
+        return self._reading.render_page(book_ref, page_index, clip, dpi, include_image, page_label)
 
     # --- lifetime --------------------------------------------------------------------------
 

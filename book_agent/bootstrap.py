@@ -40,6 +40,7 @@ from book_agent.ports.library import (
     LibraryVectorIndex,
     LibraryVectorIndexes,
 )
+from book_agent.ports.locators import LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import resolve_data_dir
 
@@ -160,11 +161,13 @@ def build_ports(
     hosts: HostFactory | None = None,
     library: LibraryIndex | None = None,
     library_vectors: LibraryVectorIndexes | None = None,
+    locators: LocatorStore | None = None,
 ) -> Ports:
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None)."""
     from book_agent_adapters.package.store import FilesystemPackageStore
     from book_agent_adapters.sources.markdown_port import PackageMarkdownReader
     from book_agent_adapters.storage.json_registry import JsonRegistry
+    from book_agent_adapters.storage.locator_sidecar import SqliteLocatorStore
     from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 
     folder = resolve_data_dir(data_dir)
@@ -178,6 +181,7 @@ def build_ports(
         hosts=hosts if hosts is not None else host_adapter,
         library=library if library is not None else LibraryIndexOnDemand(folder / "library"),
         library_vectors=library_vectors if library_vectors is not None else LibraryVectorsOnDemand(folder / "library"),
+        locators=locators if locators is not None else SqliteLocatorStore(),
     )
 
 

@@ -82,23 +82,32 @@ def locate(
 def source(
     ctx: typer.Context,
     book: str = typer.Argument(..., help="A registered book_id."),
-    locator_json: str = typer.Option(..., "--locator-json", help="A JSON file holding a locator ('-' for stdin)."),
+    locator_json: str = typer.Option(None, "--locator-json", help="A JSON file holding a locator ('-' for stdin)."),
     max_chars: int = typer.Option(DEFAULT_MAX_CHARS, "--max-chars", help=f"At most this many characters (1-{MAX_CHARS_LIMIT})."),
+    page_label: str = typer.Option(None, "--page-label", help="A PDF page by its printed label (e.g. 55, iv)."),
 ) -> None:
     """The original's own text at a locator (PDF page via PDFium, EPUB chapter via selectolax)."""
-    locator = _read_json(locator_json, "locator")
+    if (locator_json is None) == (page_label is None):
+        raise BookAgentError("cli.usage", "give exactly one of --locator-json, --page-label",
+                             remediation="e.g. book-agent source BOOK --page-label 55")
+    locator = _read_json(locator_json, "locator") if locator_json is not None else {"page_label": page_label}
     emit(ctx, agent(ctx).read_source(book, locator, max_chars=max_chars), _render_source)
 
 
 def render(
     ctx: typer.Context,
     book: str = typer.Argument(..., help="A registered book_id."),
-    page_index: int = typer.Argument(..., help="0-based page index."),
+    page_index: int = typer.Argument(None, help="0-based page index (or --page-label)."),
     clip: str = typer.Option(None, "--clip", help="x0,y0,x1,y1 in PDF points (origin bottom-left)."),
     dpi: int = typer.Option(DEFAULT_DPI, "--dpi", help=f"Resolution ({DPI_RANGE[0]}-{DPI_RANGE[1]})."),
+    page_label: str = typer.Option(None, "--page-label", help="The page by its printed label (e.g. 55, iv)."),
 ) -> None:
     """Render a PDF page (or a clip of it) to a PNG in the runtime dir; prints its path."""
-    result = agent(ctx).render_page(book, page_index, clip=_parse_clip(clip) if clip else None, dpi=dpi)
+    if page_index is None and page_label is None:
+        raise BookAgentError("cli.usage", "give a PAGE_INDEX or --page-label",
+                             remediation="e.g. book-agent render BOOK 0, or book-agent render BOOK --page-label 55")
+    result = agent(ctx).render_page(book, page_index, clip=_parse_clip(clip) if clip else None, dpi=dpi,
+                                    page_label=page_label)
     emit(ctx, result, _render_render)
 
 

@@ -10,6 +10,7 @@ runtime config's dict (`RuntimeConfig.to_dict()`) are the domain's; they appear 
 # creation, and a string annotation would hide them from __required_keys__.
 from typing import Any, NotRequired, Required, TypedDict
 
+from book_agent.domain.locators import LocatorBuild, LocatorStatus
 from book_agent.domain.runtime_states import LanguageCheck, LexicalState, QueryAvailability
 
 PackageReport = dict[str, Any]  # PackageInfo.to_dict(): contracts/package-inspection.md
@@ -47,6 +48,7 @@ class Prepared(TypedDict):
     book_id: str
     lexical: LexicalBuild
     language_evidence: NotRequired[LanguageCheck | None]
+    locators: NotRequired[LocatorBuild]
 
 
 class LibraryBook(TypedDict, total=False):
@@ -119,12 +121,17 @@ class StatusConfig(TypedDict):
     auth_env_set: bool  # whether the named variable is set: never its value
 
 
+class Sidecars(TypedDict):
+    lexical: LexicalState
+    locators: LocatorStatus
+
+
 class BookStatus(TypedDict):
     book_id: str
     title: str | None
     package_root: str
     runtime_dir: str
     package: PackageHealth
-    sidecars: dict[str, LexicalState]
+    sidecars: Sidecars
     capabilities: dict[str, Capability]
     config: StatusConfig

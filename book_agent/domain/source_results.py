@@ -64,6 +64,7 @@ class SourceText(TypedDict, total=False):
     truncated: bool
     max_chars: int
     page_text_chars: int
+    page_label_pages: list[int]  # every page with the label asked for (when several share it)
     note: str
 
 
@@ -93,6 +94,7 @@ class PageImage(TypedDict, total=False):
     bytes: int
     notes: list[str]
     host_image_support: str
+    page_label_pages: list[int]  # every page with the label asked for (when several share it)
     image_base64: str
 
 

@@ -4,10 +4,13 @@ Extracted text rarely equals a record's text byte for byte: PDF lines break mid-
 or without a hyphen), ligatures (ﬁ ﬂ) come out as one character, full-width forms and
 curly quotes differ, and EPUB markup adds whitespace. Matching therefore happens on a
 *key*: the text with every whitespace character dropped (a PDF line break may split a word
-without a hyphen, so even spaces cannot be trusted), a hyphen directly before a line
-break dropped, each character NFKD-decomposed (ligatures, full-/half-width forms,
-compatibility ideographs) with combining marks removed, typographic quotes and dashes
-unified, and everything case-folded. Traditional and simplified Chinese are left as they
+without a hyphen, so even spaces cannot be trusted), every hyphen and dash dropped (PDFium's
+line-end mark U+FFFE, soft hyphens, a hyphen before a line break: a PDF cannot tell a
+hyphenated word from one hyphenated at a line end), invisible characters dropped (format
+characters such as word joiners and zero-width spaces, variation selectors, private-use
+glyphs), each character NFKD-decomposed (ligatures, full-/half-width forms, compatibility
+ideographs, no-break spaces) with combining marks removed, typographic quotes unified, and
+everything case-folded. Traditional and simplified Chinese are left as they
 are: they are different texts. Every key character remembers the original span it came
 from, so a match on the key maps back to character offsets in the original text.
 
@@ -20,7 +23,6 @@ mid-word fragment of a longer quotation cannot pass the threshold.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from array import array
 from bisect import bisect_left, bisect_right
@@ -35,25 +37,43 @@ MIN_FUZZY_KEY_CHARS = 8  # shorter needles match by chance: exact or normalised 
 _Q = 3  # trigram size for alignment votes
 _SHORT_NEEDLE = 400  # longer needles vote on a sample of longer grams (cost bounded, see _sampled_diagonal)
 _ANCHOR_Q, _ANCHORS, _ANCHOR_HITS = 8, 64, 16
-_HYPHEN = re.compile("[-\u2010\u2011\u00ad]")
-_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
+# Characters that carry no text a reader would quote: format characters (soft hyphen, zero-width
+# spaces and joiners, word joiner, BOM, bidi marks: category Cf), private-use glyphs (icons and
+# unmapped glyphs of PDF fonts: Co), variation selectors, and U+FFFE, which PDFium puts where a
+# line ended in a hyphen (it joins the two lines around it); control characters and U+FFFD,
+# which PDFium gives for glyphs of fonts without a text map (maths, symbols): no reader can
+# copy them as text.
+_VANISH_CATEGORIES = frozenset({"Cf", "Co", "Cc"})
+_VANISH = frozenset("\ufffe\uffff\ufffd")
+# Hyphens and dashes vanish too: a PDF cannot tell a word hyphenated at a line end ("calcu-
+# lations") from a hyphenated word broken there ("center-aligned", U+FFFE in PDFium's text), so
+# a quote must match with or without them; dashes between words differ by typist (-- – —).
+_DASH_CATEGORY = "Pd"
 _UNIFY = {
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u02bc": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-    "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2010": "-", "\u2011": "-",
+    "\u2212": "",  # the minus sign, a dash to a reader's keyboard
 }
+
+
+def _vanishes(ch: str) -> bool:
+    o = ord(ch)
+    return (ch in _VANISH or 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF
+            or unicodedata.category(ch) in _VANISH_CATEGORIES or unicodedata.category(ch) == _DASH_CATEGORY)
 
 
 @lru_cache(maxsize=65536)
 def _fold(ch: str) -> str:
     """The key form of one character ('' when it vanishes from the key)."""
-    if ch.isspace() or ch in _INVISIBLE:
+    if ch.isspace():
         return ""
     if ch < "\x80":
-        return ch.lower()
+        return "" if ch == "-" or ch < " " or ch == "\x7f" else ch.lower()
+    if _vanishes(ch):
+        return ""
     ch = _UNIFY.get(ch, ch)
     decomposed = unicodedata.normalize("NFKD", ch)
-    kept = "".join(c for c in decomposed if not unicodedata.combining(c) and not c.isspace())
+    kept = "".join(c for c in decomposed if not unicodedata.combining(c) and not c.isspace() and not _vanishes(c))
     return kept.casefold()
 
 
@@ -71,25 +91,11 @@ class NormalizedText:
         return self.starts[key_start], self.ends[key_end - 1]
 
 
-def _line_end_hyphen(text: str, i: int) -> bool:
-    """True when text[i] is a hyphen followed by whitespace holding a line break."""
-    j = i + 1
-    while j < len(text) and text[j].isspace():
-        if text[j] in "\r\n\u2028\u2029\x0b\x0c\x85":
-            return True
-        j += 1
-    return False
-
-
 def _folded(text: str) -> list[str]:
     """The key form of each character of text ('' where it vanishes)."""
     # One cached call per character, in a comprehension: a loop appending to arrays cost
     # about 2 µs a character (0.4 s for a 100,000-character quotation).
-    folded = [_fold(ch) for ch in text]
-    for found in _HYPHEN.finditer(text):
-        if _line_end_hyphen(text, found.start()):
-            folded[found.start()] = ""
-    return folded
+    return [_fold(ch) for ch in text]
 
 
 def normalize(text: str) -> NormalizedText:

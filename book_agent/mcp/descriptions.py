@@ -28,7 +28,9 @@ remediation}}}}; follow the remediation rather than retrying blindly.
 SEARCH = f"""Search this book for passages relevant to a question. Use it first, for any question the
 book may answer. Returns {{book_id, query, hits, channels, query_representation, visual_fallback,
 rerank, warnings}}; each hit has rank, evidence_id, record_id, text (the full passage), headings,
-source_locator, markdown_span, scores and channels (lexical/vector). Answer only from hit text. {CITE}
+source_locator (already verified against the original: page_index and page_label or href#fragment,
+char offsets, verification.method), markdown_span, scores and channels (lexical/vector). Answer only
+from hit text. {CITE}
 If visual_fallback.recommended is true, the answer may sit in a figure, table or formula that
 text extraction missed: render the hit's page with `render_page` before answering. strict=true
 fails instead of degrading (e.g. when the vector channel or reranker is unavailable); by default
@@ -59,12 +61,14 @@ score}}}}. Pass the locator unchanged to `read_source` or use its page_index wit
 
 READ_SOURCE = """Read the original book's own text at a locator (from `locate_source`): the PDF page text or EPUB
 chapter text around the located span, with a truncated flag when cut at max_chars. Use it to
-quote the original exactly or to check wording the Markdown may have altered."""
+quote the original exactly or to check wording the Markdown may have altered. A PDF page by the
+label printed on it: locator {"page_label": "55"} (an unknown label's error lists the nearest)."""
 
 RENDER_PAGE = f"""Render a PDF page of the original book to a PNG image (written under the book's runtime
 folder, never into the package). Use it when a search result recommends the visual fallback, or
 when the question is about a figure, table, chart, formula or layout. page_index is 0-based (the
-locator's page_index); clip = [x0, y0, x1, y1] in PDF points (origin bottom-left) crops to a
+locator's page_index), or give page_label, the label printed on the page ("55", "iv"; a locator's
+page_label) instead; clip = [x0, y0, x1, y1] in PDF points (origin bottom-left) crops to a
 region (too-narrow clips are widened); dpi {DPI_RANGE[0]}-{DPI_RANGE[1]}. Returns {{path, width_px, height_px, page_size,
 scale, host_image_support, ...}}; with include_image=true the PNG also comes back as MCP image
 content you can look at (large renders are scaled down by the renderer; an image too large to send

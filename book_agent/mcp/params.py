@@ -29,7 +29,10 @@ LocateRecordId = Annotated[str | None, Field(min_length=1, description="A record
 Quote = Annotated[str | None, Field(min_length=1, max_length=20000, description="A literal passage to find.")]
 Locator = Annotated[dict[str, Any], Field(description="A locator from locate_source (or a hit's source_locator).")]
 MaxChars = Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT, description="Most characters to return.")]
-PageIndex = Annotated[int, Field(ge=0, description="0-based PDF page index (a locator's page_index).")]
+PageIndex = Annotated[int | None, Field(ge=0, description="0-based PDF page index (a locator's page_index).")]
+PageLabel = Annotated[str | None, Field(min_length=1, max_length=64,
+                                        description="The page by its printed label (a locator's page_label, e.g. "
+                                                    "\"55\" or \"iv\"), instead of page_index.")]
 Clip = Annotated[list[float] | None,
                  Field(min_length=4, max_length=4, description="[x0, y0, x1, y1] in PDF points, origin bottom-left.")]
 Dpi = Annotated[int, Field(ge=DPI_RANGE[0], le=DPI_RANGE[1], description="Resolution of the render.")]

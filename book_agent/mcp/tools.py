@@ -68,9 +68,9 @@ def read_source(agent: BookAgent, book: str, locator: P.Locator, max_chars: P.Ma
     return agent.read_source(book, locator, max_chars=max_chars)
 
 
-def render_page(agent: BookAgent, book: str, page_index: P.PageIndex, clip: P.Clip = None, dpi: P.Dpi = DEFAULT_DPI,
-                include_image: P.IncludeImage = False) -> Any:
-    data = agent.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image)
+def render_page(agent: BookAgent, book: str, page_index: P.PageIndex = None, clip: P.Clip = None,
+                dpi: P.Dpi = DEFAULT_DPI, include_image: P.IncludeImage = False, page_label: P.PageLabel = None) -> Any:
+    data = agent.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image, page_label=page_label)
     return with_image(data) if include_image else data
 
 

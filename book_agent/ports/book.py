@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -26,6 +26,11 @@ class SourceReader(Protocol):
     def read_source(self, locator: Mapping[str, object], max_chars: int = 12000) -> SourceText:
         """The original's text around the locator. Raises source.wrong_book, source.locator_invalid."""
         ...
+    def locate_records(self) -> Iterator[Locator]:
+        """The verified locator of every record of the book, in reading order (a record not
+        found is method `unverified`; an unreadable original gives `record-metadata` claims).
+        Raises BookAgentError(code='source.database_unreadable')."""
+        ...
     def close(self) -> None: ...
 
 
@@ -33,9 +38,11 @@ class SourceReader(Protocol):
 class PageRenderer(Protocol):
     """Page images of a fixed-layout original, cached in the runtime dir."""
 
-    def render_page(self, page_index: int, clip: Sequence[float] | None = None, scale: float | None = None,
-                    dpi: float = 150, include_image: bool = False) -> PageImage:
-        """Raises BookAgentError(code='render.*') for an EPUB or a bad page, clip or dpi."""
+    def render_page(self, page_index: int | None = None, clip: Sequence[float] | None = None,
+                    scale: float | None = None, dpi: float = 150, include_image: bool = False, *,
+                    page_label: str | None = None) -> PageImage:
+        """The page by 0-based index or printed label. Raises BookAgentError (source.*) for an
+        EPUB, a bad page, label, clip or dpi (contracts/sources.md)."""
         ...
 
 

@@ -42,7 +42,8 @@ class OpenBooks:
                 return cached
             self.forget(book_ref)
             info = registered_info(entry) or ports.packages.inspect(root, verify_hashes=False)
-            book = OpenBook(entry, info, ports.runtime_dir(book_ref), ports.parts, ports.runtime, ports.cache_dir)
+            book = OpenBook(entry, info, ports.runtime_dir(book_ref), ports.parts, ports.runtime, ports.cache_dir,
+                            ports.locators)
             self._open[book_ref] = book
             return book
 

@@ -37,6 +37,7 @@ from book_agent.services.context import Ports
 from book_agent.services.library_vector_indexes import GroupIndexes
 from book_agent.services.library_vector_indexes import library_member as _member
 from book_agent.services.library_vectors import ModelGroups
+from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
 
@@ -234,7 +235,8 @@ class Library:
                                     lambda: self._rebuilt_lexical(opened, registered)),
             vector_store=None, query_runtime=None, records=LibraryRecords(opened),
             language_evidence=groups.language_evidence() or LanguageEvidence(),
-            vector_search=groups.search)
+            vector_search=groups.search,
+            locators=LibraryLocators({book_id: book.locators for book_id, book in opened.items()}))
         report = {"books": [{"book_id": b, "searched": True} for b in opened] + skipped,
                   "lexical_index": index_info, "groups": groups, "duplicates": list(ref.duplicates)}
         return HybridSearch(ref.text, channels), report
@@ -274,3 +276,4 @@ def _split_hit(hit: SearchHit) -> None:
     hit["record_id"] = record_id
     hit["evidence_id"] = f"{book_id}#{record_id}"
     hit["source_locator"]["book_id"] = book_id
+    hit["source_locator"]["record_id"] = record_id

@@ -33,6 +33,8 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
+from book_agent.ports.locators import LocatorStore
+from book_agent.services.locators import BookLocators, database_stamp
 from book_agent.services.search import HybridSearch, SearchChannels
 from book_agent.services.vector_check import language_evidence, measured_reads
 
@@ -52,7 +54,8 @@ class _once(cached_property[T]):
 
 class OpenBook:
     def __init__(self, entry: RegistryEntry, package: PackageInfo, runtime_dir: Path,
-                 parts: BookParts, runtime: RuntimeStore, cache_dir: Path) -> None:
+                 parts: BookParts, runtime: RuntimeStore, cache_dir: Path,
+                 locator_store: LocatorStore | None = None) -> None:
         self.entry = entry
         self.package = package
         self.book_id = str(package.book_id)
@@ -60,6 +63,7 @@ class OpenBook:
         self._parts = parts
         self._runtime = runtime
         self._cache_dir = cache_dir
+        self._locator_store = locator_store
         self._lock = threading.RLock()
         self._lexical: LexicalIndex | None = None
 
@@ -121,6 +125,13 @@ class OpenBook:
     def sources(self) -> SourceAndPages:
         return self._parts.sources(self.package, self.runtime_dir)
 
+    @_once
+    def locators(self) -> BookLocators:
+        """The hits' verified locators: from the sidecar when fresh, else verified on demand."""
+        store = self._locator_store
+        stored = store.open(self.runtime_dir, database_stamp(self.entry, self.package)) if store else None
+        return BookLocators(stored, lambda: self.sources)
+
     def warm_up(self) -> dict[str, bool]:
         """Open and load what a search uses (the lexical index, the vector matrix, the local
         encoder), so the first search costs what later ones do. No network request."""
@@ -152,12 +163,13 @@ class OpenBook:
                 lexical_problem=lexical_problem,
                 vector_problem=vector_problem,
                 reranker=self.reranker,
+                locators=self.locators,
             )
             return HybridSearch(self.book_id, channels)
 
     def close(self) -> None:
         """Close what was opened (SQLite connections, the PDF); the book may be reopened later."""
-        for name in ("records", "sources"):
+        for name in ("records", "sources", "locators"):
             part = self.__dict__.pop(name, None)
             if part is not None:
                 part.close()

@@ -26,9 +26,10 @@ class Reading:
     def read_entry(self, book_ref: str, record_id: str) -> RecordEntry:
         book = self._books.open(book_ref)
         record = book.records.get(record_id)
-        claim = cast(Locator, {"book_id": book.book_id, **record.source})  # the record's own, unchecked
+        verified = book.locators.fetch([record.record_id]).get(record.record_id)
+        claim = verified or cast(Locator, {"book_id": book.book_id, **record.source})  # unchecked: no original
         return {**record.to_dict(), "book_id": book.book_id, "evidence_id": f"{book.book_id}#{record.record_id}",
-                "source_locator": claim}
+                "source_locator": dict(claim)}  # type: ignore[typeddict-item]
 
     def read_markdown(self, book_ref: str, record_id: str | None = None, start: int | None = None,
                       end: int | None = None, heading: str | None = None, context_chars: int = 500) -> MarkdownSlice:
@@ -59,7 +60,7 @@ class Reading:
     def read_source(self, book_ref: str, locator: Mapping[str, object], max_chars: int = 12000) -> SourceText:
         return self._books.open(book_ref).sources.read_source(locator, max_chars=max_chars)
 
-    def render_page(self, book_ref: str, page_index: int, clip: Sequence[float] | None = None, dpi: int = 150,
-                    include_image: bool = False) -> PageImage:
+    def render_page(self, book_ref: str, page_index: int | None = None, clip: Sequence[float] | None = None,
+                    dpi: int = 150, include_image: bool = False, page_label: str | None = None) -> PageImage:
         return self._books.open(book_ref).sources.render_page(page_index, clip=clip, dpi=dpi,
-                                                              include_image=include_image)
+                                                              include_image=include_image, page_label=page_label)

@@ -22,6 +22,7 @@ from typing import cast
 from book_agent.domain.book_refs import one_book
 from book_agent.domain.book_reports import BookRow, PackageReport, Prepared, Removal
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.locators import LocatorBuild
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import RegistryEntry, conflict, database_sha, new_entry
 from book_agent.domain.runtime_states import LanguageCheck, unstamped
@@ -30,6 +31,7 @@ from book_agent.ports import Phases, Progress
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import apply_settings
 from book_agent.services.context import Ports
+from book_agent.services.locators import database_stamp, verify_book
 
 LISTED_KEYS = ("book_id", "title", "package_root", "source", "imported", "registered_at")
 
@@ -79,6 +81,7 @@ class Registration:
         book_id = str(entry["book_id"])
         self._books.forget(book_id)
         self.measure_language_evidence(book_id)
+        self.verify_locators(book_id)
         if previous and previous.get("imported") and previous.get("package_root") != entry["package_root"]:
             self.drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
         return book_id
@@ -200,6 +203,23 @@ class Registration:
                                                     expected, phases(f"{book_ref}: lexical index"))
                 result["lexical"] = {"built": True, "record_count": count, "was": state}
         result["language_evidence"] = self.measure_language_evidence(book_ref)
+        result["locators"] = self.verify_locators(book_ref)
+        return result
+
+    def verify_locators(self, book_id: str) -> LocatorBuild:
+        """Verify every record against the original once (kept in the runtime dir, rebuilt
+        when the package or the verifier changes), so that search hands out checked locators."""
+        book = self._books.open(book_id)
+        runtime_dir = self._ports.runtime_dir(book_id)
+        expected = database_stamp(book.entry, book.package)
+        try:
+            sources = book.sources
+        except BookAgentError as exc:  # no original to read: hits keep their claims (record-metadata)
+            return {"built": False, "error": exc.to_dict()}
+        with self._ports.runtime.build_lock(runtime_dir):
+            result = verify_book(self._ports.locators, sources, runtime_dir, expected)
+        if result["built"]:
+            self._books.forget(book_id)  # the next search opens the new sidecar
         return result
 
     def measure_language_evidence(self, book_id: str) -> LanguageCheck | None:

@@ -26,6 +26,7 @@ from book_agent.domain.fusion import (
 )
 from book_agent.domain.lexical_text import cjk_share, query_terms
 from book_agent.domain.limits import DEFAULT_TOP_K
+from book_agent.domain.locators import claimed_locator
 from book_agent.domain.records import Record, evidence_id, markdown_span
 from book_agent.domain.search_results import (
     ChannelInfo,
@@ -39,6 +40,7 @@ from book_agent.domain.search_results import (
 )
 from book_agent.domain.source_results import Locator
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
+from book_agent.ports.locators import LocatorLookup
 from book_agent.services.search_checks import check_arguments, degraded_warnings
 
 FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
@@ -62,6 +64,8 @@ class SearchChannels:
     reranker: Reranker | None = None
     # A vector channel of its own (a library's: one per model group), in place of the store and runtime
     vector_search: VectorSearch | None = None
+    # The hits' verified locators (by record id); a hit without one carries the record's claim
+    locators: LocatorLookup | None = None
 
 
 def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
@@ -217,12 +221,18 @@ class HybridSearch:
     # --- hits -----------------------------------------------------------------------
 
     def _hits(self, fused: list[FusedHit], lexical: dict[str, float], vector: dict[str, float]) -> list[SearchHit]:
-        records = self.channels.records.fetch([f.record_id for f in fused])
+        ids = [f.record_id for f in fused]
+        records = self.channels.records.fetch(ids)
+        located = self.channels.locators.fetch([i for i in ids if i in records]) if self.channels.locators else {}
         hits: list[SearchHit] = []
         for item in fused:
             record = records.get(item.record_id)
             if record is not None:
-                hits.append(self._hit(record, item, lexical, vector))
+                hit = self._hit(record, item, lexical, vector)
+                found = located.get(item.record_id)
+                if found:  # else the record's claim, marked unchecked
+                    hit["source_locator"] = cast(Locator, dict(found))
+                hits.append(hit)
         return hits
 
     def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float]) -> SearchHit:
@@ -237,7 +247,7 @@ class HybridSearch:
             "record_id": record.record_id,
             "text": record.text,
             "headings": list(record.headings),
-            "source_locator": _claimed_locator(self.book_id, record),
+            "source_locator": claimed_locator(self.book_id, record),
             "markdown_span": markdown_span(record.md_start, record.md_end),
             "scores": scores,
             "channel_ranks": dict(item.ranks),
@@ -271,9 +281,3 @@ class HybridSearch:
                 "search.rerank_failed", f"strict search: rerank failed: {message}",
                 details={"rerank": info}, remediation=(error.get("remediation") if error else None))
         return list(result.get("hits") or hits), info
-
-
-def _claimed_locator(book_id: str, record: Record) -> Locator:
-    """The record's own claim (its database's source fields), marked unchecked."""
-    # cast: the source's keys are the package database's (checked by the inspector), not ours
-    return cast(Locator, {"book_id": book_id, **record.source, "verification": {"method": "record-metadata"}})

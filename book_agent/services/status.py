@@ -17,6 +17,7 @@ from book_agent.domain.runtime_states import LexicalState, unstamped
 from book_agent.domain.sidecar_stamps import lexical_stamp
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
+from book_agent.services.locators import database_stamp, locator_status
 
 
 def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = False) -> BookStatus:
@@ -40,7 +41,8 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
         "runtime_dir": str(runtime_dir),
         "package": {"healthy": healthy, "hashes_verified": verify, "changed_files": changed,
                     "diagnostics": diagnostics},
-        "sidecars": {"lexical": lexical},
+        "sidecars": {"lexical": lexical, "locators": locator_status(
+            ports.locators, runtime_dir, database_stamp(entry, info)) if info else {"present": False, "fresh": False}},
         "capabilities": {
             "lexical_search": {"available": healthy and lexical.get("fresh", False),
                                "needs": "a fresh lexical sidecar (`book-agent prepare BOOK`)"},

@@ -78,6 +78,14 @@ def reading_window(length: int, span: tuple[int, int] | None, max_chars: int) ->
     return max(0, hi - max_chars), hi
 
 
+def _source(raw: Any) -> dict[str, Any]:
+    try:
+        source = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        source = {}
+    return source if isinstance(source, dict) else {}
+
+
 class RecordLookup:
     """Records by id from the package's index.sqlite, read-only.
 
@@ -116,12 +124,28 @@ class RecordLookup:
         if row is None:
             raise BookAgentError("source.record_not_found", f"no record {record_id!r} in this book",
                                  details={"record_id": record_id}, remediation="pass a record_id from a search hit")
+        return {"record_id": row[0], "text": row[1], "md_start": row[2], "md_end": row[3], "source": _source(row[4])}
+
+    def all(self) -> list[dict[str, Any]]:
+        """Every record as `get` gives it, in reading order (seq)."""
+        import sqlite3
+        from contextlib import closing
+
+        from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+
+        if self.path is None or not Path(self.path).is_file():
+            raise BookAgentError("source.database_unreadable", "the package has no index.sqlite",
+                                 details={"path": str(self.path) if self.path else None},
+                                 remediation="inspect the package: book-agent inspect PACKAGE")
         try:
-            source = json.loads(row[4]) if row[4] else {}
-        except ValueError:
-            source = {}
-        return {"record_id": row[0], "text": row[1], "md_start": row[2], "md_end": row[3],
-                "source": source if isinstance(source, dict) else {}}
+            with closing(connect_readonly(self.path)) as con:
+                rows = con.execute("SELECT record_id, text, md_start, md_end, source FROM records ORDER BY seq").fetchall()
+        except sqlite3.Error as exc:
+            raise BookAgentError("source.database_unreadable", f"index.sqlite cannot be read: {exc}",
+                                 details={"path": str(self.path)},
+                                 remediation="validate the package: book-agent inspect PACKAGE") from exc
+        return [{"record_id": r[0], "text": r[1], "md_start": r[2], "md_end": r[3], "source": _source(r[4])}
+                for r in rows]
 
     def page_labels(self) -> dict[int, str]:
         """{page_index: page_label} as the records' sources give them (first record per page

@@ -151,7 +151,7 @@ def render_page(pdf: PdfSource, renders_dir: Path, cache_tag: str, page_index: A
         "media_type": "image/png",
         "width_px": size[0],
         "height_px": size[1],
-        "page_size_pt": [round(box.width, 2), round(box.height, 2)],
+        "page_size_pt": [round(v, 2) for v in box.displayed_size],
         "page_box": [box.x0, box.y0, box.x1, box.y1],
         "rotation": box.rotation,
         "clip": region if clip is not None else None,

@@ -10,6 +10,7 @@ ResourceWarnings as failures). pypdfium2's exceptions become `source.original_co
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +24,12 @@ PDFIUM_LOCK = threading.RLock()
 
 @dataclass(frozen=True)
 class PageBox:
-    """The page's crop box in PDF user space (origin bottom-left) and its /Rotate."""
+    """The page's effective box in PDF user space (origin bottom-left) and its /Rotate.
+
+    Effective: the CropBox clipped to the MediaBox, either inherited from the page tree
+    (PDF 32000 7.7.3.4) as PDFium resolves it. pypdfium2's get_cropbox() reads the page's own
+    dictionary only and falls back to US letter, so an A4 book whose MediaBox sits in its
+    /Pages node came out 612 x 792."""
 
     x0: float
     y0: float
@@ -39,6 +45,11 @@ class PageBox:
     def height(self) -> float:
         return self.y1 - self.y0
 
+    @property
+    def displayed_size(self) -> tuple[float, float]:
+        """Width and height as the page is shown (and rendered): swapped by /Rotate 90 or 270."""
+        return (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
+
 
 def _corrupt(path: Path, what: str, exc: BaseException) -> BookAgentError:
     return BookAgentError(
@@ -49,12 +60,28 @@ def _corrupt(path: Path, what: str, exc: BaseException) -> BookAgentError:
     )
 
 
+def _loose_boxes(textpage: Any, count: int) -> array[float]:
+    """[x0, y0, x1, y1] of each char, flat, in PDF points. Loose boxes span the font's line
+    height: tight ones of some CJK fonts are 0.01 pt tall, and a readable crop wants whole lines."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    rect = pdfium_c.FS_RECTF()
+    flat = array("d", bytes(8 * 4 * count))
+    for i in range(count):
+        if pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, i, ctypes.byref(rect)):
+            flat[4 * i : 4 * i + 4] = array("d", (rect.left, rect.bottom, rect.right, rect.top))
+    return flat
+
+
 class PdfSource:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._doc: Any = None
         self._count: int | None = None
         self._texts: dict[int, str] = {}
+        self._boxes: dict[int, array[float]] = {}  # per page: 4 floats a char (see bbox)
         self._labels: dict[int, str | None] = {}
 
     # -- document ------------------------------------------------------------------------
@@ -89,7 +116,7 @@ class PdfSource:
                 "source.page_out_of_range",
                 f"page_index must be an integer, not {page_index!r}",
                 details={"page_index": page_index},
-                remediation="pass a 0-based page index",
+                remediation="pass a 0-based page index (or a page_label, the number printed on the page)",
             )
         count = self.page_count
         if not 0 <= page_index < count:
@@ -122,6 +149,9 @@ class PdfSource:
                 # characters outside the BMP: rebuild one PDFium char at a time so that
                 # string offsets stay PDFium char indices (bbox depends on it)
                 text = "".join(textpage.get_text_range(i, 1) or "\ufffd" for i in range(textpage.count_chars()))
+            # the char boxes now, while the page is open: opening a page costs far more
+            # (10-20 ms for a CJK page) than reading its boxes, and a locator needs them
+            self._boxes[page_index] = _loose_boxes(textpage, len(text))
         self._texts[page_index] = text
         return text
 
@@ -150,11 +180,9 @@ class PdfSource:
     def bbox(self, page_index: int, start: int, end: int) -> list[float] | None:
         """Union of the char boxes of text[start:end] in PDF points [x0, y0, x1, y1]."""
         text = self.page_text(page_index)
+        flat = self._boxes[page_index]
         wanted = [i for i in range(max(0, start), min(end, len(text))) if not text[i].isspace()]
-        with self._textpage(page_index, "char boxes") as textpage:
-            # loose boxes span the font's line height: tight ones of some CJK fonts
-            # are 0.01 pt tall, and a readable crop wants whole lines anyway
-            boxes = [textpage.get_charbox(i, loose=True) for i in wanted]
+        boxes = [(flat[4 * i], flat[4 * i + 1], flat[4 * i + 2], flat[4 * i + 3]) for i in wanted]
         real = [b for b in boxes if b[2] > b[0] and b[3] > b[1]]
         if not real:
             return None
@@ -174,10 +202,18 @@ class PdfSource:
     # -- geometry and rendering ------------------------------------------------------------
     def page_box(self, page_index: int) -> PageBox:
         self.check_page(page_index)
+        import ctypes
+
+        import pypdfium2.raw as pdfium_c
+
         with self._opened_page(page_index, "box") as page:
-            x0, y0, x1, y1 = page.get_cropbox()
+            rect = pdfium_c.FS_RECTF()
+            if not pdfium_c.FPDF_GetPageBoundingBox(page.raw, ctypes.byref(rect)):
+                raise _corrupt(self.path, f"the box of page {page_index}", ValueError("no page box"))
             rotation = int(page.get_rotation()) % 360
-        return PageBox(float(x0), float(y0), float(x1), float(y1), rotation)
+        x0, x1 = sorted((float(rect.left), float(rect.right)))
+        y0, y1 = sorted((float(rect.bottom), float(rect.top)))
+        return PageBox(round(x0, 3), round(y0, 3), round(x1, 3), round(y1, 3), rotation)
 
     def render_png(self, page_index: int, scale: float, crop: tuple[float, float, float, float]) -> tuple[bytes, int, int]:
         """PNG bytes and pixel size; crop = (left, bottom, right, top) in display orientation."""

@@ -10,12 +10,14 @@ the package. Shapes and error codes: contracts/sources.md.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.page_labels import LabelMatch, find_label
 from book_agent.domain.source_results import Locator, PageImage, SourceText
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
 from book_agent.ports import SourceAndPages
@@ -33,7 +35,7 @@ from book_agent_adapters.sources.page_render import MAX_PIXELS
 from book_agent_adapters.sources.page_render import render_page as _render
 from book_agent_adapters.sources.passage_search import UnitTexts
 from book_agent_adapters.sources.pdf import PdfSource
-from book_agent_adapters.sources.verify import Claim, build_locator, read_hit
+from book_agent_adapters.sources.verify import Claim, build_locator, read_hit, record_locators
 
 METHODS = ("record-metadata", "exact", "normalized", "fuzzy", "unverified")
 
@@ -52,6 +54,7 @@ class SourceResolver(SourceAndPages):
         self._markdown: str | None = None
         self._markdown_norm: NormalizedText | None = None
         self._record_labels: dict[int, str] | None = None
+        self._labels: list[str | None] | None = None
 
     # -- plumbing --------------------------------------------------------------------------
     def __enter__(self) -> SourceResolver:
@@ -138,6 +141,32 @@ class SourceResolver(SourceAndPages):
             label = str(claimed)
         return label if label is not None else self.record_page_label(page_index)
 
+    def page_labels(self) -> list[str | None]:
+        """Every page's label: the PDF's own, else the one the records give it (None: none)."""
+        with self._lock:
+            if self._labels is None:
+                pdf = self.pdf()
+                self._labels = [pdf.page_label(i) or self.record_page_label(i) for i in range(pdf.page_count)]
+            return self._labels
+
+    def page_for_label(self, label: Any) -> LabelMatch:
+        """The page a printed label names (source.page_label_unknown lists the nearest)."""
+        if self.kind != "pdf":
+            raise locator_error(f"page labels are a PDF's; this book's original is {self.kind}",
+                                {"page_label": label if isinstance(label, str) else None})
+        return find_label(label, self.page_labels())
+
+    def _page_of(self, page_index: Any, page_label: Any) -> tuple[Any, list[int] | None]:
+        """The page index a render or read names by index or label (both: they must agree)."""
+        if page_label is None:
+            return page_index, None
+        match = self.page_for_label(page_label)
+        if page_index is not None and page_index != match.page_index:
+            raise locator_error(f"page_index {page_index!r} and page_label {page_label!r} name different pages "
+                                f"(the label is page_index {match.page_index})",
+                                {"page_index": page_index, "page_label": page_label, "labelled": match.pages})
+        return match.page_index, match.pages
+
     def _not_renderable(self) -> BookAgentError:
         return BookAgentError(
             "source.not_renderable",
@@ -180,6 +209,10 @@ class SourceResolver(SourceAndPages):
         claim = Claim.from_sources(self, hit, hints or {})
         return cast(Locator, build_locator(self, hit, claim))
 
+    def locate_records(self) -> Iterator[Locator]:
+        """Every record's verified locator, in reading order (one pass over the book)."""
+        return record_locators(self)
+
     def read_source(self, locator: Any, max_chars: int = DEFAULT_MAX_CHARS) -> SourceText:
         max_chars = check_max_chars(max_chars)
         if not isinstance(locator, dict):
@@ -192,7 +225,11 @@ class SourceResolver(SourceAndPages):
         start, end = optional_int(locator, "char_start"), optional_int(locator, "char_end")
         if self.kind == "pdf":
             pdf = self.pdf()
-            page = pdf.check_page(optional_int(locator, "page_index"))
+            by_label = locator.get("page_label") if locator.get("page_index") is None else None
+            page_index, same_label = self._page_of(optional_int(locator, "page_index"), by_label)
+            page = pdf.check_page(page_index)
+            if same_label and len(same_label) > 1:
+                out["page_label_pages"] = same_label
             text = pdf.page_text(page)
             claimed_label = locator.get("page_label") if locator.get("page_index") == page else None
             out.update(page_index=page, page_label=self.page_label(page, claimed_label), extracted_by="pdfium")
@@ -229,11 +266,13 @@ class SourceResolver(SourceAndPages):
                                 {"spine_index": index, "chapter_count": len(spine)})
         return spine[index], None
 
-    def render_page(self, page_index: Any, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
-                    include_image: bool = False, max_pixels: int = MAX_PIXELS) -> PageImage:
+    def render_page(self, page_index: Any = None, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
+                    include_image: bool = False, max_pixels: int = MAX_PIXELS, *,
+                    page_label: Any = None) -> PageImage:
         if self.kind != "pdf":
             raise self._not_renderable()
         pdf = self.pdf()
+        page_index, same_label = self._page_of(page_index, page_label)
         files = (self.package.archive_manifest or {}).get("files") or {}
         tag = str((files.get("original") or {}).get("sha256") or "")
         if not tag:
@@ -245,4 +284,6 @@ class SourceResolver(SourceAndPages):
         result["book_id"] = self.book_id
         if result.get("page_label") is None and isinstance(result.get("page_index"), int):
             result["page_label"] = self.record_page_label(result["page_index"])
+        if same_label and len(same_label) > 1:
+            result["page_label_pages"] = same_label  # the first was rendered
         return cast(PageImage, result)

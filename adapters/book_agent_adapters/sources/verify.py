@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.source_results import Locator
 from book_agent.domain.text_match import FUZZY_THRESHOLD, find_exact, find_normalized, normalize_key
 from book_agent_adapters.sources.locator_checks import MAX_QUOTE_CHARS, RecordLookup, check_book
 from book_agent_adapters.sources.passage_search import find_passage
@@ -30,6 +32,21 @@ def _quote_error(value: Any, why: str) -> BookAgentError:
         f"cannot locate {type(value).__name__ if not isinstance(value, str) else 'this text'}: {why}",
         remediation="pass a search hit, a record dict with record_id, or a non-empty quotation",
     )
+
+
+def record_locators(resolver: SourceResolver) -> Iterator[Locator]:
+    """The verified locator of every record, in reading order (the book's records read once)."""
+    for row in resolver.records.all():
+        text = row["text"]
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_QUOTE_CHARS:
+            yield cast(Locator, {
+                "book_id": resolver.book_id, "kind": resolver.kind, **row["source"], "record_id": row["record_id"],
+                "verification": {"method": "unverified", "score": None, "stage": "none"},
+                "warnings": ["the record has no text to look for, or more than the 100,000 characters locate reads"]})
+            continue
+        hit = Hit(text, record_id=row["record_id"], source=dict(row["source"]), md_start=row["md_start"],
+                  md_end=row["md_end"])
+        yield cast(Locator, build_locator(resolver, hit, Claim.from_sources(resolver, hit, {})))
 
 
 def read_hit(value: Any, book_id: str | None, records: RecordLookup) -> Hit:

@@ -25,7 +25,7 @@ from book_agent_adapters.storage.safe_files import is_read_only, portalocker_mod
 LOCK_NAME = ".build.lock"
 LOCK_TIMEOUT_S = 600.0  # a large book's index may take minutes to build
 STALE_SECONDS = 15 * 60
-LOCKED_PREFIXES = (".lexical-",)
+LOCKED_PREFIXES = (".lexical-", ".locators-")
 UNLOCKED_PREFIXES = (".config.json.", ".vectors.", ".render-")
 
 

@@ -1,0 +1,107 @@
+"""SqliteLocatorStore: a book's verified locators in its runtime dir (locators.sqlite).
+
+One row per record (its locator as JSON), a stamp of what they were computed from and the
+summary of how they were verified. Written to a staged file and moved into place, so a
+search reading the old file never sees half a new one; read with `mode=ro` (not immutable:
+a rebuild replaces the file under a reader, which then reads the old inode to the end).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from contextlib import closing, suppress
+from pathlib import Path
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.locators import LocatorState, LocatorSummary
+from book_agent.domain.source_results import Locator
+from book_agent.ports.locators import LocatorLookup, LocatorStore
+from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+
+FILE_NAME = "locators.sqlite"
+_SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+           "CREATE TABLE locators (record_id TEXT PRIMARY KEY, locator TEXT NOT NULL) WITHOUT ROWID;")
+
+
+def _read_meta(path: Path) -> dict[str, str]:
+    with closing(connect_readonly(path, immutable=False)) as con:
+        return dict(con.execute("SELECT key, value FROM meta").fetchall())
+
+
+class SqliteLocatorLookup(LocatorLookup):
+    def __init__(self, path: Path) -> None:
+        self._con = connect_readonly(path, check_same_thread=False, immutable=False)
+
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]:
+        ids = [r for r in dict.fromkeys(record_ids) if isinstance(r, str)]
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        try:
+            rows = self._con.execute(f"SELECT record_id, locator FROM locators WHERE record_id IN ({marks})",
+                                     ids).fetchall()
+        except (sqlite3.Error, UnicodeEncodeError):
+            return {}  # a damaged sidecar: the hits are verified live instead (services/locators.py)
+        return {rid: json.loads(raw) for rid, raw in rows}
+
+    def close(self) -> None:
+        self._con.close()
+
+
+class SqliteLocatorStore(LocatorStore):
+    def path(self, runtime_dir: Path) -> Path:
+        return Path(runtime_dir) / FILE_NAME
+
+    def state(self, runtime_dir: Path, expected: dict[str, str]) -> LocatorState:
+        path = self.path(runtime_dir)
+        if not path.is_file():
+            return {"present": False, "fresh": False, "reason": "missing", "path": str(path)}
+        try:
+            meta = _read_meta(path)
+            stamp, summary = json.loads(meta["stamp"]), json.loads(meta["summary"])
+        except (sqlite3.Error, KeyError, ValueError):
+            return {"present": True, "fresh": False, "reason": "corrupt", "path": str(path)}
+        fresh = stamp == expected
+        return {"present": True, "fresh": fresh, "reason": "fresh" if fresh else "stale (built from another package "
+                "or verifier version)", "path": str(path), "summary": summary}
+
+    def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
+        target = self.path(runtime_dir)
+        staged = target.with_name(f".locators-{secrets.token_hex(6)}.sqlite")
+        summary = LocatorSummary()
+        started = time.perf_counter()
+        try:
+            with closing(sqlite3.connect(staged)) as con:
+                con.executescript(_SCHEMA)
+                for locator in locators:
+                    summary.add(locator)
+                    con.execute("INSERT OR REPLACE INTO locators VALUES (?, ?)",
+                                (str(locator.get("record_id")), json.dumps(locator, ensure_ascii=False)))
+                summary.seconds = time.perf_counter() - started
+                con.executemany("INSERT INTO meta VALUES (?, ?)", [
+                    ("stamp", json.dumps(expected, sort_keys=True)),
+                    ("summary", json.dumps(summary.to_dict()))])
+                con.commit()
+            os.replace(staged, target)
+        except (OSError, sqlite3.Error) as exc:
+            raise BookAgentError("locators.build_failed", f"cannot write the verified locators to {target}: {exc}",
+                                 details={"path": str(target)},
+                                 remediation="make the data dir writable and free space, then `book-agent prepare BOOK`"
+                                 ) from exc
+        finally:
+            with suppress(OSError):
+                staged.unlink()
+        return summary
+
+    def open(self, runtime_dir: Path, expected: dict[str, str]) -> LocatorLookup | None:
+        if not self.state(runtime_dir, expected).get("fresh"):
+            return None
+        try:
+            return SqliteLocatorLookup(self.path(runtime_dir))
+        except sqlite3.Error:
+            return None

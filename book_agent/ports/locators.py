@@ -1,0 +1,34 @@
+"""Ports of a book's verified locators: the sidecar that keeps them, and a lookup by record id."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from book_agent.domain.locators import LocatorState, LocatorSummary
+from book_agent.domain.source_results import Locator
+
+
+@runtime_checkable
+class LocatorLookup(Protocol):
+    """Verified locators by record id (ids without one are simply absent)."""
+
+    def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class LocatorStore(Protocol):
+    """The verified locators of a book, kept in its runtime dir (never in the package)."""
+
+    def state(self, runtime_dir: Path, expected: dict[str, str]) -> LocatorState:
+        """{present, fresh, reason, path, summary?} against the expected stamp."""
+        ...
+    def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
+        """Write every locator (atomically: a reader sees the old file or the new one) and
+        return the summary it stores with them."""
+        ...
+    def open(self, runtime_dir: Path, expected: dict[str, str]) -> LocatorLookup | None:
+        """The lookup when the sidecar is fresh, else None."""
+        ...

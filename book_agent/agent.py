@@ -28,7 +28,9 @@ from book_agent.domain.book_reports import (
     Removal,
     Resolved,
 )
+from book_agent.domain.contents import Neighbours, TableOfContents
 from book_agent.domain.eval_results import EvalReport
+from book_agent.domain.limits import DEFAULT_AROUND
 from book_agent.domain.search_results import Hints, SearchResult
 from book_agent.domain.source_results import (
     Locator,
@@ -166,9 +168,19 @@ class BookAgent:
         return self._reading.read_source(book_ref, locator, max_chars)
 
     def render_page(self, book_ref: str, page_index: int | None = None, clip: Sequence[float] | None = None,
-                    dpi: int = 150, include_image: bool = False, page_label: str | None = None) -> PageImage:
-        """A page by 0-based index or printed label (`page_label="55"`)."""
-        return self._reading.render_page(book_ref, page_index, clip, dpi, include_image, page_label)
+                    dpi: int = 150, include_image: bool = False, page_label: str | None = None,
+                    record_ids: Sequence[str] | None = None, quotes: Sequence[str] | None = None) -> PageImage:
+        """A page by 0-based index or printed label (`page_label="55"`); with record_ids or
+        quotes, those passages highlighted (the page defaults to the first passage's)."""
+        return self._reading.render_page(book_ref, page_index, clip, dpi, include_image, page_label, record_ids, quotes)
+
+    def get_toc(self, book_ref: str) -> TableOfContents:
+        """The PDF outline or EPUB navigation, each entry with its place and first record."""
+        return self._reading.get_toc(book_ref)
+
+    def read_around(self, book_ref: str, record_id: str, around: int = DEFAULT_AROUND) -> Neighbours:
+        """A record with `around` records before and after it, in reading order."""
+        return self._reading.read_around(book_ref, record_id, around)
 
     # --- lifetime --------------------------------------------------------------------------
 

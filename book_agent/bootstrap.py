@@ -11,11 +11,12 @@ CLI, the MCP server, the Python API (`BookAgent(data_dir)`) and the tests all co
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from book_agent.domain.library import APPROXIMATE_MIN_VECTORS, LibraryMember
+from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.runtime_config import RuntimeConfig
@@ -35,6 +36,7 @@ from book_agent.ports import (
 )
 from book_agent.ports.hosts import HostInstaller
 from book_agent.ports.library import (
+    LibraryBackend,
     LibraryIndex,
     LibraryLexicalIndex,
     LibraryVectorIndex,
@@ -42,7 +44,7 @@ from book_agent.ports.library import (
 )
 from book_agent.ports.locators import LocatorStore
 from book_agent.services.context import HostFactory, Ports
-from book_agent.settings import resolve_data_dir
+from book_agent.settings import library_backend_setting, resolve_data_dir
 
 if TYPE_CHECKING:
     from book_agent.agent import BookAgent
@@ -90,57 +92,62 @@ class LocalBookParts(BookParts):
         return SourceResolver(package, runtime_dir)
 
 
-class LibraryIndexOnDemand(LibraryIndex):
-    """The library index adapter (a BM25 impact index over every book), imported on the first library
-    search: a one-book search does not pay for it."""
+class ChosenLibraryBackend:
+    """The library backend the settings name (settings.py: argument, environment, the data
+    dir's config.toml, else "local"), loaded on the first library search: a one-book search
+    neither reads the setting nor imports a backend."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._index: LibraryIndex | None = None
+    def __init__(self, data_dir: Path, explicit: str | None = None) -> None:
+        self.data_dir = data_dir
+        self.explicit = explicit
+        self._backend: LibraryBackend | None = None
+        self._lock = threading.Lock()
 
-    def _adapter(self) -> LibraryIndex:
-        if self._index is None:
-            from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
+    def backend(self) -> LibraryBackend:
+        with self._lock:
+            if self._backend is None:
+                from book_agent_adapters.library.backends import load_backend
 
-            self._index = SqliteLibraryIndex(self.folder)
-        return self._index
+                self._backend = load_backend(self.data_dir, library_backend_setting(self.data_dir, self.explicit))
+            return self._backend
 
-    def state(self, expected: dict[str, str]) -> dict[str, Any]:
-        return self._adapter().state(expected)
+
+class ChosenLibraryIndex(LibraryIndex):
+    def __init__(self, chosen: ChosenLibraryBackend) -> None:
+        self.chosen = chosen
+
+    def state(self, expected: dict[str, str]) -> LibraryIndexState:
+        return self.chosen.backend().lexical.state(expected)
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
-        return self._adapter().build(members, expected, progress)
+        return self.chosen.backend().lexical.build(members, expected, progress)
 
     def open(self) -> LibraryLexicalIndex:
-        return self._adapter().open()
+        return self.chosen.backend().lexical.open()
 
 
-class LibraryVectorsOnDemand(LibraryVectorIndexes):
-    """The library's approximate vector indexes (faiss IVF-SQ8), imported when a model group
-    first reaches `min_vectors`: small libraries and single books never import faiss."""
+class ChosenLibraryVectors(LibraryVectorIndexes):
+    def __init__(self, chosen: ChosenLibraryBackend) -> None:
+        self.chosen = chosen
 
-    def __init__(self, library_dir: Path, min_vectors: int = APPROXIMATE_MIN_VECTORS) -> None:
-        self.library_dir = library_dir
-        self.min_vectors = min_vectors
-        self._indexes: LibraryVectorIndexes | None = None
+    @property
+    def min_vectors(self) -> int:  # the backend's, read when first asked
+        return self.chosen.backend().vectors.min_vectors
 
-    def _adapter(self) -> LibraryVectorIndexes:
-        if self._indexes is None:
-            from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
+    @min_vectors.setter
+    def min_vectors(self, value: int) -> None:
+        self.chosen.backend().vectors.min_vectors = value
 
-            self._indexes = FaissLibraryVectors(self.library_dir, self.min_vectors)
-        return self._indexes
-
-    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> dict[str, Any]:
-        return self._adapter().state(model, dimensions, expected)
+    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> VectorIndexState:
+        return self.chosen.backend().vectors.state(model, dimensions, expected)
 
     def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
               progress: Progress | None) -> int:
-        return self._adapter().build(model, dimensions, expected, stores, progress)
+        return self.chosen.backend().vectors.build(model, dimensions, expected, stores, progress)
 
     def open(self, model: str, dimensions: int, expected: dict[str, str],
              stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
-        return self._adapter().open(model, dimensions, expected, stores)
+        return self.chosen.backend().vectors.open(model, dimensions, expected, stores)
 
 
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> HostInstaller:
@@ -162,8 +169,11 @@ def build_ports(
     library: LibraryIndex | None = None,
     library_vectors: LibraryVectorIndexes | None = None,
     locators: LocatorStore | None = None,
+    library_backend: str | None = None,
 ) -> Ports:
-    """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None)."""
+    """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None).
+    `library_backend` names the library's backend (else the settings choose it); `library`
+    and `library_vectors` replace its roles outright (tests)."""
     from book_agent_adapters.package.store import FilesystemPackageStore
     from book_agent_adapters.sources.markdown_port import PackageMarkdownReader
     from book_agent_adapters.storage.json_registry import JsonRegistry
@@ -171,6 +181,7 @@ def build_ports(
     from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 
     folder = resolve_data_dir(data_dir)
+    chosen = ChosenLibraryBackend(folder, library_backend)
     return Ports(
         data_dir=folder,
         registry=registry if registry is not None else JsonRegistry(folder),
@@ -179,8 +190,8 @@ def build_ports(
         parts=parts if parts is not None else LocalBookParts(),
         markdown=markdown if markdown is not None else PackageMarkdownReader(),
         hosts=hosts if hosts is not None else host_adapter,
-        library=library if library is not None else LibraryIndexOnDemand(folder / "library"),
-        library_vectors=library_vectors if library_vectors is not None else LibraryVectorsOnDemand(folder / "library"),
+        library=library if library is not None else ChosenLibraryIndex(chosen),
+        library_vectors=library_vectors if library_vectors is not None else ChosenLibraryVectors(chosen),
         locators=locators if locators is not None else SqliteLocatorStore(),
     )
 

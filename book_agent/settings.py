@@ -1,11 +1,29 @@
-"""Where book-agent keeps its data: --data-dir, else $BOOK_AGENT_HOME, else the user data dir."""
+"""Process-wide settings, read here and nowhere else.
+
+- the data dir: --data-dir, else $BOOK_AGENT_HOME, else the user data dir;
+- the library backend (contracts/library.md, "Library backends"): an explicit argument
+  (`build_agent(library_backend=...)`), else $BOOK_AGENT_LIBRARY_BACKEND (which the CLI's
+  `--library-backend NAME` sets for the process and the servers it starts), else
+  `[library] backend` in the data dir's config.toml, else "local". The backend's own options
+  are the config's `[library.<name>]` table.
+"""
 
 from __future__ import annotations
 
 import os
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import LibraryBackendSetting
 
 ENV_HOME = "BOOK_AGENT_HOME"
+ENV_LIBRARY_BACKEND = "BOOK_AGENT_LIBRARY_BACKEND"
+CONFIG_NAME = "config.toml"  # the data dir's own settings (per-book settings live in each book's config.json)
+CONFIG_MAX_BYTES = 1 << 20
+DEFAULT_LIBRARY_BACKEND = "local"
 
 
 def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
@@ -17,3 +35,50 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("book-agent", appauthor=False)).resolve()
+
+
+def use_library_backend(name: str) -> None:
+    """The CLI's --library-backend: the environment variable, so the servers and workers this
+    process starts choose the same backend (as Django's --settings sets its variable)."""
+    os.environ[ENV_LIBRARY_BACKEND] = name
+
+
+def library_backend_setting(data_dir: Path, explicit: str | None = None,
+                            environ: Mapping[str, str] | None = None) -> LibraryBackendSetting:
+    """The library backend to use and its options, by the precedence in the module docstring."""
+    env = os.environ if environ is None else environ
+    section = _library_section(data_dir)
+    chosen = [(explicit, "argument"), (env.get(ENV_LIBRARY_BACKEND), "environment"),
+              (section.get("backend"), "config"), (DEFAULT_LIBRARY_BACKEND, "default")]
+    name, source = next((str(v).strip(), s) for v, s in chosen if v is not None and str(v).strip())
+    options = section.get(name, {})
+    if not isinstance(options, dict):
+        raise _invalid(data_dir, f"[library.{name}] must be a table of the backend's options")
+    return LibraryBackendSetting(name=name, source=source, options=options)
+
+
+def _library_section(data_dir: Path) -> dict[str, Any]:
+    """The `[library]` table of data_dir/config.toml ({} when there is no file)."""
+    path = data_dir / CONFIG_NAME
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(CONFIG_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise _invalid(data_dir, f"it cannot be read ({exc.strerror or exc})") from exc
+    if len(raw) > CONFIG_MAX_BYTES:
+        raise _invalid(data_dir, "it is over 1 MiB")
+    try:
+        library = tomllib.loads(raw.decode("utf-8")).get("library", {})
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise _invalid(data_dir, f"it is not valid TOML ({exc})") from exc
+    if not isinstance(library, dict) or not isinstance(library.get("backend", ""), str):
+        raise _invalid(data_dir, "[library] must be a table whose `backend` is a name")
+    return library
+
+
+def _invalid(data_dir: Path, why: str) -> BookAgentError:
+    path = data_dir / CONFIG_NAME
+    return BookAgentError("config.invalid", f"{path}: {why}", details={"path": str(path)},
+                          remediation=f"fix or delete {path} (contracts/library.md, \"Library backends\")")

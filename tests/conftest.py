@@ -30,6 +30,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("BOOK_AGENT_HOME", str(home / "book-agent-data"))
     monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
     monkeypatch.setenv("HF_HOME", str(home / "hf"))
+    # empty means unset (settings.py); set, so a value the CLI's --library-backend puts there is undone
+    monkeypatch.setenv("BOOK_AGENT_LIBRARY_BACKEND", "")
     for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(name, str(home / name.lower()))
     return home

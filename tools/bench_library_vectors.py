@@ -92,9 +92,10 @@ def build_books(size: int, books: int) -> list[Path]:
 
 
 def agent_for(data: Path, min_vectors: int) -> Any:
-    from book_agent.bootstrap import LibraryVectorsOnDemand, build_agent
+    from book_agent.bootstrap import build_agent
+    from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
 
-    return build_agent(data, library_vectors=LibraryVectorsOnDemand(data / "library", min_vectors=min_vectors))
+    return build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=min_vectors))
 
 
 def measure(size: int, books: int, runs: int, cache: Path, reuse: bool = False) -> dict[str, Any]:

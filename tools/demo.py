@@ -1,9 +1,10 @@
-"""`make demo`: register the example book and show what hybrid search finds.
+"""`make demo`: register the example book and show what hybrid search finds, then a real PDF.
 
 Registers examples/art-of-war-package in the project's `.demo-data/` (replacing any earlier
 registration), then runs three searches: an English question in the book's words, a Chinese
 one that only the notes' Chinese text answers, and a paraphrase that shares no words with
-its passage (the vector channel's job). Local only: no network, no API key.
+its passage (the vector channel's job). Then it builds a package from four real PDF pages
+(tools/build_package.py), registers it and renders a hit's page with the hit highlighted. Local only: no network, no API key.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "examples" / "art-of-war-package"
 DATA_DIR = ROOT / ".demo-data"
+# a real PDF: four pages of lshort-zh-cn (XeLaTeX, A4), the GFDL's own text (licence: its README)
+REAL_PDF = ROOT / "tests" / "support" / "data" / "books" / "lshort-zh-cn-gfdl-pages.pdf"
+PDF_QUERY = "what are Invariant Sections"
 SEARCHES = [
     ("an English question, in the book's words", "know the enemy and know yourself"),
     ("a Chinese query: the notes quote the Chinese text", "知己知彼"),
@@ -58,6 +62,28 @@ def show(label: str, result: dict[str, Any], hits: int) -> None:
         print(f"  warning: {warning}")
 
 
+def real_pdf(agent: Any, data_dir: Path) -> None:
+    """Build a package from a real PDF (tools/build_package.py), register it, search it and
+    render the top hit's page with the hit highlighted."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_package
+
+    package = build_package.build(REAL_PDF, data_dir / "packages" / "gfdl-pages", "gfdl-pages", vectors=False)
+    book = agent.init(package, replace=True)["book_id"]
+    hit = agent.search(book, PDF_QUERY, top_k=1)["hits"][0]
+    started = time.perf_counter()
+    shown = agent.render_page(book, record_ids=[hit["record_id"]])
+    took = (time.perf_counter() - started) * 1000
+    loc = hit["source_locator"]
+    print(f"\n=== a real PDF ({REAL_PDF.name}), built with tools/build_package.py and registered as {book}")
+    print(f"    query: {PDF_QUERY}\n  1. {hit['evidence_id']}  page_index {loc.get('page_index')} "
+          f"(verified {loc.get('verification', {}).get('method')})")
+    print(textwrap.indent(textwrap.fill(snippet(hit["text"]), 96), "     "))
+    boxes = shown["highlights"][0]["boxes"] if shown["highlights"] else []
+    print(f"  highlighted render: {shown['path']}\n    {shown['width_px']}x{shown['height_px']} px, "
+          f"{shown['bytes']:,} bytes, {len(boxes)} line boxes (PDF points, first {boxes[:1]}), {took:.0f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
@@ -76,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"({time.perf_counter() - started:.1f} s)")
             # ten hits, three shown: enough to say where each channel's first choice landed
             results = [agent.search(entry["book_id"], query, top_k=max(10, args.hits)) for _, query in SEARCHES]
+            if not args.json:
+                for (label, _), result in zip(SEARCHES, results, strict=True):
+                    show(label, result, args.hits)
+                real_pdf(agent, args.data_dir)
     except BookAgentError as exc:
         print(f"demo failed: {exc.code}: {exc.message}", file=sys.stderr)
         if exc.remediation:
@@ -84,9 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))
         return 0
-    for (label, _), result in zip(SEARCHES, results, strict=True):
-        show(label, result, args.hits)
     print("\nTry it yourself:  .venv/bin/book-agent --data-dir .demo-data search art-of-war \"your question\"")
+    print("                  .venv/bin/book-agent --data-dir .demo-data render gfdl-pages --quote \"Invariant Sections\"")
     return 0
 
 

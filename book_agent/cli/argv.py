@@ -2,7 +2,7 @@
 
 click only accepts a group's options before the subcommand. Users (and agents) write
 `book-agent search BOOK q --json` or `book-agent --json search ...` alike, so `--data-dir`,
-`--json` and `--debug` are lifted out of argv, wherever they stand, before typer sees it. A `--`
+`--library-backend`, `--json` and `--debug` are lifted out of argv, wherever they stand, before typer sees it. A `--`
 ends option processing: whatever follows is left alone (a query may be `--json` itself).
 """
 
@@ -14,8 +14,12 @@ from dataclasses import dataclass
 @dataclass
 class GlobalOptions:
     data_dir: str | None = None
+    library_backend: str | None = None  # settings.use_library_backend applies it
     json: bool = False
     debug: bool = False  # an unexpected error also prints its traceback on stderr
+
+
+VALUED = {"--data-dir": "a folder path", "--library-backend": "a backend name (e.g. local)"}
 
 
 class ArgvError(ValueError):
@@ -35,13 +39,14 @@ def split_global_options(argv: list[str]) -> tuple[GlobalOptions, list[str]]:
             options.json = True
         elif arg == "--debug":
             options.debug = True
-        elif arg == "--data-dir":
+        elif arg in VALUED:
             if i + 1 >= len(argv):
-                raise ArgvError("--data-dir needs a folder path")
-            options.data_dir = argv[i + 1]
+                raise ArgvError(f"{arg} needs {VALUED[arg]}")
+            setattr(options, arg[2:].replace("-", "_"), argv[i + 1])
             i += 1
-        elif arg.startswith("--data-dir="):
-            options.data_dir = arg.split("=", 1)[1]
+        elif arg.split("=", 1)[0] in VALUED:
+            name, value = arg.split("=", 1)
+            setattr(options, name[2:].replace("-", "_"), value)
         else:
             rest.append(arg)
         i += 1

@@ -25,6 +25,10 @@ def run(argv: list[str] | None = None) -> None:
         options, rest = split_global_options(args)
     except ArgvError:
         options, rest = None, []
+    if options is not None and options.library_backend is not None:
+        from book_agent.settings import use_library_backend
+
+        use_library_backend(options.library_backend)
     if options is not None and not options.json and len(rest) == 2 and rest[0] == "mcp" \
             and not rest[1].startswith("-"):
         _guarded(lambda: _serve_mcp(rest[1], options.data_dir), options)

@@ -25,8 +25,8 @@ HELP = """Grounded, citable answers from prebuilt book packages.
 
 Register a package once (`book-agent init PACKAGE_DIR_OR_ARCHIVE`), then search it
 (`book-agent search BOOK_ID "query"`). Global options, accepted anywhere on the line:
---data-dir DIR (else $BOOK_AGENT_HOME, else the platform's user data dir) and --json
-(exactly one JSON document on stdout, errors included).
+--data-dir DIR (else $BOOK_AGENT_HOME, else the platform's user data dir), --library-backend
+NAME and --json (exactly one JSON document on stdout, errors included).
 """
 
 # typer may vendor its own click (typer._click) or use click itself: take the class from
@@ -46,12 +46,16 @@ app = typer.Typer(
 def _root(
     ctx: typer.Context,
     data_dir: str = typer.Option(None, "--data-dir", help="Where registered books and runtime data live."),
+    library_backend: str = typer.Option(None, "--library-backend", metavar="NAME",
+                                        help="The library's index backend (default: local; also "
+                                             "BOOK_AGENT_LIBRARY_BACKEND, or [library] backend in the "
+                                             "data dir's config.toml)."),
     json_output: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit (with --json: as JSON).",
                                  is_eager=True, callback=lambda ctx, value: _print_version(ctx) if value else None),
 ) -> None:
     if not isinstance(ctx.obj, GlobalOptions):
-        ctx.obj = GlobalOptions(data_dir=data_dir, json=json_output)
+        ctx.obj = GlobalOptions(data_dir=data_dir, library_backend=library_backend, json=json_output)
 
 
 def _print_version(ctx: typer.Context) -> None:
@@ -76,7 +80,17 @@ def _register_commands() -> None:
     if _registered:
         return
     _registered = True
-    from book_agent.cli import books, evaluation, host, mcp_cmd, plugins, search, serve_cmd, sources
+    from book_agent.cli import (
+        books,
+        contents,
+        evaluation,
+        host,
+        mcp_cmd,
+        plugins,
+        search,
+        serve_cmd,
+        sources,
+    )
 
     books.register(app)
     search.register(app)
@@ -84,6 +98,7 @@ def _register_commands() -> None:
     host.register(app)
     plugins.register(app)
     sources.register(app)
+    contents.register(app)
     mcp_cmd.register(app)
     serve_cmd.register(app)
 
@@ -100,6 +115,10 @@ def run(argv: list[str] | None = None) -> None:
     except ArgvError as exc:
         _fail(GlobalOptions(json="--json" in args), BookAgentError("cli.usage", str(exc)), 2)
         return
+    if options.library_backend is not None:
+        from book_agent.settings import use_library_backend
+
+        use_library_backend(options.library_backend)  # for this process and the servers it starts
     guarded(lambda: _run_app(options, rest), options)
 
 

@@ -30,10 +30,21 @@ def register(app: typer.Typer) -> None:
 def read(
     ctx: typer.Context,
     book: str = typer.Argument(..., help="A registered book_id."),
-    record_id: str = typer.Argument(..., help="A record id (from a search hit)."),
+    record_id: str = typer.Argument(None, help="A record id (from a search hit), or --record."),
+    record: str = typer.Option(None, "--record", help="The record id (as RECORD_ID)."),
+    around: int = typer.Option(None, "--around", help="Also the N records before and after it, in reading order."),
 ) -> None:
-    """One record of the book: full text, headings, source and book.md span."""
-    emit(ctx, agent(ctx).read_entry(book, record_id), _render_record)
+    """One record of the book (full text, headings, source, book.md span), or its neighbours with --around."""
+    from book_agent.cli.contents import render_around
+
+    if (record_id is None) == (record is None):
+        raise BookAgentError("cli.usage", "give the record id once: RECORD_ID or --record",
+                             remediation="e.g. book-agent read BOOK --record r0001 --around 2")
+    wanted = record_id if record_id is not None else record
+    if around is not None:
+        emit(ctx, agent(ctx).read_around(book, wanted, around), render_around)
+        return
+    emit(ctx, agent(ctx).read_entry(book, wanted), _render_record)
 
 
 def markdown(
@@ -101,13 +112,15 @@ def render(
     clip: str = typer.Option(None, "--clip", help="x0,y0,x1,y1 in PDF points (origin bottom-left)."),
     dpi: int = typer.Option(DEFAULT_DPI, "--dpi", help=f"Resolution ({DPI_RANGE[0]}-{DPI_RANGE[1]})."),
     page_label: str = typer.Option(None, "--page-label", help="The page by its printed label (e.g. 55, iv)."),
+    record: list[str] = typer.Option(None, "--record", help="Highlight this record's passage (repeatable)."),
+    quote: list[str] = typer.Option(None, "--quote", help="Highlight this quotation (repeatable)."),
 ) -> None:
-    """Render a PDF page (or a clip of it) to a PNG in the runtime dir; prints its path."""
-    if page_index is None and page_label is None:
-        raise BookAgentError("cli.usage", "give a PAGE_INDEX or --page-label",
-                             remediation="e.g. book-agent render BOOK 0, or book-agent render BOOK --page-label 55")
+    """Render a PDF page (or a clip of it) to a PNG in the runtime dir, passages highlighted; prints its path."""
+    if page_index is None and page_label is None and not record and not quote:
+        raise BookAgentError("cli.usage", "give a PAGE_INDEX, --page-label, or passages to highlight (--record/--quote)",
+                             remediation="e.g. book-agent render BOOK 0, or book-agent render BOOK --record r0001")
     result = agent(ctx).render_page(book, page_index, clip=_parse_clip(clip) if clip else None, dpi=dpi,
-                                    page_label=page_label)
+                                    page_label=page_label, record_ids=record or None, quotes=quote or None)
     emit(ctx, result, _render_render)
 
 
@@ -271,3 +284,7 @@ def _render_render(result: dict[str, Any]) -> None:
     _dim(console, f"{_place(result)}: {result['width_px']}x{result['height_px']} px at {result['dpi']} dpi"
                   + (" (cached)" if result.get("cached") else "")
                   + "".join(f"; {note}" for note in result.get("notes") or []))
+    for mark in result.get("highlights") or []:
+        _dim(console, f"highlighted {mark.get('record_id') or repr(mark.get('quote'))}: {len(mark['boxes'])} line box(es)")
+    for mark in result.get("highlights_elsewhere") or []:
+        _dim(console, f"on another page: {mark.get('record_id') or repr(mark.get('quote'))} (page_index {mark.get('page_index')})")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
@@ -18,6 +18,40 @@ class LibraryMember:
     database_path: Path
     record_count: int
     stamp: str  # what the book's records were built from (manifest and database hashes)
+
+
+@dataclass(frozen=True)
+class LibraryIndexState:
+    """What the library's lexical index holds, judged against the stamp asked for. Says
+    nothing about where it lives (files, a server's collections)."""
+
+    present: bool  # an index exists, perhaps for other books
+    fresh: bool  # it holds exactly the books the expected stamp names, intact
+    records: int  # records it holds (0 when absent)
+    generation: str | None = None  # the complete generation a reader opens now (None when absent)
+    reason: str | None = None  # why it is not fresh (None when it is)
+    intact: bool = False  # its integrity checks pass (perhaps stale): it may serve while it cannot be rebuilt
+
+
+@dataclass(frozen=True)
+class VectorIndexState:
+    """What a model group's approximate vector index holds, against the stamp asked for."""
+
+    present: bool
+    fresh: bool  # built for exactly these books, model and metric, and intact
+    vectors: int  # vectors it holds (0 when absent)
+    generation: str | None = None
+    reason: str | None = None  # why it is not fresh (None when it is)
+
+
+@dataclass(frozen=True)
+class LibraryBackendSetting:
+    """Which backend serves the library's indexes, where the choice came from, and the
+    backend's own options (the data dir config's `[library.<name>]` table)."""
+
+    name: str
+    source: str  # "argument", "environment" (or --library-backend), "config" or "default"
+    options: Mapping[str, object] = field(default_factory=dict)
 
 
 def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[str, str]:

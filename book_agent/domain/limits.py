@@ -17,3 +17,7 @@ DEFAULT_DPI = 150
 # read_source: characters returned per read
 MAX_CHARS_LIMIT = 200_000
 DEFAULT_MAX_CHARS = 12_000
+
+# read_around: records on each side of the one asked for (CLI --around, MCP `around`)
+MAX_AROUND = 50
+DEFAULT_AROUND = 2

@@ -8,7 +8,7 @@ record's claim carries whatever keys the package's database gave it.
 
 # No `from __future__ import annotations`: a TypedDict reads Required/NotRequired at class
 # creation, and a string annotation would hide them from __required_keys__.
-from typing import Required, TypedDict
+from typing import Any, Required, TypedDict
 
 from book_agent.domain.records import MarkdownSpan, RecordDict
 
@@ -96,6 +96,9 @@ class PageImage(TypedDict, total=False):
     host_image_support: str
     page_label_pages: list[int]  # every page with the label asked for (when several share it)
     image_base64: str
+    highlights: list[dict[str, Any]]  # passages highlighted: {record_id, quote?, char_start, char_end, boxes}
+    highlights_elsewhere: list[dict[str, Any]]  # passages asked for that are on other pages
+    highlight_note: str
 
 
 class HeadingMatch(TypedDict):

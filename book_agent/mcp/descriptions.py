@@ -72,8 +72,20 @@ page_label) instead; clip = [x0, y0, x1, y1] in PDF points (origin bottom-left) 
 region (too-narrow clips are widened); dpi {DPI_RANGE[0]}-{DPI_RANGE[1]}. Returns {{path, width_px, height_px, page_size,
 scale, host_image_support, ...}}; with include_image=true the PNG also comes back as MCP image
 content you can look at (large renders are scaled down by the renderer; an image too large to send
-is left out with a warning: use a clip or lower dpi). EPUB books have no fixed pages: use
-read_source instead."""
+is left out with a warning: use a clip or lower dpi). To show where a passage is, give
+record_ids (from search hits) and/or quotes: their text is painted over in yellow, several on one
+page at once, and `highlights` lists each one's line boxes in PDF points (page_index may then be
+left out: the first passage's page is rendered; passages on other pages are listed in
+`highlights_elsewhere`). EPUB books have no fixed pages: use read_source instead."""
+
+GET_TOC = """The book's table of contents: the PDF outline or the EPUB navigation, each entry with its level,
+title, place (PDF page_index and page_label; EPUB href, spine_index, fragment) and first_record_id,
+the first record at that place (read it with read_entry, or its neighbours with read_around).
+`source: "none"` when the book has no contents; an entry whose target is missing has `target: "none"`."""
+
+READ_AROUND = """The records before and after a record in reading order (`around` on each side, default 2), each
+with its text, evidence_id and verified source_locator; `offset` 0 is the record asked for. Use it to
+read the context of a hit, or to continue reading from a table-of-contents entry."""
 
 STATUS = """Health and capabilities of this book: package checks (hashes, schema), runtime sidecars (full-text
 index, vector matrix), which search channels, rerankers and source features are available, and

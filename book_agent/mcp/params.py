@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from book_agent.domain.limits import DPI_RANGE, MAX_CHARS_LIMIT, MAX_TOP_K
+from book_agent.domain.limits import DPI_RANGE, MAX_AROUND, MAX_CHARS_LIMIT, MAX_TOP_K
 
 Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question or keywords, any language.")]
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits to return.")]
@@ -41,3 +41,14 @@ BookId = Annotated[str, Field(min_length=1, max_length=512,
                               description="The book to read: a book_id from list_books or from a hit's book_id.")]
 Books = Annotated[list[str] | None, Field(min_length=1, max_length=1000,
                                           description="Search only these books (book_ids from list_books).")]
+HighlightRecords = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=512)]] | None,
+    Field(min_length=1, max_length=20,
+          description="Highlight these records' passages (record_ids from search hits); the page defaults to the first's."),
+]
+HighlightQuotes = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=20000)]] | None,
+    Field(min_length=1, max_length=20, description="Highlight these literal passages (as locate_source finds them)."),
+]
+AroundRecordId = Annotated[str, Field(min_length=1, max_length=512, description="The record to read around.")]
+Around = Annotated[int, Field(ge=0, le=MAX_AROUND, description="Records to return on each side.")]

@@ -96,8 +96,32 @@ RENDER = obj(
         "image_included": BOOL,
         "image_bytes": NULL_INT,
         "warnings": {"type": "array"},
+        "highlights": {"type": "array", "items": obj({"record_id": NULL_STR, "boxes": {"type": "array"}}, ["boxes"])},
+        "highlights_elsewhere": {"type": "array"},
     },
     ["path", "width_px", "height_px"],
+)
+
+TOC = obj(
+    {
+        "book_id": STR,
+        "kind": STR,
+        "source": STR,
+        "entries": {"type": "array", "items": obj({"level": INT, "title": STR, "target": STR,
+                                                    "first_record_id": NULL_STR}, ["level", "title", "target"])},
+        "note": STR,
+    },
+    ["book_id", "source", "entries"],
+)
+
+AROUND = obj(
+    {
+        "book_id": STR,
+        "record_id": STR,
+        "records": {"type": "array", "items": obj({"record_id": STR, "offset": INT, "text": STR,
+                                                    "source_locator": NULL_OBJ}, ["record_id", "offset"])},
+    },
+    ["book_id", "record_id", "records"],
 )
 
 STATUS = obj({"book_id": STR}, [])

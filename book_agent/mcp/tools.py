@@ -18,7 +18,8 @@ from typing import Any
 # (annotations evaluated); the session imports it at start-up anyway.
 from book_agent.agent import BookAgent
 from book_agent.domain.book_reports import BookStatus
-from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS, DEFAULT_TOP_K
+from book_agent.domain.contents import Neighbours, TableOfContents
+from book_agent.domain.limits import DEFAULT_AROUND, DEFAULT_DPI, DEFAULT_MAX_CHARS, DEFAULT_TOP_K
 from book_agent.domain.search_results import SearchResult
 from book_agent.domain.source_results import Locator, MarkdownSlice, RecordEntry, Skill, SourceText
 from book_agent.mcp import descriptions as d
@@ -69,9 +70,19 @@ def read_source(agent: BookAgent, book: str, locator: P.Locator, max_chars: P.Ma
 
 
 def render_page(agent: BookAgent, book: str, page_index: P.PageIndex = None, clip: P.Clip = None,
-                dpi: P.Dpi = DEFAULT_DPI, include_image: P.IncludeImage = False, page_label: P.PageLabel = None) -> Any:
-    data = agent.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image, page_label=page_label)
+                dpi: P.Dpi = DEFAULT_DPI, include_image: P.IncludeImage = False, page_label: P.PageLabel = None,
+                record_ids: P.HighlightRecords = None, quotes: P.HighlightQuotes = None) -> Any:
+    data = agent.render_page(book, page_index, clip=clip, dpi=dpi, include_image=include_image, page_label=page_label,
+                             record_ids=record_ids, quotes=quotes)
     return with_image(data) if include_image else data
+
+
+def get_toc(agent: BookAgent, book: str) -> TableOfContents:
+    return agent.get_toc(book)
+
+
+def read_around(agent: BookAgent, book: str, record_id: P.AroundRecordId, around: P.Around = DEFAULT_AROUND) -> Neighbours:
+    return agent.read_around(book, record_id, around)
 
 
 def status(agent: BookAgent, book: str) -> BookStatus:
@@ -94,6 +105,8 @@ TOOLS: tuple[Tool, ...] = (
          book=Variant(d.LOCATE_SOURCE, locate_source, check=exactly_one_target), library=PER_BOOK),
     Tool("read_source", "work", schemas.SOURCE_TEXT, book=Variant(d.READ_SOURCE, read_source), library=PER_BOOK),
     Tool("render_page", "work", schemas.RENDER, book=Variant(d.RENDER_PAGE, render_page), library=PER_BOOK),
+    Tool("get_toc", "work", schemas.TOC, book=Variant(d.GET_TOC, get_toc), library=PER_BOOK),
+    Tool("read_around", "work", schemas.AROUND, book=Variant(d.READ_AROUND, read_around), library=PER_BOOK),
     Tool("status", "quick", schemas.STATUS, book=Variant(d.STATUS, status), library=PER_BOOK),
 )
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from book_agent.domain.contents import Neighbours, TableOfContents
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.runtime_config import RuntimeConfig
@@ -44,6 +45,23 @@ class PageRenderer(Protocol):
         """The page by 0-based index or printed label. Raises BookAgentError (source.*) for an
         EPUB, a bad page, label, clip or dpi (contracts/sources.md)."""
         ...
+    def render_highlights(self, targets: Sequence[str | Mapping[str, object]], page_index: int | None = None,
+                          clip: Sequence[float] | None = None, dpi: float = 150, include_image: bool = False, *,
+                          page_label: str | None = None) -> PageImage:
+        """The page with each target ({"record_id"} or a quotation) highlighted from PDFium's
+        char boxes; the page asked for, else the first target's. Raises as render_page and
+        locate do (source.record_not_found, source.quote_not_found, source.highlight_invalid)."""
+        ...
+
+
+@runtime_checkable
+class BookNavigation(Protocol):
+    """The book's own structure: its table of contents and reading order."""
+
+    def table_of_contents(self) -> TableOfContents: ...
+    def records_around(self, record_id: str, around: int) -> Neighbours:
+        """Raises source.record_not_found, source.around_invalid."""
+        ...
 
 
 @runtime_checkable
@@ -76,5 +94,5 @@ class BookParts(Protocol):
 
 
 @runtime_checkable
-class SourceAndPages(SourceReader, PageRenderer, Protocol):
+class SourceAndPages(SourceReader, PageRenderer, BookNavigation, Protocol):
     """The sources adapter serves both roles (one open document per book)."""

@@ -1,41 +1,63 @@
 """Library ports: indexes over many books at once, owning their statistics.
 
-Shaped so that an engine past one machine (Postgres with pgvector and full-text search,
-OpenSearch) can serve them later: candidates in, ranked `book_id#record_id` out, filtered by
-book id.
+A *library backend* provides both roles (`LibraryBackend`): the lexical index and the
+approximate vector indexes. The local one keeps files under the data dir (SQLite + numpy
+postings, faiss); one living in a server (Milvus, OpenSearch, Postgres) fits the same
+contract: nothing here names a file, a lock or a folder. A backend is chosen by a setting
+and found through the entry-point group `book_agent.library_backends` (contracts/library.md,
+"Library backends"); `book_agent.testing` has the contract suites every backend passes.
+
+The write side is *bring the index to these members*: `build(members, expected)` leaves the
+index holding exactly `members`, stamped `expected` (each member's stamp names what its
+records were built from). A backend may rebuild everything (the local one does) or add and
+remove only the members whose stamps changed, in a new generation; either way readers keep
+the complete generation they opened until they close it, and writers are serialised by the
+backend (a file lock, a server's transaction). `state().generation` names the generation a
+new reader gets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-from book_agent.domain.library import LibraryMember
+from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.records import LexicalHit, Vector
 from book_agent.ports.storage import Progress, VectorStore
+
+Stamp = dict[str, str]  # what an index must have been built from (domain/library.py makes them)
 
 
 @runtime_checkable
 class LibraryLexicalIndex(Protocol):
+    """One open generation of the library's lexical index. Safe to share between threads."""
+
     def search(self, query: str, top_k: int, book_ids: Sequence[str] | None = None) -> list[LexicalHit]:
-        """BM25 with the whole library's statistics, best first; record ids are
-        `book_id#record_id`; `book_ids` narrows the hits (not the statistics)."""
+        """BM25 with the whole library's statistics, best first, at most `top_k` (none for
+        `top_k` <= 0); record ids are `book_id#record_id`; `book_ids` narrows the hits, never
+        the statistics (a narrowed hit scores as in the whole). Any query text is safe (never
+        parsed as query syntax). Raises BookAgentError (`lexical.query_failed`)."""
         ...
     def close(self) -> None: ...
 
 
 @runtime_checkable
 class LibraryIndex(Protocol):
-    """The library's derived indexes in the data dir, rebuilt from the books when stale."""
+    """The library's lexical index: derived data, brought up to date from the books."""
 
-    def state(self, expected: dict[str, str]) -> dict[str, Any]:
-        """{present, fresh, path, record_count} against the expected stamp (an adapter may add
-        `sound`: it passed its integrity checks, so it may serve while stale, and `reason`)."""
+    def state(self, expected: Stamp) -> LibraryIndexState:
+        """What is in place, fresh when it was built for exactly `expected` and is intact."""
         ...
-    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
-        """Rebuild atomically (readers keep the old index until the new one is in place)."""
+    def build(self, members: Sequence[LibraryMember], expected: Stamp, progress: Progress | None) -> int:
+        """Make the index hold exactly `members` (see the module docstring); returns its record
+        count. When it is already fresh for `expected` (another writer just built it) nothing is
+        rebuilt and the generation stays. A build that fails leaves the previous generation in
+        place and raises BookAgentError (`lexical.build_failed`)."""
         ...
-    def open(self) -> LibraryLexicalIndex: ...
+    def open(self) -> LibraryLexicalIndex:
+        """A reader of the newest complete generation."""
+        ...
 
 
 @runtime_checkable
@@ -47,34 +69,46 @@ class LibraryVectorIndex(Protocol):
         """(`book_id#record_id`, score) best first, at most `depth`. Candidates come from the
         approximate index; each score is then computed exactly against the book's own row
         (the cosine or dot product its VectorStore.search_ids would give). `book_ids` keeps
-        only those books' records. Raises BookAgentError (`vector.index_unusable`) when the
-        index no longer matches its books (the caller then searches exactly)."""
+        only those books' records. Raises BookAgentError: `query.vector_invalid` for a vector
+        of other dimensions, `vector.index_unusable` when the index no longer matches its
+        books (the caller then searches exactly)."""
         ...
     def close(self) -> None: ...
 
 
 @runtime_checkable
 class LibraryVectorIndexes(Protocol):
-    """Approximate vector indexes of the library's model groups, in the data dir (derived
-    data), one per (model, dimensions), rebuilt from the books' vectors when stale.
+    """Approximate vector indexes of the library's model groups, one per (model, dimensions):
+    derived data, brought up to date from the books' own vectors.
 
     `stores` are the group's books' vector stores by book id; their `load()` gives the rows
     the index is built from and rescored against."""
 
     min_vectors: int  # a group holding fewer vectors is searched exactly, book by book
 
-    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> dict[str, Any]:
-        """{present, fresh, path, vectors, reason} against the expected stamp (an unreadable or
-        altered index is not fresh)."""
+    def state(self, model: str, dimensions: int, expected: Stamp) -> VectorIndexState:
+        """What is in place for the group; an unreadable or altered index is not fresh."""
         ...
-    def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+    def build(self, model: str, dimensions: int, expected: Stamp, stores: Mapping[str, VectorStore],
               progress: Progress | None) -> int:
-        """Rebuild atomically under the library's build lock (readers keep the old index until
-        the new one is in place); returns the vector count. Raises BookAgentError
-        (`vector.index_build_failed`, `vector.index_unavailable` when the engine is missing)."""
+        """Make the group's index hold exactly the rows of `stores` (see the module docstring);
+        returns its vector count; a fresh index is left as it is. Raises BookAgentError
+        (`vector.index_build_failed`, `vector.index_unavailable` when the engine is missing);
+        the previous generation then stays in place."""
         ...
-    def open(self, model: str, dimensions: int, expected: dict[str, str],
+    def open(self, model: str, dimensions: int, expected: Stamp,
              stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
-        """The index built for `expected`. Raises BookAgentError (`vector.index_unreadable`,
-        `vector.index_stale`, `vector.index_unavailable`)."""
+        """The index built for `expected`. Raises BookAgentError (`vector.index_unreadable`
+        when there is none or it cannot be read, `vector.index_stale` when it was built for
+        other books, `vector.index_unavailable`)."""
         ...
+
+
+@dataclass(frozen=True)
+class LibraryBackend:
+    """What a library backend's factory returns (`factory(data_dir, setting) -> LibraryBackend`,
+    registered in the entry-point group `book_agent.library_backends`)."""
+
+    name: str
+    lexical: LibraryIndex
+    vectors: LibraryVectorIndexes

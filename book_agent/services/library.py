@@ -168,7 +168,7 @@ class Library:
         """The library-wide BM25 index over every registered book that opens (rebuilt when a
         book was registered, replaced or removed since it was built, or found damaged). When it
         cannot be rebuilt (a full disk, a read-only data dir), a search keeps the last good
-        index (sound, only stale) and says so in `stale`; `prepare` raises the error."""
+        index (intact, only stale) and says so in `stale`; `prepare` raises the error."""
         members = [_member(book) for book in self._every_openable_book(searched, registered)]
         expected = library_stamp(members, TOKENIZER_VERSION)
         key = expected["books"]
@@ -177,16 +177,16 @@ class Library:
                 return self._open[1], {"records": self._open[2], "rebuilt": False}
             # serving a stale index: picked up as soon as another process rebuilt it (a state
             # check, milliseconds); the rebuild itself is tried again only after STALE_RETRY_S
-            if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected)["fresh"]:
+            if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
                 return self._open[1], {"records": self._open[2], "rebuilt": False, "stale": self._stale[1]}
             self.close()
         state = self._index.state(expected)
-        info: dict[str, Any] = {"records": state["record_count"], "rebuilt": False}
-        if not state["fresh"]:
+        info: dict[str, Any] = {"records": state.records, "rebuilt": False}
+        if not state.fresh:
             try:
                 info.update(records=self._index.build(members, expected, progress), rebuilt=True)
             except BookAgentError as exc:
-                if not (serve_stale and state.get("sound")):
+                if not (serve_stale and state.intact):
                     raise
                 info["stale"] = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
         self.close()

@@ -86,7 +86,7 @@ class GroupIndexes:
     def _fresh_or_built(self, model: str, dims: int, expected: dict[str, str], stores: dict[str, VectorStore],
                         progress: Progress | None) -> tuple[LibraryVectorIndex, int, bool]:
         state = self._port.state(model, dims, expected)
-        count, rebuilt = int(state["vectors"]), not state["fresh"]
+        count, rebuilt = state.vectors, not state.fresh
         if rebuilt:
             count = self._port.build(model, dims, expected, stores, progress)
         return self._port.open(model, dims, expected, stores), count, rebuilt

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from book_agent.domain.contents import Neighbours, TableOfContents
+from book_agent.domain.limits import DEFAULT_AROUND
 from book_agent.domain.source_results import (
     Locator,
     MarkdownSlice,
@@ -61,6 +63,27 @@ class Reading:
         return self._books.open(book_ref).sources.read_source(locator, max_chars=max_chars)
 
     def render_page(self, book_ref: str, page_index: int | None = None, clip: Sequence[float] | None = None,
-                    dpi: int = 150, include_image: bool = False, page_label: str | None = None) -> PageImage:
-        return self._books.open(book_ref).sources.render_page(page_index, clip=clip, dpi=dpi,
-                                                              include_image=include_image, page_label=page_label)
+                    dpi: int = 150, include_image: bool = False, page_label: str | None = None,
+                    record_ids: Sequence[str] | None = None, quotes: Sequence[str] | None = None) -> PageImage:
+        """A page; with record_ids/quotes, that page (else the first passage's) with them highlighted."""
+        sources = self._books.open(book_ref).sources
+        targets: list[str | Mapping[str, object]] = [{"record_id": r} for r in record_ids or []]
+        targets += list(quotes or [])
+        if targets:
+            return sources.render_highlights(targets, page_index, clip=clip, dpi=dpi, include_image=include_image,
+                                             page_label=page_label)
+        return sources.render_page(page_index, clip=clip, dpi=dpi, include_image=include_image, page_label=page_label)
+
+    def get_toc(self, book_ref: str) -> TableOfContents:
+        return self._books.open(book_ref).sources.table_of_contents()
+
+    def read_around(self, book_ref: str, record_id: str, around: int = DEFAULT_AROUND) -> Neighbours:
+        """The records before and after one, in reading order, each with its verified locator."""
+        book = self._books.open(book_ref)
+        found = book.sources.records_around(record_id, around)
+        verified = book.locators.fetch([n["record_id"] for n in found["records"]])
+        for neighbour in found["records"]:
+            neighbour["evidence_id"] = f"{book.book_id}#{neighbour['record_id']}"
+            if neighbour["record_id"] in verified:
+                neighbour["source_locator"] = dict(verified[neighbour["record_id"]])
+        return found

@@ -65,7 +65,8 @@ class MemoryRegistry(Registry):
         return [dict(self.entries[k]) for k in sorted(self.entries)]  # type: ignore[misc]
 
     def remove(self, book_id: str) -> None:
-        self.entries.pop(book_id, None)
+        self.get(book_id)  # book.not_registered, as JsonRegistry
+        del self.entries[book_id]
 
 
 class MemoryPackages(PackageStore):

@@ -14,7 +14,7 @@ from tests.support.eval_books import MODEL, minilm_available
 
 ROOT = REPO_ROOT
 TOOLS = ROOT / "tools"
-SETS = ("fairytaleqa", "covid-qa", "xquad-en", "drcd", "xquad-zh")
+SETS = ("fairytaleqa", "covid-qa", "xquad-en", "cacm", "cfc", "drcd", "xquad-zh", "cmdd-im")
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def test_a_build_sweeps_what_a_dead_build_left_and_keeps_the_index_in_use(tmp_pa
     for path in debris:
         path.write_bytes(b"left by a killed build")
     assert sorted(sweep_dead_build(folder)) == sorted(map(str, debris))
-    assert current.exists() and index.state({"books": "one"})["fresh"]
+    assert current.exists() and index.state({"books": "one"}).fresh
     for path in debris:
         path.write_bytes(b"left by a killed build")
     index.build(members, {"books": "two"}, None)  # a stale index: rebuilt, and swept first
@@ -156,6 +156,6 @@ def test_a_build_that_does_not_fit_is_storage_no_space_and_the_last_index_serves
     assert "free" in (caught.value.remediation or "")
     assert [h.record_id for h in lexical.search("river water", 20)] == want  # a server keeps answering
     lexical.close()
-    assert index.state({"books": "one"})["fresh"]
+    assert index.state({"books": "one"}).fresh
     assert not [p for p in index.dir.glob(".*") if p.name != ".build.lock"]
     assert len(list(index.dir.glob("postings-*.npy"))) == 2

@@ -198,9 +198,9 @@ def test_an_index_of_the_older_fts_format_is_stale(tmp_path):
     con.execute("DELETE FROM meta WHERE key = 'format'")
     con.commit()
     con.close()
-    assert index.state({"books": "x"})["fresh"] is False
+    assert index.state({"books": "x"}).fresh is False
     index.build(members, {"books": "x"}, None)
-    assert index.state({"books": "x"})["fresh"] is True
+    assert index.state({"books": "x"}).fresh is True
 
 
 def test_an_empty_library_builds_an_index_that_finds_nothing(tmp_path):

@@ -122,10 +122,10 @@ def test_postings_edited_in_place_never_give_other_hits(built, tmp_path_factory,
         serving.close()
     state = index.state(STAMP)
     if changed:
-        assert not state["fresh"] and not state["sound"] and state["reason"].startswith("damaged")
-    if not state["fresh"]:
+        assert not state.fresh and not state.intact and (state.reason or "").startswith("damaged")
+    if not state.fresh:
         index.build(members, STAMP, None)  # what `prepare @all` does
-        assert index.state(STAMP)["fresh"]
+        assert index.state(STAMP).fresh
     for query in WORDS:
         assert hits(index, query) == want[query]
 
@@ -148,7 +148,7 @@ def test_a_missing_truncated_or_fifo_file_is_not_fresh_and_a_build_repairs_it(bu
         if how == "fifo":
             os.mkfifo(path)
     state = within(10, lambda: index.state(STAMP))
-    if state["fresh"]:  # SQLite ignores pages past the count in its header: the head grown is still whole
+    if state.fresh:  # SQLite ignores pages past the count in its header: the head grown is still whole
         assert (kind, how) == ("head", "grow") and hits(index, "river water") == want["river water"]
         return
     with pytest.raises(BookAgentError) as caught:
@@ -156,7 +156,7 @@ def test_a_missing_truncated_or_fifo_file_is_not_fresh_and_a_build_repairs_it(bu
     assert caught.value.code in ("lexical.index_damaged", "lexical.query_failed")
     assert "prepare @all" in (caught.value.remediation or "")
     within(60, lambda: index.build(members, STAMP, None))
-    assert index.state(STAMP)["fresh"] and hits(index, "river water") == want["river water"]
+    assert index.state(STAMP).fresh and hits(index, "river water") == want["river water"]
     assert not list(index.dir.glob(".lexical-library-*"))
 
 
@@ -182,7 +182,7 @@ def test_impossible_values_in_the_head_are_coded_errors(built, tmp_path_factory,
         got = hits(index, "river water")
     except BookAgentError as exc:
         assert exc.code in ("lexical.index_damaged", "lexical.query_failed")
-        assert not index.state(STAMP)["fresh"]  # so `prepare @all` rebuilds it
+        assert not index.state(STAMP).fresh  # so `prepare @all` rebuilds it
     else:
         assert got == want["river water"]  # an edit the index does not read (a state it re-verifies)
     index.build(members, STAMP, None)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from book_agent.agent import BookAgent
-from book_agent.bootstrap import LibraryVectorsOnDemand, build_agent
+from book_agent.bootstrap import build_agent
 from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.storage import faiss_vector_index, vector_matrix
 from book_agent_adapters.storage.faiss_index_files import read_pointer
@@ -61,7 +61,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def agents(data: Path, threshold: int = THRESHOLD) -> BookAgent:
-    return build_agent(data, library_vectors=LibraryVectorsOnDemand(data / "library", min_vectors=threshold))
+    return build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=threshold))
 
 
 @pytest.fixture

@@ -129,6 +129,18 @@ class EpubSource:
             assert self._spine is not None
             return list(self._spine)
 
+    def package_document(self) -> tuple[str, bytes]:
+        """The OPF's zip path and bytes (for the navigation document: sources/toc.py)."""
+        with self._lock:
+            self._open()
+            path = self._opf_path()
+            return path, self._read(path)
+
+    def member(self, zip_path: str) -> bytes | None:
+        with self._lock:
+            self._open()
+            return self._read(zip_path) if zip_path in self._names else None
+
     def resolve_href(self, href: Any) -> tuple[SpineItem, str | None]:
         """(item, fragment) for an href like `text/ch03.xhtml#p12`; raises href_invalid/missing."""
         if not isinstance(href, str) or not href.strip() or len(href) > MAX_HREF_CHARS:

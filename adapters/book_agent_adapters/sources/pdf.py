@@ -177,6 +177,11 @@ class PdfSource:
             finally:
                 page.close()
 
+    def char_boxes(self, page_index: int) -> tuple[str, array[float]]:
+        """The page's text and its loose char boxes, flat (4 floats a char, see bbox)."""
+        text = self.page_text(page_index)
+        return text, self._boxes[page_index]
+
     def bbox(self, page_index: int, start: int, end: int) -> list[float] | None:
         """Union of the char boxes of text[start:end] in PDF points [x0, y0, x1, y1]."""
         text = self.page_text(page_index)

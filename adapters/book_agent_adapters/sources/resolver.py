@@ -21,6 +21,7 @@ from book_agent.domain.page_labels import LabelMatch, find_label
 from book_agent.domain.source_results import Locator, PageImage, SourceText
 from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
 from book_agent.ports import SourceAndPages
+from book_agent_adapters.sources.contents import ContentsAndHighlights
 from book_agent_adapters.sources.epub import EpubSource
 from book_agent_adapters.sources.locator_checks import (
     RecordLookup,
@@ -40,7 +41,7 @@ from book_agent_adapters.sources.verify import Claim, build_locator, read_hit, r
 METHODS = ("record-metadata", "exact", "normalized", "fuzzy", "unverified")
 
 
-class SourceResolver(SourceAndPages):
+class SourceResolver(ContentsAndHighlights, SourceAndPages):
     def __init__(self, package: PackageInfo, runtime_dir: Path | str) -> None:
         self.package = package
         self.runtime_dir = Path(runtime_dir)

@@ -33,6 +33,7 @@ import re
 import secrets
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.library import APPROXIMATE_MIN_VECTORS
+from book_agent.domain.library import APPROXIMATE_MIN_VECTORS, VectorIndexState
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
 from book_agent_adapters.storage.atomic_write import write_atomic
@@ -75,17 +76,16 @@ class FaissLibraryVectors(LibraryVectorIndexes):
         self.min_vectors = min_vectors
 
     # -- state --------------------------------------------------------------------------
-    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> dict[str, Any]:
-        path = self._pointer_path(model, dimensions)
-        pointer, reason = read_pointer(path)
-        info: dict[str, Any] = {"present": pointer is not None, "fresh": False, "path": str(path),
-                                "vectors": int((pointer or {}).get("vectors") or 0), "reason": reason}
+    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> VectorIndexState:
+        pointer, reason = read_pointer(self._pointer_path(model, dimensions))
         if pointer is None:
-            return info
+            return VectorIndexState(present=False, fresh=False, vectors=0, reason=reason)
+        present = VectorIndexState(present=True, fresh=False, vectors=int(pointer.get("vectors") or 0),
+                                   generation=str(pointer["files"]["index"]["name"]).removesuffix(".faiss")[-12:])
         if any(pointer["stamp"].get(k) != v for k, v in expected.items()):
-            return {**info, "reason": "stale: the group's books changed"}
+            return replace(present, reason="stale: the group's books changed")
         sound, why = intact(self.folder, pointer)
-        return {**info, "fresh": sound, "reason": "fresh" if sound else why}
+        return replace(present, fresh=sound, reason=None if sound else why)
 
     # -- build --------------------------------------------------------------------------
     def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
@@ -97,8 +97,8 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             raise _failed(exc) from exc
         with build_lock(self.library_dir):
             current = self.state(model, dimensions, expected)
-            if current["fresh"]:
-                return int(current["vectors"])
+            if current.fresh:
+                return current.vectors
             self._sweep()
             return self._build(model, dimensions, expected, stores, progress)
 

@@ -23,9 +23,9 @@ import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import LibraryIndexState
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 from book_agent_adapters.storage.impact_index import FORMAT, postings_files, write_index
 from book_agent_adapters.storage.library_lexical_search import (
@@ -54,15 +54,18 @@ class SqliteLibraryIndex(LibraryIndex):
         self.dir = library_dir
         self.path = library_dir / INDEX_NAME
 
-    def state(self, expected: dict[str, str]) -> dict[str, Any]:
-        """{present, fresh, sound, reason, path, record_count}: `sound` when its integrity checks
-        pass (a sound index that is stale can still serve while it cannot be rebuilt)."""
+    def state(self, expected: dict[str, str]) -> LibraryIndexState:
+        """Fresh when built for `expected` and its integrity checks pass; `intact` when they pass
+        (a stale but intact index may serve while it cannot be rebuilt)."""
         found = inspect(self.path)
+        if not found.present:
+            return LibraryIndexState(present=False, fresh=False, records=0, reason="missing")
         fresh = found.sound and found.stamp.get("format") == FORMAT and all(
             found.stamp.get(k) == v for k, v in expected.items())
-        reason = "fresh" if fresh else found.reason if not found.sound else "stale: the books changed"
-        return {"present": found.present, "fresh": fresh, "sound": found.sound, "reason": reason,
-                "path": str(self.path), "record_count": int(found.stamp["record_count"]) if found.sound else 0}
+        reason = None if fresh else found.reason if not found.sound else "stale: built for other books"
+        return LibraryIndexState(present=True, fresh=fresh, records=int(found.stamp["record_count"]) if found.sound else 0,
+                                 generation=found.stamp.get("postings", "").removeprefix("postings-") or None,
+                                 reason=reason, intact=found.sound)
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
         """Rebuild under the library's build lock (another process may have just done it)."""
@@ -70,8 +73,8 @@ class SqliteLibraryIndex(LibraryIndex):
             self.dir.mkdir(parents=True, exist_ok=True)
             with build_lock(self.dir):
                 current = self.state(expected)
-                if current["fresh"]:
-                    return int(current["record_count"])
+                if current.fresh:
+                    return current.records
                 sweep_dead_build(self.dir)
                 return self._build(members, expected, progress)
         except (OSError, sqlite3.Error) as exc:  # the lock file cannot be made, a read-only mount

@@ -104,7 +104,11 @@ def _count_and_cache(folder: Path, member: LibraryMember) -> None:
 
 def count_terms(database_path: Path, progress: Callable[[int], None] | None = None) -> BookTerms:
     tokens = FtsTerms()
-    source = connect_readonly(database_path)
+    try:
+        source = connect_readonly(database_path)
+    except BaseException:  # a missing or unreadable database: the tokenizer's connection must not leak
+        tokens.close()
+        raise
     record_ids: list[str] = []
     parts: list[Postings] = []
     lengths: list[np.ndarray] = []

@@ -106,13 +106,14 @@ def test_a_stale_index_serves_with_a_warning_when_the_data_dir_cannot_take_a_reb
 def test_a_faiss_pointer_with_impossible_values_is_rebuilt(tmp_path, field, value):
     import importlib.util
 
-    from book_agent.bootstrap import LibraryVectorsOnDemand, build_agent
+    from book_agent.bootstrap import build_agent
+    from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
     from tests.integration.test_library_vectors import group_key, make_book
     from tests.support.parts import require_real_part
 
     require_real_part(importlib.util.find_spec("faiss") is not None, "faiss-cpu")
     data = tmp_path / "data"
-    with build_agent(data, library_vectors=LibraryVectorsOnDemand(data / "library", min_vectors=100)) as agent:
+    with build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=100)) as agent:
         agent.init(make_book(tmp_path / "p", "b0", 300, 3))
         agent.init(make_book(tmp_path / "p", "b1", 200, 4))
         agent.prepare("@all")
@@ -121,7 +122,7 @@ def test_a_faiss_pointer_with_impossible_values_is_rebuilt(tmp_path, field, valu
     pointer[field] = value
     pointer_file.write_text(json.dumps(pointer))
     vector = [float(x) for x in np.random.default_rng(5).standard_normal(32)]
-    with build_agent(data, library_vectors=LibraryVectorsOnDemand(data / "library", min_vectors=100)) as agent:
+    with build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=100)) as agent:
         result = agent.search("@all", "", query_vector=vector)
     group = result["library"]["model_groups"][0]
     assert group["search"] == "approximate" and group["vector_index"]["rebuilt"] is True

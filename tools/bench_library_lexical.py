@@ -131,8 +131,8 @@ def integrity_costs(index: Any, stamp: dict[str, str]) -> dict[str, float]:
     """The checks on open: `state()` (head values, postings' dtypes, sizes and file states: what
     every cold search and `prepare` pay) and every block's CRC (paid only when a postings file's
     state differs from the recorded one: written since, or the data dir copied)."""
+    from book_agent_adapters.files.sqlite_readonly import connect_readonly
     from book_agent_adapters.storage.impact_checks import Postings, read_head
-    from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
     started = time.perf_counter()
     assert index.state(stamp)["fresh"]

@@ -83,6 +83,7 @@ def _register_commands() -> None:
     from book_agent.cli import (
         books,
         contents,
+        doctor,
         evaluation,
         host,
         mcp_cmd,
@@ -97,6 +98,7 @@ def _register_commands() -> None:
     evaluation.register(app)
     host.register(app)
     plugins.register(app)
+    doctor.register(app)
     sources.register(app)
     contents.register(app)
     mcp_cmd.register(app)

@@ -129,12 +129,6 @@ async def stdio_streams(stdin: BinaryIO | None = None, stdout: BinaryIO | None =
 
 async def serve_stdio(server: Any) -> None:
     """Run a FastMCP server over stdio until stdin closes (FastMCP's run_stdio_async, our transport)."""
-    from fastmcp.server.context import reset_transport, set_transport
+    from book_agent.mcp.internals import run_stdio
 
-    low = server._mcp_server
-    token = set_transport("stdio")
-    try:
-        async with server._lifespan_manager(), stdio_streams() as (read_stream, write_stream):
-            await low.run(read_stream, write_stream, low.create_initialization_options())
-    finally:
-        reset_transport(token)
+    await run_stdio(server, stdio_streams())

@@ -33,7 +33,7 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
     lexical: LexicalState = ports.runtime.lexical_state(runtime_dir, lexical_stamp(
         str(entry.get("manifest_sha256") or ""), database_sha(info))) if info else {"present": False, "fresh": False}
     config = ports.runtime.load_config(runtime_dir)
-    network = asdict(config.network)
+    network = config.network.to_dict()
     return {
         "book_id": book_ref,
         "title": entry.get("title"),
@@ -58,7 +58,8 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
 
 
 def _vector_capability(books: OpenBooks, book_ref: str, healthy: bool, info: PackageInfo | None) -> Capability:
-    needs = ("the package's vectors and a query encoder for its model: the model's files on this machine, "
+    needs = ("the package's vectors and a query encoder for its model: the model's files on this machine "
+             "(`book-agent model install MODEL` for a model it knows; `book-agent doctor` lists them), "
              "or remote requests allowed to an exact endpoint with auth_env set; or a caller-supplied "
              "query vector")
     manifest = info.vector_manifest if info else None

@@ -60,7 +60,7 @@ class QueryRuntime(QueryVectorizer):
         self._cache_dir = cache_dir
         self.spec = spec if isinstance(spec, QueryRuntimeSpec) else QueryRuntimeSpec.from_dict(spec)
         self.config = _config(config)
-        self.policy = NetworkPolicy.from_dict(self.config.to_dict()["network"])
+        self.policy: NetworkPolicy = self.config.network
         self._encoders: dict[str, QueryEncoder] = dict(encoders or {})
         self._http_client = http_client
         self._environ = environ
@@ -192,6 +192,7 @@ class QueryRuntime(QueryVectorizer):
     def _local(self) -> QueryEncoder:
         try:
             from book_agent_adapters.encoders.local import LocalQueryEncoder
+            from book_agent_adapters.encoders.local.model_files import MODELS_FOLDER
         except ImportError as exc:
             raise QueryRuntimeError(
                 "query.local_unavailable", f"local encoding is not installed: {exc}",
@@ -201,7 +202,8 @@ class QueryRuntime(QueryVectorizer):
             str(self.spec.model), self.spec.dimensions,
             normalize=self.spec.metric == "cosine" or self.spec.normalized,
             query_instruction=self.spec.query_instruction, model_dir=self.config.query.model_dir,
-            verify_cache_dir=self._cache_dir)
+            verify_cache_dir=self._cache_dir,
+            models_dir=self._cache_dir / MODELS_FOLDER if self._cache_dir is not None else None)
         return encoder
 
     def _finish(self, vector: Any, route: str) -> Vector:

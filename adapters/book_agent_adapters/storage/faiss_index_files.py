@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from book_agent_adapters.storage.file_hash import sha256_file
+from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage.safe_files import open_regular, require_regular
 
 FORMAT = 2

@@ -217,7 +217,7 @@ def _faiss() -> Any:
     except ImportError as exc:
         raise BookAgentError(
             "vector.index_unavailable", f"faiss could not be imported ({exc}): large model groups are searched exactly",
-            remediation="install faiss-cpu (a dependency of book-agent): pip install faiss-cpu") from exc
+            remediation="pip install 'book-agent[faiss]' (faiss-cpu); until then these groups are searched exactly") from exc
     return faiss
 
 

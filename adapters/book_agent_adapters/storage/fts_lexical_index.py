@@ -20,6 +20,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import index_text, query_terms
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LexicalIndex
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage import sidecar_checks
 from book_agent_adapters.storage.cjk_fold import fold_chinese
 from book_agent_adapters.storage.safe_files import (
@@ -30,7 +31,6 @@ from book_agent_adapters.storage.safe_files import (
     read_only,
     require_regular,
 )
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
 SIDECAR_NAME = "lexical.sqlite"
 HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text

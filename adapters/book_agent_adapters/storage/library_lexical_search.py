@@ -20,12 +20,12 @@ from pathlib import Path
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryLexicalIndex
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.impact_checks import DamagedIndex, Postings, read_head
 from book_agent_adapters.storage.impact_index import FORMAT, ImpactScorer
 from book_agent_adapters.storage.safe_files import open_regular, require_regular
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
 DAMAGED_SUFFIX = ".damaged"  # beside the head: "this head (inode, ctime) was found damaged by a search"
 REBUILD = "run `book-agent prepare @all` to rebuild the library index (a library search also rebuilds a damaged one)"

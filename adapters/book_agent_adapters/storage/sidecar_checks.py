@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage.atomic_write import write_atomic
-from book_agent_adapters.storage.file_hash import sha256_file
 from book_agent_adapters.storage.safe_files import open_regular, require_regular
 
 CHECK_NAME = "lexical.check.json"

@@ -22,6 +22,7 @@ import numpy as np
 
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.fts_lexical_index import (
     HEADINGS_WEIGHT,
@@ -30,7 +31,6 @@ from book_agent_adapters.storage.fts_lexical_index import (
 )
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.safe_files import open_regular
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.worker_processes import die_with_parent
 
 BATCH = 2000

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage.atomic_write import write_atomic
-from book_agent_adapters.storage.file_hash import sha256_file
 from book_agent_adapters.storage.safe_files import require_regular
 
 FORMAT = 2  # 2: file states hold the ctime (a write in place changes it; no user can set it back)

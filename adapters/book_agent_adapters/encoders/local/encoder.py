@@ -38,9 +38,11 @@ class LocalQueryEncoder(QueryEncoder):
         search_paths: Sequence[Path] | None = None,
         hf_home: Path | str | None = None,
         verify_cache_dir: Path | str | None = None,
+        models_dir: Path | str | None = None,
     ) -> None:
         """`search_paths` replaces the default Hugging Face hub caches; `verify_cache_dir`
-        keeps sha256 results across processes (the caller's cache folder)."""
+        keeps sha256 results across processes (the caller's cache folder); `models_dir`: where
+        `book-agent model install` put models (the data dir's cache/models)."""
         self.model_name = model_name
         self.dimensions = dimensions
         self.normalize = normalize
@@ -48,6 +50,7 @@ class LocalQueryEncoder(QueryEncoder):
         self._model_dir = Path(model_dir) if model_dir is not None else None
         self._search_paths = list(search_paths) if search_paths is not None else None
         self._hf_home = hf_home
+        self._models_dir = Path(models_dir) if models_dir is not None else None
         self._verify_cache = Path(verify_cache_dir) if verify_cache_dir is not None else None
         self._location: ModelLocation | None = None
         self._model: loaded_model.LoadedModel | None = None
@@ -82,7 +85,8 @@ class LocalQueryEncoder(QueryEncoder):
     def locate(self) -> ModelLocation:
         if self._location is None:
             self._location = find_model(
-                self.model_name, self._model_dir, self._hf_home, hub_caches=self._search_paths
+                self.model_name, self._model_dir, self._hf_home, hub_caches=self._search_paths,
+                models_dir=self._models_dir
             )
         return self._location
 

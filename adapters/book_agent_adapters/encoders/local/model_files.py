@@ -1,8 +1,10 @@
 """Finding a model's files on this machine. Never downloads anything.
 
-Search order: (1) an explicit folder (the book's `query.model_dir`), (2) the Hugging Face
-hub cache (snapshot layout, `refs/main` honoured), (3) installed Python packages that
-carry the weights, located with `importlib.util.find_spec` so none of their code runs.
+Search order: (1) an explicit folder (the book's `query.model_dir`), (2) the models that
+`book-agent model install` put in the data dir (DATA_DIR/cache/models/<org>--<name>/),
+(3) the Hugging Face hub cache (snapshot layout, `refs/main` honoured), (4) installed Python
+packages that carry the weights, located with `importlib.util.find_spec` so none of their
+code runs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,12 @@ from . import errors
 from .known_models import KnownModel, canonical_name, lookup
 
 REQUIRED_FILES = ("config.json", "model.safetensors")
+MODELS_FOLDER = "models"  # below the data dir's cache folder
+
+
+def installed_model_dir(models_dir: Path, model_name: str) -> Path:
+    """Where `book-agent model install` keeps a model: one folder per repo id."""
+    return Path(models_dir) / canonical_name(model_name).replace("/", "--")
 
 
 @dataclass(frozen=True)
@@ -25,7 +33,7 @@ class ModelLocation:
 
     model_name: str
     path: Path
-    source: str  # "model_dir" | "hf_cache" | "package"
+    source: str  # "model_dir" | "installed" | "hf_cache" | "package"
     known: KnownModel | None = None
     searched: tuple[str, ...] = field(default_factory=tuple)
 
@@ -95,11 +103,12 @@ def find_model(
     *,
     hub_caches: Sequence[Path] | None = None,
     carriers: Sequence[tuple[str, str]] | None = None,
+    models_dir: Path | None = None,
 ) -> ModelLocation:
     """Locate `model_name`'s files; raise QueryRuntimeError(query.local_model_missing).
 
     `hub_caches` replaces the default hub caches and `carriers` the known packages (tests
-    and callers with their own layout use them).
+    and callers with their own layout use them); `models_dir`: the data dir's installed models.
     """
     name = canonical_name(model_name)
     known = lookup(model_name)
@@ -117,6 +126,11 @@ def find_model(
             errors.REMEDIATION_MISSING,
             model=name, model_dir=folder, missing_files=missing, searched=searched,
         )
+    if models_dir is not None:
+        installed = installed_model_dir(models_dir, name)
+        searched.append(f"installed:{installed}")
+        if has_model_files(installed):
+            return ModelLocation(name, installed.resolve(), "installed", known, tuple(searched))
     caches = list(hub_caches) if hub_caches is not None else default_hub_caches(
         Path(hf_home) if hf_home is not None else None
     )
@@ -132,6 +146,6 @@ def find_model(
     raise errors.error(
         errors.MODEL_MISSING,
         f"The embedding model {name!r} is not on this machine.",
-        errors.remediation_missing(known.carriers if known else ()),
+        errors.remediation_missing(known),
         model=name, searched=searched,
     )

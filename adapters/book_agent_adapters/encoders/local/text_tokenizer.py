@@ -78,11 +78,14 @@ def _load(folder: Path, spec: ModelSpec, cache_dir: Path | None = None) -> tuple
     if spec.model_type == "bert" and vocab.is_file():
         # Older exports ship only vocab.txt: rebuild HF's BertTokenizer from it.
         from tokenizers.implementations import BertWordPieceTokenizer  # type: ignore[attr-defined]
+        from tokenizers.models import WordPiece
 
         config_path = spec.transformer_dir / "tokenizer_config.json"
         config = read_object(config_path) if config_path.is_file() else {}
         lower = bool(config.get("do_lower_case", True))
-        return vocab, BertWordPieceTokenizer(str(vocab), lowercase=lower)
+        # the vocabulary read first: a file path given to WordPiece is deprecated (a warning
+        # before tokenizers 0.23)
+        return vocab, BertWordPieceTokenizer(WordPiece.read_file(str(vocab)), lowercase=lower)
     raise errors.error(
         errors.MODEL_MISSING, f"The model folder {folder} has no tokenizer.json.",
         errors.REMEDIATION_MISSING, model_dir=folder, missing_files=["tokenizer.json"],

@@ -1,0 +1,1 @@
+"""What this installation has: `book-agent doctor`."""

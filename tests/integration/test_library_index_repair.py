@@ -84,7 +84,7 @@ def test_a_head_with_impossible_values_gives_a_coded_error_and_prepare_repairs_i
 
 
 def test_a_stale_index_serves_with_a_warning_when_the_data_dir_cannot_take_a_rebuild(library, tmp_path):
-    from book_agent.bootstrap import build_agent
+    from book_agent.agent import build_agent
     from tests.support.library_support import corpus, make_book
 
     data, before = library
@@ -106,7 +106,7 @@ def test_a_stale_index_serves_with_a_warning_when_the_data_dir_cannot_take_a_reb
 def test_a_faiss_pointer_with_impossible_values_is_rebuilt(tmp_path, field, value):
     import importlib.util
 
-    from book_agent.bootstrap import build_agent
+    from book_agent.agent import build_agent
     from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
     from tests.integration.test_library_vectors import group_key, make_book
     from tests.support.parts import require_real_part
@@ -168,7 +168,7 @@ def test_a_books_sidecar_changed_since_built_is_not_fresh_and_prepare_rebuilds_i
 
 
 def test_a_process_serving_a_stale_index_picks_up_a_rebuild_by_another_at_its_next_search(library, tmp_path):
-    from book_agent.bootstrap import build_agent
+    from book_agent.agent import build_agent
     from tests.support.library_support import corpus, make_book
 
     data, _ = library

@@ -7,14 +7,14 @@
 Books are referred to by their registered book_id. Nothing here writes into a package:
 derived data lives in the book's runtime dir, data_dir/books/<book_id>/. Every method is a
 one-line delegation to a use case in book_agent/services/; the adapters behind them come
-from the composition root (book_agent/bootstrap.py).
+from the composition root (book_agent/bootstrap.py), which never imports this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from book_agent import blas
 from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
@@ -51,6 +51,14 @@ from book_agent.services.library import Library
 from book_agent.services.reading import Reading
 from book_agent.services.registration import Registration
 from book_agent.services.status import book_status
+
+
+def build_agent(data_dir: str | Path | None = None, **adapters: Any) -> BookAgent:
+    """A BookAgent over the composition root's `build_ports(data_dir, **adapters)`: the real
+    adapters, with any port swapped (tests hand fakes in here, as to the root)."""
+    from book_agent.bootstrap import build_ports
+
+    return BookAgent(ports=build_ports(data_dir, **adapters))
 
 
 class BookAgent:

@@ -23,7 +23,9 @@ import sys
 import threading
 from collections.abc import MutableMapping
 
-ENV = "BOOK_AGENT_BLAS_THREADS"
+from book_agent import settings
+
+ENV = settings.ENV_BLAS_THREADS
 DEFAULT_THREADS = 1
 # OpenBLAS (numpy's wheels), MKL, BLIS, Accelerate. Not OMP_NUM_THREADS: it would also bind
 # every other OpenMP library of a caller's process.
@@ -36,7 +38,7 @@ _lock = threading.Lock()
 
 def wanted_threads(environ: MutableMapping[str, str] | None = None) -> int | None:
     """Threads book-agent wants BLAS to use; None for `auto` (leave BLAS alone)."""
-    value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
+    value = settings.blas_threads(environ)
     if not value:
         return DEFAULT_THREADS
     if value == "auto":
@@ -56,7 +58,7 @@ def configure_environment(environ: MutableMapping[str, str] | None = None) -> No
     threads = wanted_threads(env)
     if threads is None:
         return
-    explicit = bool(env.get(ENV, "").strip())
+    explicit = bool(settings.blas_threads(env))
     for name in BLAS_VARIABLES:
         if explicit:
             env[name] = str(threads)
@@ -73,7 +75,7 @@ def apply_to_loaded_blas() -> None:
             return
         _state["applied"] = True
         threads = wanted_threads()
-        explicit = bool(os.environ.get(ENV, "").strip())
+        explicit = bool(settings.blas_threads())
         if threads is None or (not explicit and _state["user_chose"]):
             return  # `auto`, or the caller chose through the BLAS's own variables
         try:

@@ -1,11 +1,13 @@
 """The composition root: the one place that picks the adapters behind the ports.
 
-    agent = build_agent()                              # the real thing, data dir from settings
-    agent = build_agent(tmp, registry=MemoryRegistry())  # any port swapped (book_agent.testing)
+    ports = build_ports()                                # the real thing, data dir from settings
+    ports = build_ports(tmp, registry=MemoryRegistry())  # any port swapped (book_agent.testing)
 
 Every adapter is a keyword argument with a real default, built here and nowhere else; the
 CLI, the MCP server, the Python API (`BookAgent(data_dir)`) and the tests all come through
-`build_ports`/`build_agent`. Nothing is built at import time, and the heavy adapters
+`build_ports` (book_agent.agent's `build_agent(data_dir, **adapters)` is the facade over it).
+The root builds the ports and never imports the facade: the facade asks the root, one way,
+so the two form no import cycle. Nothing is built at import time, and the heavy adapters
 (SQLite, numpy, PDFium, httpx) are imported only when a book first needs them.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.package import PackageInfo
@@ -46,9 +48,6 @@ from book_agent.ports.locators import LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
 
-if TYPE_CHECKING:
-    from book_agent.agent import BookAgent
-
 
 class LocalBookParts(BookParts):
     """The first-party adapters for one book: SQLite records and FTS5, the prebuilt vector
@@ -77,14 +76,14 @@ class LocalBookParts(BookParts):
     def query_runtime(self, spec: QueryRuntimeSpecDict, config: RuntimeConfig, cache_dir: Path) -> QueryVectorizer:
         from book_agent_adapters.encoders.query_runtime import QueryRuntime
 
-        return QueryRuntime(spec, config.to_dict(), cache_dir=cache_dir)
+        return QueryRuntime(spec, config, cache_dir=cache_dir)  # the parsed model: not parsed again
 
     def reranker(self, config: RuntimeConfig, runtime_dir: Path) -> Reranker | None:
         if config.reranker.provider == "none":
             return None
         from book_agent_adapters.rerankers import create_reranker
 
-        return create_reranker(config.to_dict(), runtime_dir)
+        return create_reranker(config, runtime_dir)  # the parsed model: not parsed again
 
     def sources(self, package: PackageInfo, runtime_dir: Path) -> SourceAndPages:
         from book_agent_adapters.sources.resolver import SourceResolver
@@ -194,13 +193,6 @@ def build_ports(
         library_vectors=library_vectors if library_vectors is not None else ChosenLibraryVectors(chosen),
         locators=locators if locators is not None else SqliteLocatorStore(),
     )
-
-
-def build_agent(data_dir: str | Path | None = None, **adapters: Any) -> BookAgent:
-    """A BookAgent over `build_ports(data_dir, **adapters)`."""
-    from book_agent.agent import BookAgent
-
-    return BookAgent(ports=build_ports(data_dir, **adapters))
 
 
 def installed_rerankers(load: bool = True) -> list[dict[str, Any]]:

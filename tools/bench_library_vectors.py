@@ -92,7 +92,7 @@ def build_books(size: int, books: int) -> list[Path]:
 
 
 def agent_for(data: Path, min_vectors: int) -> Any:
-    from book_agent.bootstrap import build_agent
+    from book_agent.agent import build_agent
     from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
 
     return build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=min_vectors))

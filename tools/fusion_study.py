@@ -31,11 +31,11 @@ Method = Callable[[Run], list[str]]
 
 
 def _run(searcher: Any, qid: str, text: str, relevant: dict[str, float], vector: Any) -> Run:
-    from book_agent.domain.fusion import vector_trust
-    from book_agent.domain.lexical_text import cjk_share
+    from book_agent.domain.fusion import query_vector_trust
+    from book_agent.domain.lexical_text import script_letters
 
     got = searcher.channel_rankings(text, depth=DEPTH, query_vector=vector)
-    gate, _ = vector_trust(cjk_share(text), searcher.channels.language_evidence)
+    gate, _ = query_vector_trust(script_letters(text), searcher.channels.language_evidence)
     return {"qid": qid, "query": text, "relevant": relevant,
             "lexical": [[i, got["scores"]["lexical"][i]] for i in got["lexical"]],
             "vector": [[i, got["scores"]["vector"][i]] for i in got["vector"]],

@@ -32,7 +32,7 @@ def data_dir(ctx: typer.Context) -> Path | None:
 
 
 def agent(ctx: typer.Context) -> BookAgent:
-    from book_agent.bootstrap import build_agent
+    from book_agent.agent import build_agent
 
     root = ctx.find_root()
     existing = getattr(root, "_book_agent", None)
@@ -54,9 +54,3 @@ def emit(ctx: typer.Context, data: Any, human: Callable[[Any], None]) -> None:
         print_json(data)
     else:
         human(data)
-
-
-def stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)

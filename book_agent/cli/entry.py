@@ -60,7 +60,7 @@ def _guarded(body: Callable[[], None], options: GlobalOptions) -> None:
 
 
 def _search_json(parsed: dict[str, object], data_dir: str | None) -> None:
-    from book_agent.bootstrap import build_agent
+    from book_agent.agent import build_agent
     from book_agent.cli.output import fail, print_json
     from book_agent.cli.search_args import parse_hints, read_vector
     from book_agent.domain.errors import BookAgentError

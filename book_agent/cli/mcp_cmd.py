@@ -1,4 +1,5 @@
-"""`book-agent mcp BOOK_ID`: serve one book over MCP (stdio) for an agent host.
+"""`book-agent mcp BOOK`: serve one book, or a library (`a,b`, `@all`), over MCP (stdio) for an
+agent host (`book-agent serve` serves over streamable HTTP).
 
 Hosts start it as `[python, -m, book_agent, --data-dir, DATA, mcp, BOOK_ID]`. Only typer is
 imported here; fastmcp and the core load inside the command.

@@ -9,16 +9,16 @@ byte kept by surrogateescape becomes the text `\\xff`, any other lone surrogate 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import traceback
 from typing import Any, NoReturn
 
+from book_agent import settings
 from book_agent.domain.errors import BookAgentError
 
 _SURROGATES = re.compile("[\ud800-\udfff]+")
-DEBUG_ENV = "BOOK_AGENT_DEBUG"
+DEBUG_ENV = settings.ENV_DEBUG
 
 
 def _escaped(text: str, backslash: str) -> str:
@@ -90,7 +90,7 @@ def fail(json_mode: bool, error: BookAgentError, exit_code: int = 1) -> NoReturn
 
 
 def debug_enabled(argv_debug: bool = False) -> bool:
-    return argv_debug or os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+    return argv_debug or settings.debug_requested()
 
 
 def internal_error(exc: BaseException, json_mode: bool, debug: bool = False) -> NoReturn:

@@ -157,13 +157,19 @@ def _covers(languages: list[str], prefixes: tuple[str, ...]) -> bool:
 
 
 def vector_trust(query_cjk_share: float, evidence: LanguageEvidence) -> tuple[float, str]:
-    """How far the vector channel can be trusted for this query (1 or 0: a gate), with the reason.
+    """How far the vector channel can be trusted for a query of one script (1 or 0: a gate),
+    with the reason; the script is the query's by its CJK share. See `query_vector_trust`
+    for queries that mix scripts.
 
     A package's declaration wins; then what was measured for the query's script; then what
     is known of the model. With no evidence either way the channel is trusted: a gate shut
     on a guess would throw away a good model's answers.
     """
-    script = query_script(query_cjk_share)
+    return script_trust(query_script(query_cjk_share), evidence)
+
+
+def script_trust(script: str, evidence: LanguageEvidence) -> tuple[float, str]:
+    """The gate (1 or 0) for text of one script ("latin" | "cjk"), with the reason."""
     declared = evidence.source == "declared" and evidence.languages
     if not declared and script in evidence.reads:
         reads = evidence.reads[script]
@@ -177,3 +183,26 @@ def vector_trust(query_cjk_share: float, evidence: LanguageEvidence) -> tuple[fl
             f"the embedding model covers {', '.join(evidence.languages)}, not the query's CJK script"
         )
     return 1.0, "the embedding model covers the query's language"
+
+
+def query_vector_trust(letters: dict[str, int], evidence: LanguageEvidence) -> tuple[float, str]:
+    """The vector channel's gate for a query, per script run rather than per query.
+
+    `letters`: the query's letters per script ({"latin": n, "cjk": m}; digits and marks do
+    not count, see `lexical_text.script_letters`). Each script gets its own gate; the query's
+    is the letter-weighted mean, so a one-script query keeps its 1 or 0 and a Chinese title
+    whose Latin term carries the meaning (`基于ANSYS的...` for an English-only model) keeps
+    the vector channel at the Latin run's share instead of losing it.
+    """
+    present = {script: n for script, n in letters.items() if n > 0}
+    if not present:
+        return script_trust("latin", evidence)
+    if len(present) == 1:
+        return script_trust(next(iter(present)), evidence)
+    gates = {script: script_trust(script, evidence) for script in present}
+    total = sum(present.values())
+    gate = sum(gates[s][0] * n for s, n in present.items()) / total
+    if len({g for g, _ in gates.values()}) == 1:
+        return gate, next(iter(gates.values()))[1]
+    reasons = "; ".join(f"{s} {n}/{total} letters: {gates[s][1]}" for s, n in sorted(present.items()))
+    return gate, f"mixed scripts, gated per script run ({reasons})"

@@ -30,6 +30,7 @@ class LibraryIndexState:
     records: int  # records it holds (0 when absent)
     generation: str | None = None  # the complete generation a reader opens now (None when absent)
     reason: str | None = None  # why it is not fresh (None when it is)
+    intact: bool = False  # its integrity checks pass (perhaps stale): it may serve while it cannot be rebuilt
 
 
 @dataclass(frozen=True)

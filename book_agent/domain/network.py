@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from book_agent.domain.config_checks import ConfigError, check_keys, optional_str
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 
 # Query parameters that carry a secret: a URL is stored, logged and shown, a key must not be.
@@ -88,18 +89,24 @@ def check_endpoint(url: Any, error: type[BookAgentError] = BookAgentError) -> No
 
 @dataclass(frozen=True)
 class NetworkPolicy:
+    """The config's `network` section, parsed once (RuntimeConfig.network), and the rule every
+    outgoing request passes (`check`)."""
+
     allow_remote_requests: bool = False
     allowed_endpoints: tuple[str, ...] = field(default_factory=tuple)
     auth_env: str | None = None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> NetworkPolicy:
-        data = data or {}
-        return cls(
-            allow_remote_requests=bool(data.get("allow_remote_requests", False)),
-            allowed_endpoints=tuple(str(u) for u in data.get("allowed_endpoints") or ()),
-            auth_env=data.get("auth_env") or None,
-        )
+    def from_dict(cls, data: Any) -> NetworkPolicy:
+        """The config's `network` section, strictly: unknown keys and wrong types raise ConfigError."""
+        data = check_keys("network", data, {"allow_remote_requests", "allowed_endpoints", "auth_env"})
+        allow = data.get("allow_remote_requests", False)
+        endpoints = data.get("allowed_endpoints", [])
+        if not isinstance(allow, bool):
+            raise ConfigError("network.allow_remote_requests must be true or false")
+        if not isinstance(endpoints, list | tuple) or not all(isinstance(u, str) for u in endpoints):
+            raise ConfigError("network.allowed_endpoints must be a list of URLs")
+        return cls(allow, tuple(endpoints), optional_str("network", "auth_env", data.get("auth_env")) or None)
 
     def to_dict(self) -> dict[str, Any]:
         return {

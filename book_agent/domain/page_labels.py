@@ -28,7 +28,8 @@ class LabelMatch:
 
 def _number(label: str) -> int | None:
     text = label.strip()
-    return int(text) if text.isdigit() and len(text) < 10 else None
+    # isdecimal, not isdigit: "²" is a digit that int() refuses (found by the property test)
+    return int(text) if text.isdecimal() and len(text) < 10 else None
 
 
 def _nearest(label: str, labels: Sequence[str | None]) -> list[dict[str, object]]:

@@ -4,8 +4,6 @@
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
-from book_agent.domain.errors import BookAgentError
-
 if TYPE_CHECKING:  # numpy costs ~100 ms to import: the lexical path must not pay for it
     import numpy as np
     import numpy.typing as npt
@@ -87,14 +85,3 @@ def markdown_span(start: int | None, end: int | None) -> MarkdownSpan | None:
 def evidence_id(book_id: str, record_id: str) -> str:
     """Stable and citable: the same book and record always give the same id."""
     return f"{book_id}#{record_id}"
-
-
-def parse_evidence_id(value: str) -> tuple[str, str]:
-    book_id, sep, record_id = value.partition("#")
-    if not sep or not book_id or not record_id:
-        raise BookAgentError(
-            "search.bad_evidence_id",
-            f"{value!r} is not an evidence_id (BOOK_ID#RECORD_ID)",
-            remediation="pass the evidence_id exactly as a search hit gave it",
-        )
-    return book_id, record_id

@@ -267,23 +267,3 @@ def find_fuzzy(hay: NormalizedText, needle_key: str) -> TextMatch | None:
         hits = sum(size for *_, size in blocks)
     score = round(hits / max(len(span_key), n), 4)
     return TextMatch("fuzzy", start, end, score)
-
-
-def match_text(
-    hay: str | NormalizedText,
-    needle: str,
-    hint: int | None = None,
-    fuzzy: bool = True,
-    needle_key: str | None = None,
-) -> TextMatch | None:
-    """Exact, then normalised, then fuzzy (when asked); the best fuzzy candidate may score
-    below FUZZY_THRESHOLD, so callers decide whether to trust it."""
-    norm = hay if isinstance(hay, NormalizedText) else normalize(hay)
-    found = find_exact(norm.original, needle, hint)
-    if found is not None:
-        return found
-    key = needle_key if needle_key is not None else normalize_key(needle)
-    found = find_normalized(norm, key, hint)
-    if found is not None or not fuzzy:
-        return found
-    return find_fuzzy(norm, key)

@@ -14,7 +14,6 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-REPLACEMENT = "\ufffd"
 _MAX_DEPTH = 200  # deeper than any message we build; deeper input is cut, not recursed into
 
 

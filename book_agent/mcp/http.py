@@ -22,7 +22,6 @@ requests in flight finish (up to `shutdown_timeout` seconds), then re-raises the
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -172,11 +171,12 @@ def worker_app() -> Any:
     """uvicorn's app factory in a `--workers` process: the app of the options in the environment."""
     import anyio
 
+    from book_agent import settings
     from book_agent.mcp.access_log import line_writer
-    from book_agent.mcp.http_uvicorn import WORKER_ENV, uvicorn_settings
+    from book_agent.mcp.http_uvicorn import uvicorn_settings
     from book_agent.mcp.internals import finish_streams_on_shutdown
 
-    options = ServeOptions.from_json(os.environ[WORKER_ENV])
+    options = ServeOptions.from_json(settings.worker_serve_options())
     uvicorn_settings(options.limits)  # this process's head deadline
     finish_streams_on_shutdown()
     session, app = build_app(options, authentication(_path(options.token_file), options.jwt),

@@ -9,24 +9,24 @@
   access log (mcp/access_log.py writes one line per request instead).
 - `run_one`: the app in this process. `run_workers`: `--workers N` processes accepting on one
   socket, bound here (uvicorn's supervisor: a worker that dies is replaced). Each worker builds
-  the same app from the options in the environment (`WORKER_ENV`, mcp/http.py `worker_app`);
-  the server is stateless, so any worker may answer any request. SIGTERM or Ctrl-C: each worker
-  finishes its requests in flight (up to the shutdown timeout), then this process ends by the
-  signal it was sent, as one process would.
+  the same app from the options in the environment (`BOOK_AGENT_SERVE_OPTIONS`, read and set
+  by book_agent/settings.py; mcp/http.py `worker_app`); the server is stateless, so any worker
+  may answer any request. SIGTERM or Ctrl-C: each worker finishes its requests in flight (up
+  to the shutdown timeout), then this process ends by the signal it was sent, as one process
+  would.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from book_agent import settings
 from book_agent.mcp.http_limits import KEEP_ALIVE_S, READ_TIMEOUT_S, HttpLimits
 
-WORKER_ENV = "BOOK_AGENT_SERVE_OPTIONS"  # what a worker process builds its app from (JSON)
 WORKER_APP = "book_agent.mcp.http:worker_app"
 
 
@@ -116,7 +116,7 @@ def run_workers(options_json: str, host: str, port: int, limits: HttpLimits, wor
             say("stopping")
             super().handle_term()
 
-    os.environ[WORKER_ENV] = options_json  # spawned workers inherit it
+    settings.set_worker_serve_options(options_json)  # spawned workers inherit it
     config = uvicorn.Config(WORKER_APP, factory=True, host=host, port=int(port), workers=workers,
                             **uvicorn_settings(limits))
     supervisor = Supervisor(config, sockets=[config.bind_socket()])

@@ -1,4 +1,5 @@
-"""Resources: the book's skill (Markdown) and its metadata (JSON), read through the agent."""
+"""Resources: a book's skill (Markdown) and metadata (JSON), or a library server's skill and
+book list, read through the agent."""
 
 from __future__ import annotations
 

@@ -1,13 +1,16 @@
-"""The FastMCP server for one book, and `serve`, which runs it over stdio.
+"""The FastMCP server for one book or a library (`a,b`, `@all`), and `serve`, which runs it
+over stdio (mcp/http.py serves the same server over streamable HTTP).
 
 Start-up order (why it is fast and fails early):
-1. `check_book` resolves the book and reads its status on the worker thread. It opens no
-   vectors and loads no model; an unknown id or a broken package ends here with a message on
-   stderr and exit code 1, before any protocol is spoken.
+1. `check_book` resolves the book and reads its status on the quick lane (a library:
+   `check_library` lists its books). It opens no vectors and loads no model; an unknown id or
+   a broken package ends here with a message on stderr and exit code 1, before any protocol is
+   spoken.
 2. `build_server` registers tools and resources: no agent call at all.
-3. The stdio transport serves; once `tools/list` is answered, the worker thread loads the
-   search parts (lexical index, vectors, local encoder) in the background (mcp/warmup.py);
-   PDFium loads on the first tool call that needs it. Each loads once, on the one worker thread.
+3. The transport serves; once `tools/list` is answered, the work lane loads the search parts
+   (lexical index, vectors, local encoder) in the background (mcp/warmup.py); PDFium loads
+   on the first tool call that needs it. Each loads once per process (one BookAgent; the
+   calls run on two lanes, mcp/session.py).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ SERVER_NAME = "book-agent"
 
 
 def server_name(book_id: str) -> str:
-    """serverInfo.name: which program and which book (one book per process)."""
+    """serverInfo.name: which program and which book or library (one per process)."""
     return f"{SERVER_NAME}:{book_id}"
 
 
@@ -101,9 +104,10 @@ def build_server(
     warm_up: bool = False,
     auth: Any = None,
 ) -> FastMCP:
-    """The server for one book. `agent` (a BookAgent or a fake with its methods) is optional:
-    without one, a BookAgent(data_dir) is built on first use. `warm_up`: load the search
-    parts in the background after the handshake (mcp/warmup.py; `serve` turns it on)."""
+    """The server for a book or a library reference (`a,b`, `@all`: the library's tools).
+    `agent` (a BookAgent or a fake with its methods) is optional: without one, a
+    BookAgent(data_dir) is built on first use. `warm_up`: load the search parts in the
+    background after the handshake (mcp/warmup.py; `serve` turns it on)."""
     from fastmcp import FastMCP
 
     from book_agent.mcp.middleware import ArgumentErrors
@@ -162,7 +166,7 @@ def _configure_logging() -> None:
 
 
 def serve(book_id: str, data_dir: Path | str | None = None, agent: BookAgent | None = None) -> None:
-    """Run the server over stdio until stdin closes.
+    """Run the server for a book or a library over stdio until stdin closes.
 
     Raises BookAgentError (the core's code, message prefixed with "cannot serve book ...")
     before any protocol is spoken when the book is unknown or unhealthy; the CLI prints it on

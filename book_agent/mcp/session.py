@@ -72,7 +72,7 @@ class BookSession:
     def agent(self) -> BookAgent:
         with self._lock:
             if self._agent is None:
-                from book_agent.bootstrap import build_agent
+                from book_agent.agent import build_agent
 
                 self._agent = build_agent(self.data_dir)
             return self._agent

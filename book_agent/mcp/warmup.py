@@ -1,11 +1,12 @@
 """Background warm-up: once the handshake is done, load what the first search needs.
 
 `initialize` and `tools/list` must stay as fast as a bare FastMCP server, so nothing heavy
-loads before them. After them, the worker thread loads the lexical index, the vector matrix
-and the local encoder (`BookAgent.warm_up`) while the host's model is still reading the tool
-list, so the first search costs about what the tenth does. It runs on the session's one
-worker thread (SQLite connections are bound to it), queued like any call: a search that
-arrives during the warm-up waits for it, never for more than the work it needed anyway.
+loads before them. After them, the work lane loads the lexical index, the vector matrix and
+the local encoder (a library: its index and every book's; `BookAgent.warm_up`) while the
+host's model is still reading the tool list, so the first search costs about what the tenth
+does. It runs on the session's work lane (book_agent/mcp/session.py), queued like any call:
+a search that arrives during the warm-up waits for it, never for more than the work it
+needed anyway.
 
 It starts right after `tools/list` is answered, or `START_AFTER_INITIALIZED` seconds after
 `notifications/initialized` for a host that does not list tools; starting it before

@@ -11,7 +11,8 @@ evidence ids (`book_id#record_id`), unique across books; each hit says its book.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +40,8 @@ from book_agent.services.library_vectors import ModelGroups
 from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
+
+STALE_RETRY_S = 300.0  # a stale index served because it could not be rebuilt: how long before trying again
 
 
 class LibraryRecords(RecordSource):
@@ -70,13 +73,22 @@ class LibraryRecords(RecordSource):
 
 
 class NarrowedLexical(LexicalIndex):
-    """The library's BM25 index, its hits narrowed to the books searched (None: every book)."""
+    """The library's BM25 index, its hits narrowed to the books searched (None: every book).
+    An index found damaged while searching is rebuilt (`reopen`) and asked once more."""
 
-    def __init__(self, index: LibraryLexicalIndex, book_ids: Sequence[str] | None) -> None:
+    def __init__(self, index: LibraryLexicalIndex, book_ids: Sequence[str] | None,
+                 reopen: Callable[[], LibraryLexicalIndex] | None = None) -> None:
         self.index = index
         self.book_ids = book_ids
+        self.reopen = reopen
 
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
+        try:
+            return self.index.search(query, top_k, self.book_ids)
+        except BookAgentError as exc:
+            if exc.code != "lexical.index_damaged" or self.reopen is None:
+                raise
+            self.index, self.reopen = self.reopen(), None
         return self.index.search(query, top_k, self.book_ids)
 
     def close(self) -> None:
@@ -89,6 +101,7 @@ class Library:
         self._books = books
         self._index = index
         self._open: tuple[str, LibraryLexicalIndex, int] | None = None  # (stamp, index, records) while fresh
+        self._stale: tuple[float, dict[str, str | None]] | None = None  # (when to try again, why) while serving stale
         self._vectors = GroupIndexes(ports.library_vectors)  # approximate indexes of large model groups
 
     def book_ids(self, ref: BookRef) -> list[str]:
@@ -144,33 +157,56 @@ class Library:
         """Build the library index now (with progress per phase), instead of at the first library search."""
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
-        _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None)
+        _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None,
+                               serve_stale=False)
         vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
                                         phases("library: vector indexes") if phases else None)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
-                progress: Progress | None = None) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
+                progress: Progress | None = None, serve_stale: bool = True) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
         """The library-wide BM25 index over every registered book that opens (rebuilt when a
-        book was registered, replaced or removed since it was built)."""
+        book was registered, replaced or removed since it was built, or found damaged). When it
+        cannot be rebuilt (a full disk, a read-only data dir), a search keeps the last good
+        index (intact, only stale) and says so in `stale`; `prepare` raises the error."""
         members = [_member(book) for book in self._every_openable_book(searched, registered)]
         expected = library_stamp(members, TOKENIZER_VERSION)
         key = expected["books"]
         if self._open is not None and self._open[0] == key:  # open and fresh: no file to read
-            return self._open[1], {"records": self._open[2], "rebuilt": False}
+            if self._stale is None:
+                return self._open[1], {"records": self._open[2], "rebuilt": False}
+            # serving a stale index: picked up as soon as another process rebuilt it (a state
+            # check, milliseconds); the rebuild itself is tried again only after STALE_RETRY_S
+            if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
+                return self._open[1], {"records": self._open[2], "rebuilt": False, "stale": self._stale[1]}
+            self.close()
         state = self._index.state(expected)
         info: dict[str, Any] = {"records": state.records, "rebuilt": False}
         if not state.fresh:
-            info.update(records=self._index.build(members, expected, progress), rebuilt=True)
+            try:
+                info.update(records=self._index.build(members, expected, progress), rebuilt=True)
+            except BookAgentError as exc:
+                if not (serve_stale and state.intact):
+                    raise
+                info["stale"] = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
         self.close()
         self._open = (key, self._index.open(), int(info["records"]))
+        if "stale" in info:  # a build is minutes at scale: not tried again by every search
+            self._stale = (time.monotonic() + STALE_RETRY_S, info["stale"])
         return self._open[1], info
+
+    def _rebuilt_lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]
+                         ) -> LibraryLexicalIndex:
+        """The index again after it was found damaged (its state now says so: it is rebuilt)."""
+        self.close()
+        return self.lexical(searched, registered, serve_stale=False)[0]
 
     def close(self) -> None:
         """Close the lexical index (it is reopened when the library changes)."""
         if self._open is not None:
             self._open[1].close()
             self._open = None
+        self._stale = None
 
     def close_all(self) -> None:
         self.close()
@@ -195,7 +231,8 @@ class Library:
         every = set(opened) == set(registered)
         groups = ModelGroups(opened, self._vectors.lookup(lambda: self._every_openable_book(opened, registered)))
         channels = SearchChannels(
-            lexical=NarrowedLexical(lexical, None if every else sorted(opened)),
+            lexical=NarrowedLexical(lexical, None if every else sorted(opened),
+                                    lambda: self._rebuilt_lexical(opened, registered)),
             vector_store=None, query_runtime=None, records=LibraryRecords(opened),
             language_evidence=groups.language_evidence() or LanguageEvidence(),
             vector_search=groups.search,
@@ -220,6 +257,11 @@ class Library:
                              "lexical_index": report["lexical_index"], "model_groups": groups.describe()}
         result["warnings"] += [f"book {b['book_id']} was skipped: {b['reason']}" for b in report["books"]
                                if not b["searched"]]
+        stale = report["lexical_index"].get("stale")
+        if stale:
+            result["warnings"].append(f"the library's lexical index is stale (it could not be rebuilt: "
+                                      f"{stale['reason']}); books registered, replaced or removed since are "
+                                      "not yet reflected in its hits")
         if report["duplicates"]:
             result["warnings"].append("named more than once (searched once): " + ", ".join(report["duplicates"]))
         if not report["books"]:

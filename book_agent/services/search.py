@@ -22,9 +22,9 @@ from book_agent.domain.fusion import (
     ScoredChannel,
     fuse,
     fuse_scores,
-    vector_trust,
+    query_vector_trust,
 )
-from book_agent.domain.lexical_text import cjk_share, query_terms
+from book_agent.domain.lexical_text import query_terms, script_letters
 from book_agent.domain.limits import DEFAULT_TOP_K
 from book_agent.domain.locators import claimed_locator
 from book_agent.domain.records import Record, evidence_id, markdown_span
@@ -157,7 +157,7 @@ class HybridSearch:
               lexical_info: ChannelInfo, vector_info: ChannelInfo) -> list[FusedHit]:
         """Fuse the channels' scores, the vector channel gated by the model's reach for this
         query. Records the weights and the reasons in the channel infos (shown in the result)."""
-        vector_gate, vector_reason = vector_trust(cjk_share(query), self.channels.language_evidence)
+        vector_gate, vector_reason = query_vector_trust(script_letters(query), self.channels.language_evidence)
         lexical_weight = (1.0 - VECTOR_SHARE) if lexical_info["ran"] else 0.0
         vector_weight = VECTOR_SHARE * vector_gate if vector_info["ran"] else 0.0
         lexical_info["weight"], lexical_info["trust"] = lexical_weight, "BM25, each score over the query's best"

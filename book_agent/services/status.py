@@ -33,7 +33,7 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
     lexical: LexicalState = ports.runtime.lexical_state(runtime_dir, lexical_stamp(
         str(entry.get("manifest_sha256") or ""), database_sha(info))) if info else {"present": False, "fresh": False}
     config = ports.runtime.load_config(runtime_dir)
-    network = asdict(config.network)
+    network = config.network.to_dict()
     return {
         "book_id": book_ref,
         "title": entry.get("title"),

@@ -211,7 +211,7 @@ class MemoryRuntime(RuntimeStore):
 
 
 def memory_adapters(books: dict[str, FakeBook]) -> dict[str, Any]:
-    """Keyword arguments for `bootstrap.build_agent`/`build_ports`: every port in memory."""
+    """Keyword arguments for `agent.build_agent`/`bootstrap.build_ports`: every port in memory."""
     packages = MemoryPackages(books)
     runtime = MemoryRuntime(packages)
     return {"registry": MemoryRegistry(), "packages": packages, "runtime": runtime,

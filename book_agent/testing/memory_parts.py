@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
@@ -24,8 +24,26 @@ from book_agent.ports import (
     VectorStore,
 )
 
-if TYPE_CHECKING:
-    from book_agent.testing.memory import MemoryPackages, MemoryRuntime
+
+class ShelvedBook(Protocol):
+    """A fake package's contents (memory.FakeBook is one)."""
+
+    records: list[Record]
+    skill: str
+
+
+class Shelf(Protocol):
+    """What the parts read of the fake package store (memory.MemoryPackages is one): named
+    here, so that this module does not import the module that imports it."""
+
+    def book(self, root: Path) -> ShelvedBook: ...
+    def by_database(self, database: Path) -> ShelvedBook: ...
+
+
+class Sidecars(Protocol):
+    """What the parts read of the fake runtime store (memory.MemoryRuntime is one)."""
+
+    sidecars: dict[Path, dict[str, str]]
 
 
 class MemoryRecords(RecordSource):
@@ -62,7 +80,7 @@ class WordOverlapIndex(LexicalIndex):
 class MemoryBookParts(BookParts):
     """Records and a word-overlap index for each fake book; no vectors, reranker or sources."""
 
-    def __init__(self, packages: MemoryPackages, runtime: MemoryRuntime | None = None) -> None:
+    def __init__(self, packages: Shelf, runtime: Sidecars | None = None) -> None:
         self.packages = packages
         self.runtime = runtime
         self.opened: list[str] = []
@@ -92,7 +110,7 @@ class MemoryBookParts(BookParts):
 
 
 class MemoryMarkdown(MarkdownReader):
-    def __init__(self, packages: MemoryPackages) -> None:
+    def __init__(self, packages: Shelf) -> None:
         self.packages = packages
 
     def read_markdown(self, package: PackageInfo, *, record_span: tuple[int | None, int | None] | None,

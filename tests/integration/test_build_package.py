@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.bootstrap import build_agent
+from book_agent.agent import build_agent
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import tree_fingerprint

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.bootstrap import build_agent
+from book_agent.agent import build_agent
 from book_agent.cli.progress import phase_progress
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import build_package

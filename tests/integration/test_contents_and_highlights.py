@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from book_agent.bootstrap import build_agent
+from book_agent.agent import build_agent
 from book_agent.domain.errors import BookAgentError
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli

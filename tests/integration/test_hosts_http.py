@@ -11,9 +11,8 @@ import pytest
 import tomlkit
 
 from book_agent_adapters.hosts import library_name
-from book_agent_adapters.hosts.cherry_studio import decode_deeplink
 from tests.support.cli_support import CliResult, run_cli
-from tests.support.hosts_helpers import snapshot
+from tests.support.hosts_helpers import decode_deeplink, snapshot
 
 URL = "https://books.example.org/mcp"
 TOKEN_ENV = "BOOK_TEAM_TOKEN"

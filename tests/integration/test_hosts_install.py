@@ -12,9 +12,15 @@ import tomlkit
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import PackageInfo
 from book_agent_adapters.hosts import HostAdapter, install, mcp_command
-from book_agent_adapters.hosts.cherry_studio import decode_deeplink
 from book_agent_adapters.hosts.skills import MANIFEST_NAME, sha256
-from tests.support.hosts_helpers import AUTH_ENV, SECRET, SKILL_FILES, make_package, snapshot
+from tests.support.hosts_helpers import (
+    AUTH_ENV,
+    SECRET,
+    SKILL_FILES,
+    decode_deeplink,
+    make_package,
+    snapshot,
+)
 
 HOSTS = ["codex", "trae", "workbuddy", "cherry-studio"]
 

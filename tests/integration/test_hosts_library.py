@@ -180,7 +180,7 @@ def test_a_foreign_library_skill_folder_is_refused(data: Path, tmp_path: Path) -
 
 
 def test_cherry_studio_gets_a_deep_link_for_the_library(data: Path, tmp_path: Path) -> None:
-    from book_agent_adapters.hosts.cherry_studio import decode_deeplink
+    from tests.support.hosts_helpers import decode_deeplink
 
     plan = host(data, "plan", "cherry-studio", "@all", "--home", str(tmp_path / "home")).json
     entry = decode_deeplink(plan["manual"]["deeplink"])["mcpServers"]["book-library"]

@@ -30,10 +30,10 @@ def test_a_failed_write_leaves_the_original_and_no_temp_file(tmp_path: Path) -> 
 def test_backup_is_taken_once(tmp_path: Path) -> None:
     target = tmp_path / "config.toml"
     target.write_text("first\n")
-    assert safe_write.write_if_changed(target, b"second\n", backup=True) is True
-    assert safe_write.write_if_changed(target, b"third\n", backup=True) is True
-    assert safe_write.backup_path(target).read_text() == "first\n"
-    assert safe_write.write_if_changed(target, b"third\n", backup=True) is False
+    for text in (b"second\n", b"third\n"):  # as the hosts' apply step does: back up, then write
+        safe_write.backup_once(target)
+        safe_write.atomic_write(target, text)
+    assert safe_write.backup_path(target).read_text() == "first\n" and target.read_bytes() == b"third\n"
 
 
 def test_a_symlinked_config_is_written_through(tmp_path: Path) -> None:

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import cjk_tokens, index_text, query_terms
+from book_agent.domain.lexical_text import (
+    MAX_QUERY_TERMS,
+    MAX_TERM_REPEATS,
+    cjk_tokens,
+    index_text,
+    query_terms,
+)
 from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar, read_stamp
 from tests.support.package_builder import RecordSpec, build_package
 
@@ -71,6 +77,17 @@ def test_common_words_do_not_swamp_the_ranking(index):
     assert query_terms("the of") == ['"the"', '"of"']  # all stopwords: keep them rather than nothing
 
 
+def test_a_repeated_content_word_counts_up_to_the_repeat_limit_and_stopwords_never(monkeypatch):
+    from book_agent.domain import lexical_text
+
+    query = "the garden, the Garden and the GARDEN of flowers"
+    assert query_terms(query) == ['"garden"'] * min(3, MAX_TERM_REPEATS) + ['"flowers"']
+    monkeypatch.setattr(lexical_text, "MAX_TERM_REPEATS", 8)
+    assert query_terms(query) == ['"garden"'] * 3 + ['"flowers"']
+    assert query_terms("flower " * 100) == ['"flower"'] * 8  # capped, not dropped
+    assert query_terms("兵法 兵法") == ['"兵法"']  # CJK fragments stay distinct (chosen on dev, contracts/search.md)
+
+
 @pytest.mark.parametrize(
     "query",
     ['"', '""', "*", "NEAR(a b)", "a AND b", "a OR", "-x", "col:val", "((", ")", "^start", "😀🎉",
@@ -93,7 +110,7 @@ def test_long_query_is_capped_and_fast(index):
     long_query = " ".join(f"word{i}" for i in range(3000))
     started = time.perf_counter()
     index.search(long_query, 5)
-    assert len(query_terms(long_query)) == 64
+    assert len(query_terms(long_query)) == MAX_QUERY_TERMS
     assert time.perf_counter() - started < 2.0  # generous: guards against a runaway, not a benchmark
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from book_agent import BookAgent
-from book_agent.bootstrap import build_agent
+from book_agent.agent import build_agent
 from book_agent.domain.errors import BookAgentError
 from tests.support import REPO_ROOT
 from tests.support.library_support import corpus, make_book

@@ -17,8 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from book_agent.agent import BookAgent
-from book_agent.bootstrap import build_agent
+from book_agent.agent import BookAgent, build_agent
 from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.storage import faiss_vector_index, vector_matrix
 from book_agent_adapters.storage.faiss_index_files import read_pointer

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.sources.markdown_reader import (
     parse_front_matter,
     read_markdown,
     read_skill,
 )
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 from tests.support.package_builder import SAMPLE_RECORDS
 from tests.support.sources_support import package_info
 

@@ -27,3 +27,18 @@ def test_minilm_is_trusted_for_english_queries_and_not_chinese_ones(tmp_path: Pa
         query = "用间之法" if script == "cjk" else "what the general plans before the battle"
         weights = agent.search(book_id, query)["fusion"]["weights"]
         assert (weights["vector"] > 0) is trusted
+
+
+@pytest.mark.realweights
+@pytest.mark.slow
+def test_a_chinese_query_with_a_latin_term_keeps_the_vector_channel_at_the_latin_share(tmp_path: Path):
+    from tests.support.parts import require_real_part
+
+    require_real_part(minilm_available(), f"the {MODEL} weights")
+    package = build_eval_book("chinese", tmp_path / "pkg", languages=None)
+    with BookAgent(tmp_path / "data") as agent:
+        book_id = agent.init(package)["book_id"]
+        pure = agent.search(book_id, "用间之法")["fusion"]["weights"]["vector"]
+        mixed = agent.search(book_id, "用间之法 Sun Tzu")["fusion"]["weights"]["vector"]
+        assert pure == 0.0
+        assert 0.0 < mixed < agent.search(book_id, "Sun Tzu spies")["fusion"]["weights"]["vector"]

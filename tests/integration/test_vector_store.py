@@ -248,8 +248,27 @@ def corrupt_npy(side: Path) -> None:
     (side / vector_sidecar.NPY).write_bytes(bytes(data))
 
 
+def nan_in_place_mtime_restored(side: Path) -> None:
+    """NaN written into the mapped matrix, its mtime set back: only the ctime tells (no user sets it)."""
+    path = side / vector_sidecar.NPY
+    st = path.stat()
+    matrix = np.load(path, mmap_mode="r+")
+    matrix[0, 0] = np.nan
+    matrix.flush()
+    del matrix
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def fifo_instead(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
 @pytest.mark.parametrize(("damage", "reason"), [
     (lambda side, db: os.utime(db, ns=(1, 1)), "stale: mtime_ns"),
+    (lambda side, db: nan_in_place_mtime_restored(side), "corrupt: matrix"),
+    (lambda side, db: fifo_instead(side / vector_sidecar.NPY), "corrupt: unreadable"),
+    (lambda side, db: fifo_instead(side / vector_sidecar.STAMP), "stamp unreadable"),
     (lambda side, db: corrupt_npy(side), "corrupt: matrix"),
     (lambda side, db: (side / vector_sidecar.NPY).write_bytes(b"\x93NUMPY"), "corrupt: matrix"),
     (lambda side, db: (side / vector_sidecar.IDS).write_text('["x"]'), "corrupt: ids"),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
+from typing import Any
 
 from book_agent.domain.package import PackageInfo
 
@@ -26,3 +29,12 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     if not folder.exists():
         return {}
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def decode_deeplink(link: str) -> dict[str, Any]:
+    """The JSON a Cherry Studio deep link carries, decoded as its handler does."""
+    from urllib.parse import parse_qs, urlsplit
+
+    value = parse_qs(urlsplit(link).query)["servers"][0]
+    data: dict[str, Any] = json.loads(base64.b64decode(value).decode("utf-8"))
+    return data

@@ -14,8 +14,10 @@ from book_agent.domain.fusion import (
     fuse,
     fuse_scores,
     normalised,
+    query_vector_trust,
     vector_trust,
 )
+from book_agent.domain.lexical_text import cjk_share, script_letters
 
 ids = st.lists(st.sampled_from([f"r{i}" for i in range(30)]), unique=True, max_size=20)
 weights = st.floats(min_value=0.01, max_value=1.0)
@@ -161,3 +163,37 @@ def test_scores_are_normalised_by_the_best_one_from_zero():
     assert normalised([("a", 10.0), ("b", 5.0)]) == {"a": 1.0, "b": 0.5}
     assert normalised([("a", -0.1), ("b", -0.3)]) == {"a": 1.0, "b": 0.0}  # all below "no relevance"
     assert normalised([]) == {}
+
+
+ENGLISH_ONLY = LanguageEvidence(["en"], "known-model")
+latin_words = st.text(alphabet="abcdefghijklmnopqrstuvwxyzANSY", min_size=1, max_size=12)
+cjk_words = st.text(alphabet="基于的桥梁有限元分析用间之法北京", min_size=1, max_size=12)
+neutral = st.text(alphabet="0123456789 ,.?-()", max_size=6)
+
+
+@given(st.lists(st.one_of(latin_words, cjk_words, st.text(alphabet=" ,.?-()", max_size=6)), max_size=8))
+def test_a_one_script_query_keeps_the_gate_of_its_script(parts):
+    """Without digits (which the old per-query rule counted as Latin letters: digits now
+    carry no script, see test_digits_carry_no_script)."""
+    query = " ".join(parts)
+    letters = script_letters(query)
+    if letters["latin"] and letters["cjk"]:
+        return  # mixed: the next test
+    for evidence in (ENGLISH_ONLY, LanguageEvidence(["zh"], "declared"), LanguageEvidence()):
+        assert query_vector_trust(letters, evidence)[0] == vector_trust(cjk_share(query), evidence)[0]
+
+
+@given(cjk_words, latin_words, neutral)
+def test_a_latin_run_in_a_chinese_query_opens_the_gate_by_its_share(cjk, latin, extra):
+    """An English-only model reads the Latin run of `基于ANSYS的...`: not shut, not wide open."""
+    gate, reason = query_vector_trust(script_letters(f"{cjk}{latin}{extra}{cjk}"), ENGLISH_ONLY)
+    assert gate == pytest.approx(len(latin) / (len(latin) + 2 * len(cjk)))
+    assert "per script run" in reason
+    more, _ = query_vector_trust(script_letters(f"{cjk}{latin}{latin}{cjk}"), ENGLISH_ONLY)
+    assert more > gate  # more readable text, more trust; never less
+
+
+def test_digits_carry_no_script():
+    assert script_letters("2008年北京") == {"latin": 0, "cjk": 3}
+    assert query_vector_trust(script_letters("2008年北京"), ENGLISH_ONLY)[0] == 0.0
+    assert query_vector_trust(script_letters("基于ANSYS的分析"), LanguageEvidence(["zh", "en"], "declared"))[0] == 1.0

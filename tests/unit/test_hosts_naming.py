@@ -8,10 +8,17 @@ from hypothesis import strategies as st
 from book_agent_adapters.hosts.naming import (
     BOOK_AGENT_SKILL,
     book_name,
-    is_host_safe,
     is_reserved,
     library_name,
 )
+
+HOST_SAFE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+def is_host_safe(name: str) -> bool:
+    """What every host accepts as a server or skill name: lower-case letters, digits and single
+    inner hyphens, 1..64 characters."""
+    return bool(HOST_SAFE.match(name)) and "--" not in name
 
 BOOK_IDS = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,63}", fullmatch=True)
 

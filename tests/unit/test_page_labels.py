@@ -4,7 +4,7 @@ nearest labels of an unknown one (numerically for a number); bad labels."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
@@ -54,6 +54,8 @@ def test_a_label_that_is_not_one_is_refused(label: object) -> None:
     assert err.value.code == "source.page_label_invalid"
 
 
+@example(["1", "2"], "²")  # a digit int() refuses
+@example(["²", "٣"], "٣")  # a decimal digit of another script
 @given(st.lists(st.one_of(st.none(), st.text(min_size=1, max_size=6)), min_size=1, max_size=40),
        st.text(min_size=1, max_size=8))
 def test_any_label_is_found_or_a_coded_error_listing_real_labels(labels: list[str | None], label: str) -> None:

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 from book_agent.domain.text_match import (
     FUZZY_THRESHOLD,
     find_fuzzy,
-    match_text,
     normalize,
     normalize_key,
 )
+from tests.support.text_matching import match_text
 
 PAGE = (
     "Water shapes its course according to the nature of the ground over which it flow\r\n"

@@ -13,7 +13,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddic
 
 import pytest
 
-from book_agent.bootstrap import build_agent
+from book_agent.agent import build_agent
 from book_agent.domain.book_reports import BookRow, BookStatus, Prepared, Removal, Resolved
 from book_agent.domain.records import Record
 from book_agent.domain.search_results import SearchResult

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.bootstrap import build_agent
+from book_agent.agent import build_agent
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record
 from book_agent.testing.memory import FakeBook, memory_adapters

@@ -60,7 +60,7 @@ class QueryRuntime(QueryVectorizer):
         self._cache_dir = cache_dir
         self.spec = spec if isinstance(spec, QueryRuntimeSpec) else QueryRuntimeSpec.from_dict(spec)
         self.config = _config(config)
-        self.policy = NetworkPolicy.from_dict(self.config.to_dict()["network"])
+        self.policy: NetworkPolicy = self.config.network
         self._encoders: dict[str, QueryEncoder] = dict(encoders or {})
         self._http_client = http_client
         self._environ = environ

@@ -111,7 +111,6 @@ class JsonMcpHost(HostPort):
     host = "json"
     label = "the host"
     edition: str | None = None
-    managed_keys = ["command", "args"]
     http_type: str | None = None  # a `type` the host wants on an HTTP entry (WorkBuddy: "http")
     STDIO_ONLY = ("command", "args", "env", "cwd")
     HTTP_ONLY = ("url", "headers")

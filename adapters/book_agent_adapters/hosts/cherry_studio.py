@@ -43,15 +43,6 @@ def deeplink(servers: dict[str, Any]) -> str:
     return "cherrystudio://mcp/install?servers=" + quote(encoded, safe="")
 
 
-def decode_deeplink(link: str) -> dict[str, Any]:
-    """The JSON a deep link carries (what Cherry Studio's handler decodes)."""
-    from urllib.parse import parse_qs, urlsplit
-
-    value = parse_qs(urlsplit(link).query)["servers"][0]
-    data: dict[str, Any] = json.loads(base64.b64decode(value).decode("utf-8"))
-    return data
-
-
 MANUAL_ONLY: HostNote = {
     "code": "host.manual_only",
     "message": "Cherry Studio keeps MCP servers in app state that no other program may write: "

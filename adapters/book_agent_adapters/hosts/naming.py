@@ -32,7 +32,6 @@ BOOK_AGENT_SKILL = "book-agent"
 LIBRARY_NAME = "book-library"
 LIBRARY_HASH_CHARS = 10
 _OTHER = re.compile(r"[^a-z0-9]+")
-_VALID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 _LIBRARY = re.compile(rf"^book-library(?:-[0-9a-f]{{{LIBRARY_HASH_CHARS}}})?$")
 
 
@@ -61,7 +60,3 @@ def is_reserved(name: str) -> bool:
     """The shipped skill's name, or a library's: never a book's."""
     return name == BOOK_AGENT_SKILL or bool(_LIBRARY.match(name))
 
-
-def is_host_safe(name: str) -> bool:
-    """Lower-case letters, digits and single inner hyphens, 1..64 characters."""
-    return bool(_VALID.match(name)) and "--" not in name

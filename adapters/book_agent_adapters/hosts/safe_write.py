@@ -68,16 +68,6 @@ def backup_once(path: Path) -> Path | None:
     return backup
 
 
-def write_if_changed(path: Path, data: bytes, backup: bool = False) -> bool:
-    """Write `data` unless the file already holds exactly it. Returns whether it wrote."""
-    if path.exists() and real_target(path).read_bytes() == data:
-        return False
-    if backup:
-        backup_once(path)
-    atomic_write(path, data)
-    return True
-
-
 def unified_diff(path: Path, old: str | None, new: str | None) -> str:
     """A unified diff of a text change (`None` means the file is absent), size-capped."""
     before = (old or "").splitlines(keepends=True)

@@ -14,10 +14,10 @@ from typing import Any
 
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import SUPPORTED_SCHEMA_VERSIONS
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.package.manifest_checks import version_supported
 from book_agent_adapters.package.record_checks import check_records, duplicates
 from book_agent_adapters.package.vector_blob_checks import check_vectors
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
 REL = "index.sqlite"
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {

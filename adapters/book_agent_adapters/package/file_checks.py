@@ -18,7 +18,7 @@ from typing import Any
 
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.package import MANIFEST_NAME
-from book_agent_adapters.storage.file_hash import sha256_file
+from book_agent_adapters.files.file_hash import sha256_file
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 _DRIVE = re.compile(r"[A-Za-z]:")

@@ -1,22 +1,25 @@
-"""Reads a reranker config in any of the shapes callers hold.
+"""Reads a reranker config in any of the shapes callers hold, through the config's own models.
 
 Accepted: None (provider `none`); the flat reranker dict
 `{provider, model, endpoint, factory, options, network: {...}, strict}` (the network keys may
 also sit at the top level, as in contracts.md); the book's full runtime-config dict
-`{version, network, query, reranker: {...}}`; or the pydantic models of
-book_agent.domain.runtime_config. Unknown keys are refused: a typo must not silently turn
-a reranker off.
+`{version, network, query, reranker: {...}}`; or the models of book_agent.domain.runtime_config
+(`RuntimeConfig`, `RerankerSettings`). The sections are parsed by those models only
+(`RerankerSettings.from_dict`, `NetworkPolicy.from_dict`): unknown keys are refused, since a
+typo must not silently turn a reranker off.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from book_agent.domain.network import NetworkPolicy
+from book_agent.domain.runtime_config import ConfigError, RerankerSettings, RuntimeConfig
 from book_agent_adapters.rerankers import errors
 
-FLAT_KEYS = frozenset({"provider", "model", "endpoint", "factory", "options", "network", "strict"})
+SECTION_KEYS = frozenset({"provider", "model", "endpoint", "factory", "options"})
+FLAT_KEYS = SECTION_KEYS | {"network", "strict"}
 NETWORK_KEYS = frozenset({"allow_remote_requests", "allowed_endpoints", "auth_env"})
 RUNTIME_KEYS = frozenset({"version", "network", "query", "reranker", "strict"})
 
@@ -59,59 +62,41 @@ def parse_config(config: Any) -> RerankConfig:
         return config
     if config is None:
         return RerankConfig()
-    if hasattr(config, "to_dict") or is_dataclass(config):  # RuntimeConfig / RerankerSettings
-        config = config.to_dict() if hasattr(config, "to_dict") else asdict(config)
+    if isinstance(config, RuntimeConfig):
+        return _from_models(config.reranker, config.network, strict=False)
+    if isinstance(config, RerankerSettings):
+        return _from_models(config, NetworkPolicy(), strict=False)
     if not isinstance(config, dict):
         raise _invalid(f"a reranker config must be a dict, not {type(config).__name__}")
     if "reranker" in config:
-        return _from_runtime(config)
-    return _from_flat(config, network=None)
-
-
-def _from_runtime(config: dict[str, Any]) -> RerankConfig:
-    unknown = set(config) - RUNTIME_KEYS
-    if unknown:
-        raise _invalid("unknown keys in the runtime config", unknown=sorted(unknown))
-    section = config.get("reranker") or {}
-    if not isinstance(section, dict):
-        raise _invalid("the `reranker` section must be an object")
-    flat = dict(section)
-    if "strict" in config:
-        flat.setdefault("strict", config["strict"])
-    return _from_flat(flat, network=config.get("network"))
-
-
-def _from_flat(config: dict[str, Any], network: Any) -> RerankConfig:
+        unknown = set(config) - RUNTIME_KEYS
+        if unknown:
+            raise _invalid("unknown keys in the runtime config", unknown=sorted(unknown))
+        return _parse(config.get("reranker") or {}, config.get("network") or {}, config.get("strict", False))
     unknown = set(config) - FLAT_KEYS - NETWORK_KEYS
     if unknown:
-        raise _invalid(
-            "unknown keys in the reranker config", unknown=sorted(unknown), allowed=sorted(FLAT_KEYS)
-        )
-    if network is None:
-        network = config.get("network")
+        raise _invalid("unknown keys in the reranker config", unknown=sorted(unknown), allowed=sorted(FLAT_KEYS))
+    network = config.get("network")
     if network is None:
         network = {k: config[k] for k in NETWORK_KEYS if k in config}
-    if not isinstance(network, dict):
-        raise _invalid("`network` must be an object")
-    provider = config.get("provider") or "none"
-    options = {} if config.get("options") is None else config["options"]
-    if not isinstance(provider, str) or not isinstance(options, dict):
-        raise _invalid("`provider` must be a string and `options` an object")
-    for key in ("model", "endpoint", "factory"):
-        if config.get(key) is not None and not isinstance(config[key], str):
-            raise _invalid(f"`{key}` must be a string", key=key)
-    endpoints = network.get("allowed_endpoints") or []
-    if isinstance(endpoints, str):
-        raise _invalid("`allowed_endpoints` must be a list of exact URLs, not one string")
-    return RerankConfig(
-        provider=_provider_name(provider),
-        model=config.get("model") or None,
-        endpoint=config.get("endpoint") or None,
-        factory=config.get("factory") or None,
-        options=dict(options),
-        network=NetworkPolicy.from_dict(network),
-        strict=bool(config.get("strict", False)),
-    )
+    section = {k: config[k] for k in SECTION_KEYS if k in config}
+    return _parse(section, network, config.get("strict", False))
+
+
+def _parse(section: Any, network: Any, strict: Any) -> RerankConfig:
+    """The sections through their models; a null value in the flat form means the default."""
+    if isinstance(section, dict):
+        section = {k: v for k, v in section.items() if v is not None}
+    try:
+        return _from_models(RerankerSettings.from_dict(section), NetworkPolicy.from_dict(network), bool(strict))
+    except ConfigError as exc:
+        raise _invalid(str(exc)) from exc
+
+
+def _from_models(settings: RerankerSettings, network: NetworkPolicy, strict: bool) -> RerankConfig:
+    return RerankConfig(provider=_provider_name(settings.provider), model=settings.model or None,
+                        endpoint=settings.endpoint or None, factory=settings.factory or None,
+                        options=dict(settings.options), network=network, strict=strict)
 
 
 BUILTIN_NAMES = ("none", "siliconflow", "local", "custom")

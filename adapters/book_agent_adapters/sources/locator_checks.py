@@ -100,7 +100,7 @@ class RecordLookup:
         import sqlite3
         from contextlib import closing
 
-        from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+        from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
         if not isinstance(record_id, str) or not record_id:
             raise BookAgentError("source.record_not_found", f"record id {record_id!r} is not a string id",
@@ -131,7 +131,7 @@ class RecordLookup:
         import sqlite3
         from contextlib import closing
 
-        from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+        from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
         if self.path is None or not Path(self.path).is_file():
             raise BookAgentError("source.database_unreadable", "the package has no index.sqlite",
@@ -153,7 +153,7 @@ class RecordLookup:
         import sqlite3
         from contextlib import closing
 
-        from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+        from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
         if self.path is None or not Path(self.path).is_file():
             return {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.source_results import Locator
@@ -13,7 +13,28 @@ from book_agent_adapters.sources.locator_checks import MAX_QUOTE_CHARS, RecordLo
 from book_agent_adapters.sources.passage_search import find_passage
 
 if TYPE_CHECKING:
-    from book_agent_adapters.sources.resolver import SourceResolver
+    from book_agent.domain.text_match import NormalizedText
+    from book_agent_adapters.sources.epub import EpubSource
+    from book_agent_adapters.sources.passage_search import UnitTexts
+    from book_agent_adapters.sources.pdf import PdfSource
+
+
+class OpenOriginal(Protocol):
+    """What locating needs of an opened book (SourceResolver is one): named here, so that this
+    module does not import the resolver that imports it."""
+
+    @property
+    def book_id(self) -> str | None: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def records(self) -> RecordLookup: ...
+    def pdf(self) -> PdfSource: ...
+    def epub(self) -> EpubSource: ...
+    def units(self) -> UnitTexts: ...
+    def markdown_text(self) -> str | None: ...
+    def markdown_normalized(self) -> NormalizedText: ...
+    def record_page_label(self, page_index: int) -> str | None: ...
 
 
 @dataclass
@@ -34,7 +55,7 @@ def _quote_error(value: Any, why: str) -> BookAgentError:
     )
 
 
-def record_locators(resolver: SourceResolver) -> Iterator[Locator]:
+def record_locators(resolver: OpenOriginal) -> Iterator[Locator]:
     """The verified locator of every record, in reading order (the book's records read once)."""
     for row in resolver.records.all():
         text = row["text"]
@@ -91,7 +112,7 @@ class Claim:
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_sources(cls, resolver: SourceResolver, hit: Hit, hints: dict[str, Any]) -> Claim:
+    def from_sources(cls, resolver: OpenOriginal, hit: Hit, hints: dict[str, Any]) -> Claim:
         overrides: dict[str, Any] = {k: hints[k] for k in ("page_index", "href", "spine_index", "fragment") if k in hints}
         src: dict[str, Any] = {**hit.source, **overrides}
         claim = cls(start=_int(src.get("char_start")), end=_int(src.get("char_end")))
@@ -106,7 +127,7 @@ class Claim:
                 claim.warnings.append(f"the record's location is unusable ({exc.code}): {exc.message}")
         return claim
 
-    def _unit(self, resolver: SourceResolver, src: dict[str, Any], hints: dict[str, Any]) -> int | None:
+    def _unit(self, resolver: OpenOriginal, src: dict[str, Any], hints: dict[str, Any]) -> int | None:
         if resolver.kind == "pdf":
             if src.get("page_index") is None:
                 return None
@@ -118,7 +139,7 @@ class Claim:
         return index if index is not None and 0 <= index < len(resolver.epub().spine) else None
 
 
-def _markdown_span(resolver: SourceResolver, hit: Hit, key: str) -> tuple[dict[str, int] | None, str]:
+def _markdown_span(resolver: OpenOriginal, hit: Hit, key: str) -> tuple[dict[str, int] | None, str]:
     s, e = _int(hit.md_start), _int(hit.md_end)
     given = {"start": s, "end": e} if s is not None and e is not None else None
     md = resolver.markdown_text()
@@ -134,7 +155,7 @@ def _markdown_span(resolver: SourceResolver, hit: Hit, key: str) -> tuple[dict[s
     return given, "unverified" if given else "not_found"
 
 
-def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str, Any]:
+def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, Any]:
     key = normalize_key(hit.text)  # once: a quotation may be 100,000 characters
     md_span, md_status = _markdown_span(resolver, hit, key)
     loc: dict[str, Any] = {"book_id": resolver.book_id, "kind": resolver.kind, "record_id": hit.record_id}
@@ -173,7 +194,7 @@ def build_locator(resolver: SourceResolver, hit: Hit, claim: Claim) -> dict[str,
     return loc
 
 
-def _not_found(resolver: SourceResolver, text: str, best: float) -> BookAgentError:
+def _not_found(resolver: OpenOriginal, text: str, best: float) -> BookAgentError:
     return BookAgentError(
         "source.quote_not_found",
         f"this quotation was not found in the original of {resolver.book_id!r}: no exact or normalised match, "
@@ -186,7 +207,7 @@ def _not_found(resolver: SourceResolver, text: str, best: float) -> BookAgentErr
     )
 
 
-def _place(resolver: SourceResolver, unit: int, start: int, end: int, claim: Claim) -> dict[str, Any]:
+def _place(resolver: OpenOriginal, unit: int, start: int, end: int, claim: Claim) -> dict[str, Any]:
     if resolver.kind == "pdf":
         pdf = resolver.pdf()
         label = pdf.page_label(unit) or (claim.fields.get("page_label") if unit == claim.unit else None)

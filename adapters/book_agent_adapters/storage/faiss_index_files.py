@@ -13,21 +13,25 @@ offsets, then the ids' UTF-8 bytes; row r's id is bytes[offset[r]:offset[r+1]].
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from book_agent_adapters.storage.file_hash import sha256_file
+from book_agent_adapters.files.file_hash import sha256_file
+from book_agent_adapters.storage.safe_files import open_regular, require_regular
 
 FORMAT = 2
 FILES = ("index", "ids")
 
 
 def read_pointer(path: Path) -> tuple[dict[str, Any] | None, str]:
-    """(pointer, "present"), or (None, why not)."""
+    """(pointer, "present"), or (None, why not): its values must be possible (no negative or
+    non-integer count, nprobe within 1..nlist, book rows summing to its vectors)."""
     try:
+        require_regular(path)
         pointer = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None, "absent"
@@ -37,9 +41,24 @@ def read_pointer(path: Path) -> tuple[dict[str, Any] | None, str]:
         return None, "of another format"
     files = pointer.get("files")
     if not isinstance(pointer.get("stamp"), dict) or not isinstance(pointer.get("books"), list) \
-            or not isinstance(files, dict) or not all(_plain_name(files.get(f)) for f in FILES):
+            or not isinstance(files, dict) or not all(_plain_name(files.get(f)) for f in FILES) \
+            or not _possible(pointer):
         return None, "malformed"
     return pointer, "present"
+
+
+def _count(value: Any, low: int = 0, high: int = 2**40) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _possible(pointer: dict[str, Any]) -> bool:
+    books = pointer["books"]
+    if not (_count(pointer.get("vectors")) and _count(pointer.get("nlist"), 1) and _count(pointer.get("dimensions"), 1)
+            and _count(pointer.get("nprobe"), 1, int(pointer["nlist"]))):
+        return False
+    if not all(isinstance(b, dict) and isinstance(b.get("book_id"), str) and _count(b.get("rows")) for b in books):
+        return False
+    return bool(sum(int(b["rows"]) for b in books) == pointer["vectors"])
 
 
 def _plain_name(facts: Any) -> bool:
@@ -52,8 +71,9 @@ def file_facts(path: Path) -> dict[str, Any]:
 
 
 def file_state(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    """Size, mtime, inode and ctime (a write in place changes the ctime; no user can set it back)."""
+    st = require_regular(path)  # a FIFO would hang the hash
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
 
 
 def intact(folder: Path, pointer: dict[str, Any]) -> tuple[bool, str]:
@@ -63,8 +83,9 @@ def intact(folder: Path, pointer: dict[str, Any]) -> tuple[bool, str]:
         facts = pointer["files"][kind]
         path = folder / facts["name"]
         try:
-            if file_state(path) == facts.get("state"):
-                continue
+            state, recorded = file_state(path), facts.get("state")
+            if isinstance(recorded, list) and state[:len(recorded)] == recorded and len(recorded) >= 3:
+                continue  # a pointer of an earlier release recorded no ctime
             if path.stat().st_size != facts.get("size"):
                 return False, f"corrupt: its {kind} file's size changed"
             if sha256_file(path) != facts.get("sha256"):
@@ -88,7 +109,9 @@ class RowIds:
     """Row -> record id, from a memory-mapped ids file of `rows` rows."""
 
     def __init__(self, path: Path, rows: int) -> None:
-        mapped = np.asarray(np.memmap(path, dtype=np.uint8, mode="r"))  # a plain view: cheaper to slice
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            mapped = np.asarray(np.memmap(handle, dtype=np.uint8, mode="r")) if size else np.zeros(0, np.uint8)
         head = (rows + 1) * 8
         if len(mapped) < head:
             raise ValueError("the ids file is shorter than its offsets")

@@ -20,8 +20,17 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import index_text, query_terms
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LexicalIndex
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
+from book_agent_adapters.storage import sidecar_checks
 from book_agent_adapters.storage.cjk_fold import fold_chinese
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+from book_agent_adapters.storage.safe_files import (
+    is_no_space,
+    is_read_only,
+    no_space,
+    open_regular,
+    read_only,
+    require_regular,
+)
 
 SIDECAR_NAME = "lexical.sqlite"
 HEADINGS_WEIGHT = 0.4  # heading paths repeat over many records: they count, but less than body text
@@ -29,19 +38,33 @@ BATCH = 2000
 
 
 def read_stamp(path: Path) -> dict[str, str] | None:
-    """The sidecar's stamp, or None when it is missing or unreadable (then: rebuild)."""
-    if not path.is_file():
-        return None
+    """The sidecar's stamp, or None when it is missing, not a regular file, unreadable or
+    truncated (then: rebuild)."""
     try:
+        if require_regular(path).st_size % 512 or not _whole(path):
+            return None
         con = connect_readonly(path, immutable=False)
         try:
             rows = con.execute("SELECT key, value FROM meta").fetchall()
             con.execute("SELECT count(*) FROM ids").fetchone()
         finally:
             con.close()
-    except sqlite3.Error:
+    except (sqlite3.Error, OSError):
         return None
     return {str(k): str(v) for k, v in rows}
+
+
+def _whole(path: Path) -> bool:
+    """The file holds every page its SQLite header counts (a truncated copy does not)."""
+    with open_regular(path) as handle:
+        header = handle.read(100)
+        size = os.fstat(handle.fileno()).st_size
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return False
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    return pages == 0 or size >= pages * page
 
 
 def build_sidecar(
@@ -55,7 +78,7 @@ def build_sidecar(
         sidecar_path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=".lexical-", suffix=".sqlite", dir=sidecar_path.parent)
     except OSError as exc:
-        raise _build_failed(database_path, exc) from exc
+        raise _build_failed(database_path, exc, sidecar_path.parent) from exc
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -66,15 +89,20 @@ def build_sidecar(
         finally:
             source.close()
             out.close()
+        sidecar_checks.record(tmp, sidecar_path.parent)  # before the rename: it keeps inode and mtime
         os.replace(tmp, sidecar_path)
         return count
     except (sqlite3.Error, OSError) as exc:  # OSError: a full disk, permissions in the runtime dir
-        raise _build_failed(database_path, exc) from exc
+        raise _build_failed(database_path, exc, sidecar_path.parent) from exc
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _build_failed(database_path: Path, exc: Exception) -> BookAgentError:
+def _build_failed(database_path: Path, exc: Exception, folder: Path) -> BookAgentError:
+    if is_no_space(exc):
+        return no_space(folder, exc, None, "the book's lexical index")
+    if is_read_only(exc):
+        return read_only(folder, exc, "the book's lexical index")
     return BookAgentError(
         "lexical.build_failed",
         f"the lexical index could not be built from {database_path}: {exc}",
@@ -167,8 +195,9 @@ class FtsLexicalIndex(LexicalIndex):
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
             try:
+                require_regular(self.path)  # a FIFO in its place would hang the open
                 self._con = connect_readonly(self.path, check_same_thread=False, immutable=False)
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, OSError) as exc:
                 raise BookAgentError(
                     "lexical.index_missing",
                     f"the lexical index {self.path} cannot be opened: {exc}",

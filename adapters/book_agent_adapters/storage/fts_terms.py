@@ -64,7 +64,8 @@ class FtsTerms:
         return np.fromiter(itertools.chain.from_iterable(per_text), np.int64, int(sizes.sum())), sizes
 
     def query_terms(self, query: str) -> tuple[list[str], list[str]]:
-        """A query's (terms, prefixes), as FTS5 reads `match_expression(query)`.
+        """A query's (terms, prefixes), as FTS5 reads `match_expression(query)`: terms repeat
+        as the expression's fragments do.
 
         Words and CJK bigrams are terms; a one-character CJK query `"c"*` is a prefix (every
         term starting with c). A CJK phrase fragment adds no term: its bigrams are terms already
@@ -76,11 +77,12 @@ class FtsTerms:
                 prefixes.append(fragment[1:-2].replace('""', '"').lower())
             elif " " not in fragment:
                 words += _WORD.findall(fragment[1:-1].replace('""', '"').lower())
-        words = list(dict.fromkeys(words))
-        to_stem = [w for w in words if not _unchanged(w)]
+        to_stem = [w for w in dict.fromkeys(words) if not _unchanged(w)]
         stemmed = dict(zip(to_stem, self._stem(to_stem) if to_stem else [], strict=True))
-        terms = [t for w in words for t in stemmed.get(w, [w])]
-        return list(dict.fromkeys(terms)), prefixes
+        # Repeats stay: FTS5 scores each OR-ed fragment, so a word the query repeats (or two
+        # words with one stem, `running runs`) counts once per fragment; the scorer weighs
+        # each distinct term by how often it appears here.
+        return [t for w in words for t in stemmed.get(w, [w])], prefixes
 
     def _learn(self, words: list[str]) -> None:
         known, odd = self._word_id, self._odd

@@ -20,17 +20,26 @@ of them without copying, and millions of terms do not cost millions of blobs.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from book_agent_adapters.storage.impact_checks import (
+    DamagedIndex,
+    Postings,
+    read_head,
+    state_meta,
+    store_crcs,
+)
+from book_agent_adapters.storage.safe_files import create_npy
 from book_agent_adapters.storage.term_counts import BookTerms
 
 K1 = 1.2  # FTS5's bm25() constants (sqlite/ext/fts5/fts5_aux.c)
 B = 0.75
 MIN_IDF = 1e-6  # FTS5 floors a non-positive idf (a term in over half the records) here
-FORMAT = "impact-2"  # an index of another format (an older FTS5 one) is stale
+FORMAT = "impact-3"  # an index of another format (an older one, without integrity checks) is stale
 
 
 def write_index(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], stamp: dict[str, str],
@@ -57,8 +66,8 @@ def write_index(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]],
     lengths = np.concatenate([c.lengths for _, c in books]).astype(np.float64) if books else np.zeros(0)
     average = float(lengths.mean()) if len(lengths) else 0.0
     out.execute("INSERT INTO lengths VALUES (1, ?)", (lengths.astype("<f4").tobytes(),))
-    _write_terms(out, books, length_norm(lengths, average), postings)
-    meta = {**stamp, "record_count": str(first), "average_length": repr(average), "format": FORMAT,
+    checked = _write_terms(out, books, length_norm(lengths, average), postings)
+    meta = {**stamp, **checked, "record_count": str(first), "average_length": repr(average), "format": FORMAT,
             "postings": postings.name}
     out.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
     out.commit()
@@ -81,13 +90,14 @@ def postings_files(postings: Path) -> tuple[Path, Path]:
 
 
 def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], norm: np.ndarray,
-                 postings: Path) -> None:
+                 postings: Path) -> dict[str, str]:
     """Each term's postings with their BM25 impacts: idf x f (k1 + 1) / (f + norm[doc]), so a
     query only sums. Terms are numbered in sorted order, so rows go into the table in key order.
 
     Each book's postings are scattered straight to their places in the output arrays (memory-
-    mapped .npy files): a term's block holds each book's run in book order, so its rows stay
-    ascending, and no library-wide sort or copy of every posting is ever held in memory."""
+    mapped .npy files, allocated on disk first: a full disk is an OSError, not a SIGBUS): a term's
+    block holds each book's run in book order, so its rows stay ascending, and no library-wide
+    sort or copy of every posting is ever held in memory. Returns the meta entries of the checks."""
     names = sorted(set().union(*(c.terms for _, c in books))) if books else []
     number = {t: i for i, t in enumerate(names)}
     to_global = [np.fromiter(map(number.__getitem__, c.terms), np.int64, len(c.terms)) for _, c in books]
@@ -98,8 +108,12 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
     np.cumsum(df, out=starts[1:])
     weights = idf(len(norm), df) * (K1 + 1)
     docs_path, impacts_path = postings_files(postings)
-    docs_out = np.lib.format.open_memmap(docs_path, mode="w+", dtype="<i4", shape=(int(starts[-1]),))
-    impacts_out = np.lib.format.open_memmap(impacts_path, mode="w+", dtype="<f4", shape=(int(starts[-1]),))
+    try:
+        docs_out = create_npy(docs_path, "<i4", int(starts[-1]))
+        impacts_out = create_npy(impacts_path, "<f4", int(starts[-1]))
+    except OSError as exc:  # both arrays must fit, and the head after them
+        setattr(exc, "needed_bytes", 8 * int(starts[-1]) + 256)  # noqa: B010
+        raise
     next_free = starts[:-1].copy()
     first = 0
     for (_, counts), mapping in zip(books, to_global, strict=True):
@@ -107,8 +121,12 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
         first += len(counts.record_ids)
     docs_out.flush()
     impacts_out.flush()
+    if not np.isfinite(impacts_out).all():
+        raise ValueError("a posting's impact is not finite")
+    store_crcs(out, {"docs": docs_out, "impacts": impacts_out})
     del docs_out, impacts_out
     out.executemany("INSERT INTO terms VALUES (?, ?, ?)", zip(names, df.tolist(), starts[:-1].tolist(), strict=True))
+    return {"postings_count": str(int(starts[-1])), **state_meta({"docs": docs_path, "impacts": impacts_path})}
 
 
 def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.ndarray, weights: np.ndarray,
@@ -131,24 +149,29 @@ class ImpactScorer:
     """Scores queries against an open index: sums of the query terms' impacts per record."""
 
     def __init__(self, con: sqlite3.Connection, folder: Path) -> None:
-        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        self.records = int(meta["record_count"])
-        (blob,) = con.execute("SELECT data FROM lengths WHERE id = 1").fetchone()
-        self.norm = length_norm(np.frombuffer(blob, dtype="<f4").astype(np.float64), float(meta["average_length"]))
-        self.ranges = {str(b): (int(f), int(n)) for b, f, n in con.execute("SELECT * FROM books")}
-        docs_path, impacts_path = postings_files(folder / meta["postings"])
-        self.docs = np.load(docs_path, mmap_mode="r")  # raises OSError when a rebuild removed them
-        self.impacts = np.load(impacts_path, mmap_mode="r")
+        """Raises DamagedIndex (impossible values, postings of another size), OSError (postings
+        missing: a rebuild removed them) or sqlite3.Error."""
+        meta, self.records, lengths, self.ranges = read_head(con)
+        self.norm = length_norm(lengths, float(meta["average_length"]))
+        self.postings = Postings(con, folder, meta)
         self.con = con
+        self.identity = ""  # the head file's (inode, ctime, size), set by who opened it
+
+    def close(self) -> None:
+        self.postings.close()
+        self.con.close()
 
     def top(self, terms: list[str], prefixes: list[str], top_k: int,
             book_ids: Sequence[str] | None) -> list[tuple[int, float]]:
         """(row, score) best first; rows of books outside `book_ids` are not returned."""
         if top_k <= 0 or self.records == 0:
             return []
-        marks = ",".join("?" * len(terms))
-        found = [(self.docs[s:s + n], self.impacts[s:s + n]) for n, s in self.con.execute(
-            f"SELECT df, start FROM terms WHERE term IN ({marks})", terms)] if terms else []
+        self.postings.notice_changes()
+        repeats = Counter(terms)  # FTS5 sums a repeated fragment once per repetition
+        marks = ",".join("?" * len(repeats))
+        found = [self._weighted(self.postings.slice(_count(n), _count(s)), repeats[t])
+                 for t, n, s in self.con.execute(f"SELECT term, df, start FROM terms WHERE term IN ({marks})",
+                                                 list(repeats))] if terms else []
         found += [self._prefix(p) for p in prefixes]
         found = [pair for pair in found if len(pair[0])]
         if not found:
@@ -168,6 +191,11 @@ class ImpactScorer:
         hits = hits[np.lexsort((hits, -totals[hits]))]
         return [(int(row), float(totals[row])) for row in hits]
 
+    @staticmethod
+    def _weighted(pair: tuple[np.ndarray, np.ndarray], times: int) -> tuple[np.ndarray, np.ndarray]:
+        docs, impacts = pair
+        return pair if times == 1 else (docs, np.asarray(impacts, dtype=np.float64) * times)
+
     def _prefix(self, prefix: str) -> tuple[np.ndarray, np.ndarray]:
         """One prefix phrase as FTS5 scores it: the counts of every term it starts, summed per
         record, under the idf of the records holding any. Each count is recovered from its
@@ -175,8 +203,8 @@ class ImpactScorer:
         docs_parts, freq_parts = [], []
         for df, start in self.con.execute(
                 "SELECT df, start FROM terms WHERE term >= ? AND term < ?", (prefix, prefix + "\U0010ffff")):
-            docs = np.asarray(self.docs[start:start + df])
-            impacts = np.asarray(self.impacts[start:start + df], dtype=np.float64)
+            docs, impacts = self.postings.slice(_count(df), _count(start))
+            impacts = np.asarray(impacts, dtype=np.float64)
             weight = float(idf(self.records, df)) * (K1 + 1)
             docs_parts.append(docs)
             freq_parts.append(impacts * self.norm[docs] / np.maximum(weight - impacts, 1e-12))
@@ -193,3 +221,10 @@ class ImpactScorer:
             first, count = self.ranges.get(book_id, (0, 0))
             keep[first:first + count] = True
         return keep
+
+
+def _count(value: object) -> int:
+    """A count or offset read from the head (an int, unless the head was damaged)."""
+    if not isinstance(value, int):
+        raise DamagedIndex(f"its head holds {value!r} where a posting count or offset belongs")
+    return value

@@ -25,9 +25,10 @@ from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.registry_entry import RegistryEntry, conflict, entry_problem
-from book_agent.input_files import InputTooLarge, read_limited
+from book_agent.input_files import InputTooLarge
 from book_agent.ports import Registry
 from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.safe_files import open_regular, portalocker_module
 
 REGISTRY_VERSION = 1
 LOCK_TIMEOUT_S = 30.0
@@ -59,6 +60,12 @@ def _read_open(handle: Any, size: int) -> bytes:
     return raw
 
 
+def _read_regular(path: Path) -> bytes:
+    """The registry's bytes (at most the limit + 1); a FIFO or device is refused, not read."""
+    with open_regular(path) as handle:
+        return _read_open(handle, os.fstat(handle.fileno()).st_size)
+
+
 class JsonRegistry(Registry):
     def __init__(self, data_dir: Path) -> None:
         self.path = Path(data_dir) / "registry.json"
@@ -67,7 +74,7 @@ class JsonRegistry(Registry):
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        import portalocker  # only writers lock: reads and searches need not import it
+        portalocker = portalocker_module(self.path.parent)  # only writers lock: reads need not import it
 
         self._check_data_dir()
         lock = portalocker.Lock(str(self.lock_path), mode="a", timeout=LOCK_TIMEOUT_S)
@@ -106,7 +113,7 @@ class JsonRegistry(Registry):
         """The registry (strictly checked), parsed again only when the file changed since the
         last read. The result is shared: never change it (`_update` reads afresh)."""
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115  (closed below; an error falls back to _read)
+            handle = open_regular(self.path)  # closed below; an error (a FIFO: refused unread) falls back to _read
         except OSError:
             return self._read()  # missing (an empty registry) or unreadable: as ever
         with handle:
@@ -123,7 +130,7 @@ class JsonRegistry(Registry):
         self._check_data_dir()
         if not self.path.exists():
             return {"version": REGISTRY_VERSION, "books": {}}
-        return self._parsed(lambda: read_limited(self.path, MAX_REGISTRY_BYTES), strict)
+        return self._parsed(lambda: _read_regular(self.path), strict)
 
     def _parsed(self, read: Callable[[], bytes], strict: bool) -> dict[str, Any]:
         try:

@@ -8,7 +8,10 @@ merged from each book's term counts, which are cached per book (term_counts.py) 
 registration counts only the new book. It lives in data_dir/library/ (derived data, never
 in a package) and is replaced atomically: a reader never sees a half-built index. Its
 stamp names every book it holds (id, manifest and database hashes), so a registration or
-removal makes it stale and the next library search (or `prepare @all`) rebuilds it.
+removal makes it stale and the next library search (or `prepare @all`) rebuilds it; so does
+damage (library_lexical_search.py checks it). A build holds the library's build lock, sweeps
+what a killed build left (its temp head, postings no head names, temp term counts), and writes
+to space allocated first: a full disk is `storage.no_space`, with nothing half-written kept.
 """
 
 from __future__ import annotations
@@ -17,25 +20,21 @@ import contextlib
 import os
 import sqlite3
 import tempfile
-import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState
-from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
-from book_agent_adapters.storage.fts_lexical_index import read_stamp
-from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.impact_index import (
-    FORMAT,
-    ImpactScorer,
-    postings_files,
-    write_index,
+from book_agent_adapters.storage.impact_index import FORMAT, postings_files, write_index
+from book_agent_adapters.storage.library_lexical_search import (
+    DAMAGED_SUFFIX,
+    SqliteLibraryLexical,
+    inspect,
 )
 from book_agent_adapters.storage.runtime_files import build_lock
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+from book_agent_adapters.storage.safe_files import is_no_space, is_read_only, no_space, read_only
 from book_agent_adapters.storage.term_counts import (
     BookTerms,
     book_terms,
@@ -45,6 +44,9 @@ from book_agent_adapters.storage.term_counts import (
 
 INDEX_NAME = "lexical.sqlite"
 TERMS_DIR = "terms"
+TEMP_PREFIX = ".lexical-library-"  # a temp head: written only under the build lock
+
+__all__ = ["INDEX_NAME", "TERMS_DIR", "SqliteLibraryIndex", "SqliteLibraryLexical"]
 
 
 class SqliteLibraryIndex(LibraryIndex):
@@ -53,15 +55,17 @@ class SqliteLibraryIndex(LibraryIndex):
         self.path = library_dir / INDEX_NAME
 
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
-        stamp = read_stamp(self.path)
-        if stamp is None:
+        """Fresh when built for `expected` and its integrity checks pass; `intact` when they pass
+        (a stale but intact index may serve while it cannot be rebuilt)."""
+        found = inspect(self.path)
+        if not found.present:
             return LibraryIndexState(present=False, fresh=False, records=0, reason="missing")
-        fresh = stamp.get("format") == FORMAT and all(stamp.get(k) == v for k, v in expected.items())
-        reason = None if fresh else "stale: built for other books" if stamp.get("format") == FORMAT \
-            else "of another format"
-        return LibraryIndexState(present=True, fresh=fresh, records=int(stamp.get("record_count", "0")),
-                                 generation=stamp.get("postings", "").removeprefix("postings-") or None,
-                                 reason=reason)
+        fresh = found.sound and found.stamp.get("format") == FORMAT and all(
+            found.stamp.get(k) == v for k, v in expected.items())
+        reason = None if fresh else found.reason if not found.sound else "stale: built for other books"
+        return LibraryIndexState(present=True, fresh=fresh, records=int(found.stamp["record_count"]) if found.sound else 0,
+                                 generation=found.stamp.get("postings", "").removeprefix("postings-") or None,
+                                 reason=reason, intact=found.sound)
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
         """Rebuild under the library's build lock (another process may have just done it)."""
@@ -71,12 +75,13 @@ class SqliteLibraryIndex(LibraryIndex):
                 current = self.state(expected)
                 if current.fresh:
                     return current.records
+                sweep_dead_build(self.dir)
                 return self._build(members, expected, progress)
-        except OSError as exc:  # the lock file cannot be made: a read-only data dir (a replica's mount)
-            raise _failed(exc) from exc
+        except (OSError, sqlite3.Error) as exc:  # the lock file cannot be made, a read-only mount
+            raise _failed(self.dir, exc) from exc
 
     def _build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
-        fd, name = tempfile.mkstemp(prefix=".lexical-library-", suffix=".sqlite", dir=self.dir)
+        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".sqlite", dir=self.dir)
         os.close(fd)
         tmp = Path(name)
         postings = self.dir / f"postings-{uuid.uuid4().hex[:12]}"  # new files: readers keep the old ones
@@ -87,13 +92,14 @@ class SqliteLibraryIndex(LibraryIndex):
             finally:
                 out.close()
             os.replace(tmp, self.path)
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, ValueError) as exc:
             for path in postings_files(postings):
                 path.unlink(missing_ok=True)
-            raise _failed(exc) from exc
+            raise _failed(self.dir, exc) from exc
         finally:
             tmp.unlink(missing_ok=True)
         _drop_postings_except(self.dir, postings.name)
+        self.path.with_name(self.path.name + DAMAGED_SUFFIX).unlink(missing_ok=True)  # it named the old head
         return count
 
     def open(self) -> LibraryLexicalIndex:
@@ -118,6 +124,20 @@ def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: d
     return write_index(out, books, expected, postings)
 
 
+def sweep_dead_build(folder: Path) -> list[str]:
+    """What an earlier build that died left (call holding the build lock, so no live build
+    owns any of it): temp heads, postings no head names, temp term counts."""
+    current = inspect(folder / INDEX_NAME).stamp.get("postings", "")
+    doomed = [*folder.glob(TEMP_PREFIX + "*"), *(folder / TERMS_DIR).glob(".*.tmp"),
+              *(p for p in folder.glob("postings-*.npy") if not (current and p.name.startswith(current + ".")))]
+    removed = []
+    for path in doomed:
+        with contextlib.suppress(OSError):  # Windows: postings still mapped by a reader go at a later build
+            path.unlink()
+            removed.append(str(path))
+    return removed
+
+
 def _drop_postings_except(folder: Path, current: str) -> None:
     """Remove earlier builds' postings. A reader still mapping them keeps its pages (POSIX); where
     the system refuses (Windows, while mapped), they go at a later build."""
@@ -134,67 +154,15 @@ def _prune(terms_dir: Path, keep: set[Path]) -> None:
             path.unlink(missing_ok=True)
 
 
-class SqliteLibraryLexical(LibraryLexicalIndex):
-    """BM25 over the whole library; hits are `book_id#record_id` (evidence ids). Safe to share
-    between threads (an MCP server's workers): the connection and the query stemmer are locked."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._scorer: ImpactScorer | None = None
-        self._terms = FtsTerms()
-        self._lock = threading.Lock()
-
-    def search(self, query: str, top_k: int, book_ids: Sequence[str] | None = None) -> list[LexicalHit]:
-        if top_k <= 0:
-            return []
-        try:
-            with self._lock:
-                terms, prefixes = self._terms.query_terms(query)
-                if not terms and not prefixes:
-                    return []
-                scorer = self._open()
-                top = scorer.top(terms, prefixes, top_k, book_ids)
-                ids = _ids_of(scorer.con, [row for row, _ in top])
-        except (sqlite3.Error, OSError, KeyError, ValueError) as exc:
-            raise BookAgentError("lexical.query_failed", f"the library's lexical index could not answer: {exc}",
-                                 remediation="run `book-agent prepare @all` to rebuild the library index") from exc
-        return [LexicalHit(ids[row], score) for row, score in top]
-
-    def _open(self) -> ImpactScorer:
-        """The scorer of the index in place; one retry when a rebuild replaced it between
-        reading its head and mapping its postings."""
-        if self._scorer is None:
-            for attempt in (1, 2):
-                con = connect_readonly(self.path, check_same_thread=False, immutable=False)
-                try:
-                    self._scorer = ImpactScorer(con, self.path.parent)
-                    break
-                except OSError:
-                    con.close()
-                    if attempt == 2:
-                        raise
-        assert self._scorer is not None
-        return self._scorer
-
-    def close(self) -> None:
-        with self._lock:
-            if self._scorer is not None:
-                self._scorer.con.close()
-                self._scorer = None
-            self._terms.close()
-
-
-def _ids_of(con: sqlite3.Connection, rows: list[int]) -> dict[int, str]:
-    if not rows:
-        return {}
-    found = con.execute(f"SELECT rowid, book_id, record_id FROM ids WHERE rowid IN ({','.join('?' * len(rows))})",
-                        rows).fetchall()
-    return {int(r): f"{book}#{rid}" for r, book, rid in found}
-
-
-def _failed(exc: Exception) -> BookAgentError:
+def _failed(folder: Path, exc: BaseException) -> BookAgentError:
+    if isinstance(exc, BookAgentError):
+        return exc
+    if is_no_space(exc):
+        return no_space(folder, exc, getattr(exc, "needed_bytes", None), "the library's lexical index")
+    if is_read_only(exc):
+        return read_only(folder, exc, "the library's lexical index")
     return BookAgentError("lexical.build_failed", f"the library's lexical index could not be built: {exc}",
+                          details={"path": str(folder)},
                           remediation="the library index is stale (books were registered or removed) and the "
                           "data dir must be writable with free space to rebuild it; on read-only replicas, run "
                           "`book-agent prepare @all` where the data dir is writable")
-

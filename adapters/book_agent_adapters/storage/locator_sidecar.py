@@ -21,7 +21,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.locators import LocatorState, LocatorSummary
 from book_agent.domain.source_results import Locator
 from book_agent.ports.locators import LocatorLookup, LocatorStore
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
 FILE_NAME = "locators.sqlite"
 _SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"

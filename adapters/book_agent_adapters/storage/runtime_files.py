@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.storage.safe_files import is_read_only, portalocker_module, read_only
 
 LOCK_NAME = ".build.lock"
 LOCK_TIMEOUT_S = 600.0  # a large book's index may take minutes to build
@@ -31,17 +32,25 @@ UNLOCKED_PREFIXES = (".config.json.", ".vectors.", ".render-")
 @contextmanager
 def build_lock(runtime_dir: Path) -> Iterator[None]:
     """Hold the runtime dir's build lock (cross-process) for the duration of the block."""
-    import portalocker
+    portalocker = portalocker_module(runtime_dir)
 
+    lock = portalocker.Lock(str(runtime_dir / LOCK_NAME), mode="a", timeout=LOCK_TIMEOUT_S)
     try:
-        with portalocker.Lock(str(runtime_dir / LOCK_NAME), mode="a", timeout=LOCK_TIMEOUT_S):
-            yield
+        lock.acquire()
     except portalocker.exceptions.LockException as exc:
         raise BookAgentError(
             "book.runtime_locked", f"another process is building {runtime_dir} (waited {LOCK_TIMEOUT_S:.0f} s)",
             details={"runtime_dir": str(runtime_dir)},
             remediation="retry when the other `book-agent init`/`prepare` finishes",
         ) from exc
+    except OSError as exc:  # the lock file cannot be made: a read-only mount or folder
+        if is_read_only(exc):
+            raise read_only(runtime_dir, exc, "the build lock") from exc
+        raise
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def sweep_stale_temps(runtime_dir: Path, now: float | None = None) -> list[str]:

@@ -20,9 +20,10 @@ from book_agent.domain.runtime_states import LanguageCheck, LexicalState, Stamp
 from book_agent.input_files import load_json_file
 from book_agent.ports import Progress, RuntimeStore
 from book_agent_adapters.storage import fts_lexical_index as fts
-from book_agent_adapters.storage import runtime_files
+from book_agent_adapters.storage import runtime_files, sidecar_checks
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.json_registry import write_json_atomic
+from book_agent_adapters.storage.safe_files import require_regular
 
 CONFIG_NAME = "config.json"
 MAX_CONFIG_BYTES = 1 << 20
@@ -78,6 +79,7 @@ class RuntimeDirStore(RuntimeStore):
         if not path.exists():
             return RuntimeConfig()
         try:
+            require_regular(path)  # a FIFO in its place would hang the read
             config = RuntimeConfig.from_dict(load_json_file(path, MAX_CONFIG_BYTES))
         except (OSError, ValueError) as exc:  # ConfigError, InputTooLarge are ValueErrors
             raise BookAgentError(
@@ -124,6 +126,9 @@ class RuntimeDirStore(RuntimeStore):
         stamp = fts.read_stamp(path)
         if stamp is None:
             return {"present": True, "fresh": False, "reason": "corrupt", "path": str(path)}
+        damaged = sidecar_checks.problem(path)
+        if damaged:
+            return {"present": True, "fresh": False, "reason": damaged, "path": str(path)}
         stale = sorted(k for k, v in expected.items() if stamp.get(k) != v)
         if stale:
             return {"present": True, "fresh": False, "reason": "stale: " + ", ".join(stale), "path": str(path)}
@@ -145,6 +150,7 @@ class RuntimeDirStore(RuntimeStore):
     def read_vector_check(self, runtime_dir: Path, stamp: Stamp) -> LanguageCheck | None:
         """The cached self-check when it was made for exactly this stamp, else None."""
         try:
+            require_regular(runtime_dir / VECTOR_CHECK_NAME)
             data = json.loads((runtime_dir / VECTOR_CHECK_NAME).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None

@@ -12,7 +12,7 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record
 from book_agent.ports import RecordSource
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
 COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
 _CHUNK = 500  # stay far below SQLite's bound-parameter limit

@@ -21,9 +21,9 @@ from book_agent.domain.providers import METRICS
 from book_agent.domain.records import Record, Vector, VectorHit
 from book_agent.domain.runtime_states import RecordPlace, StoreInspection
 from book_agent.ports import VectorStore
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.package.database_checks import check_database
 from book_agent_adapters.storage import vector_matrix
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.sqlite_records import COLUMNS, fetch_records, record_from_row
 from book_agent_adapters.storage.vector_normalization import check_normalization
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import zipfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import numpy as np
 
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.fts_lexical_index import (
     HEADINGS_WEIGHT,
@@ -28,7 +30,8 @@ from book_agent_adapters.storage.fts_lexical_index import (
     headings_text,
 )
 from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
+from book_agent_adapters.storage.safe_files import open_regular
+from book_agent_adapters.storage.worker_processes import die_with_parent
 
 BATCH = 2000
 Postings = tuple[np.ndarray, np.ndarray, np.ndarray]  # (term, doc, weighted count) per posting
@@ -48,21 +51,24 @@ class BookTerms:
     lengths: np.ndarray  # int32, per record: body + heading tokens (FTS5's document length)
 
 
+def cache_key(member: LibraryMember) -> str:
+    return f"{member.book_id}\n{member.stamp}\n{TOKENIZER_VERSION}\n{COUNTS_VERSION}"
+
+
 def cache_path(folder: Path, member: LibraryMember) -> Path:
-    key = f"{member.book_id}\n{member.stamp}\n{TOKENIZER_VERSION}\n{COUNTS_VERSION}"
-    return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
+    return folder / f"{hashlib.sha256(cache_key(member).encode()).hexdigest()[:24]}.npz"
 
 
 def book_terms(folder: Path, member: LibraryMember, progress: Callable[[int], None] | None = None) -> BookTerms:
     """The member's counts from the cache, or counted from its package database (then cached)."""
     path = cache_path(folder, member)
-    cached = _load(path)
+    cached = _load(path, cache_key(member))
     if cached is not None:
         if progress:
             progress(len(cached.record_ids))
         return cached
     counted = count_terms(member.database_path, progress)
-    _save(path, counted)
+    _save(path, counted, cache_key(member))
     return counted
 
 
@@ -76,8 +82,10 @@ def count_uncached(folder: Path, members: Sequence[LibraryMember], progress: Cal
         return set()
     done: set[str] = set()
     try:
-        # spawn, not fork: the caller may be a threaded server, and fork copies its locks mid-use
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        # spawn, not fork: the caller may be a threaded server, and fork copies its locks mid-use;
+        # each worker dies with this process (worker_processes.py), so a killed build leaves none
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
             futures = {pool.submit(_count_and_cache, folder, m): m for m in todo}
             for future in as_completed(futures):
                 future.result()
@@ -91,7 +99,7 @@ def count_uncached(folder: Path, members: Sequence[LibraryMember], progress: Cal
 
 
 def _count_and_cache(folder: Path, member: LibraryMember) -> None:
-    _save(cache_path(folder, member), count_terms(member.database_path))
+    _save(cache_path(folder, member), count_terms(member.database_path), cache_key(member))
 
 
 def count_terms(database_path: Path, progress: Callable[[int], None] | None = None) -> BookTerms:
@@ -146,10 +154,11 @@ def _sorted_terms(record_ids: list[str], terms: list[str], parts: list[Postings]
                      np.concatenate([p[2] for p in parts])[order].astype(np.float32), np.concatenate(lengths))
 
 
-def _save(path: Path, counted: BookTerms) -> None:
+def _save(path: Path, counted: BookTerms, key: str) -> None:
     """Atomically; a cache that cannot be written only makes the next build slower."""
     arrays = {"term_ids": counted.term_ids, "docs": counted.docs, "freqs": counted.freqs, "lengths": counted.lengths,
-              "terms": _text_array(counted.terms), "record_ids": _text_array(counted.record_ids)}
+              "terms": _text_array(counted.terms), "record_ids": _text_array(counted.record_ids),
+              "key": _text_array([key])}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, lambda out: np.savez(out, **arrays))  # type: ignore[arg-type]
@@ -157,14 +166,35 @@ def _save(path: Path, counted: BookTerms) -> None:
         pass
 
 
-def _load(path: Path) -> BookTerms | None:
-    """The cached counts, or None when missing or unreadable (then they are counted again)."""
+def _load(path: Path, key: str) -> BookTerms | None:
+    """The cached counts, or None when missing, unreadable, not a regular file, of another book
+    or inconsistent (then they are counted again: a damaged cache never reaches an index)."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return BookTerms(_text_list(data["record_ids"]), _text_list(data["terms"]), data["term_ids"],
-                             data["docs"], data["freqs"], data["lengths"])
-    except (OSError, KeyError, ValueError, EOFError):
+        with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
+            if "key" in data.files and _text_list(data["key"]) != [key]:
+                return None
+            loaded = BookTerms(_text_list(data["record_ids"]), _text_list(data["terms"]), data["term_ids"],
+                               data["docs"], data["freqs"], data["lengths"])
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError):
         return None
+    return loaded if _consistent(loaded) else None
+
+
+def _consistent(t: BookTerms) -> bool:
+    """Dtypes, lengths and ranges as counted, postings sorted by (term, doc), counts finite."""
+    kinds = ((t.term_ids, np.int32), (t.docs, np.int32), (t.freqs, np.float32), (t.lengths, np.int32))
+    if any(a.dtype != kind or a.ndim != 1 for a, kind in kinds):
+        return False
+    n = len(t.term_ids)
+    if len(t.docs) != n or len(t.freqs) != n or len(t.lengths) != len(t.record_ids) or (t.lengths < 0).any():
+        return False
+    if n == 0:
+        return True
+    if t.term_ids.min() < 0 or t.term_ids.max() >= len(t.terms) or t.docs.min() < 0 \
+            or t.docs.max() >= len(t.record_ids) or not (np.isfinite(t.freqs) & (t.freqs > 0)).all():
+        return False
+    step, doc_step = np.diff(t.term_ids), np.diff(t.docs)
+    return bool(((step > 0) | ((step == 0) & (doc_step > 0))).all())
 
 
 def _text_array(values: list[str]) -> np.ndarray:

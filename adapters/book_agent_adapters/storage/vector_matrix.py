@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage import vector_sidecar
-from book_agent_adapters.storage.sqlite_readonly import connect_readonly
 
 F32 = npt.NDArray[np.float32]
 

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage.atomic_write import write_atomic
-from book_agent_adapters.storage.file_hash import sha256_file
+from book_agent_adapters.storage.safe_files import require_regular
 
-FORMAT = 1
+FORMAT = 2  # 2: file states hold the ctime (a write in place changes it; no user can set it back)
 NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
 
 F32 = npt.NDArray[np.float32]
@@ -38,12 +39,12 @@ class Stamp:
 
 
 def _file_state(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    st = require_regular(path)  # a FIFO would hang the hash below
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
 
 
 def _intact(path: Path, stamp: dict[str, Any], name: str) -> bool:
-    """Unchanged since written (size, mtime, inode as recorded), or else the same bytes.
+    """Unchanged since written (size, mtime, inode, ctime as recorded), or else the same bytes.
 
     Hashing a 40 MiB matrix costs ~100 ms on every cold start, most of a memory-mapped
     load; a file whose size, mtime and inode are as recorded was not rewritten, so the hash
@@ -84,6 +85,7 @@ def read_matrix(folder: Path, want: Stamp) -> tuple[F32 | None, str]:
 
 def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]:
     try:
+        require_regular(folder / STAMP)
         stamp = json.loads((folder / STAMP).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None, "absent"

@@ -98,8 +98,3 @@ def load(folder: Path, spec: ModelSpec | None = None, cache_dir: Path | None = N
 def clear_cache() -> None:
     with _CACHE_LOCK:
         _CACHE.clear()
-
-
-def cached_folders() -> list[Path]:
-    with _CACHE_LOCK:
-        return list(_CACHE)

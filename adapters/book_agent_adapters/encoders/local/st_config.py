@@ -48,11 +48,6 @@ class ModelSpec:
     def dimensions(self) -> int:
         return self.hidden_size * len(self.pooling)
 
-    @property
-    def position_offset(self) -> int:
-        """RoBERTa-style models number positions from pad_token_id + 1."""
-        return self.pad_token_id + 1 if self.model_type != "bert" else 0
-
 
 def read_json(path: Path) -> Any:
     try:

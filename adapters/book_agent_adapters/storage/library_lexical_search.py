@@ -1,0 +1,191 @@
+"""Searching the library's lexical index (library_lexical_index.py builds it), and checking it.
+
+An index is searched only when its head's values are possible and its postings are the
+regular files of the size it recorded (impact_checks.py); the blocks a query reads are verified
+against their CRCs. A damaged index answers `lexical.index_damaged` (the library search then
+rebuilds it and asks again; `prepare @all` rebuilds it too, since `inspect` calls it unsound),
+never hits computed from damaged data, never an uncoded error, never a hang on a FIFO.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.records import LexicalHit
+from book_agent.ports import LibraryLexicalIndex
+from book_agent_adapters.files.sqlite_readonly import connect_readonly
+from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.fts_terms import FtsTerms
+from book_agent_adapters.storage.impact_checks import DamagedIndex, Postings, read_head
+from book_agent_adapters.storage.impact_index import FORMAT, ImpactScorer
+from book_agent_adapters.storage.safe_files import open_regular, require_regular
+
+DAMAGED_SUFFIX = ".damaged"  # beside the head: "this head (inode, ctime) was found damaged by a search"
+REBUILD = "run `book-agent prepare @all` to rebuild the library index (a library search also rebuilds a damaged one)"
+
+
+@dataclass
+class Inspection:
+    """What is on disk: its stamp (meta), whether it is there, and whether it can be trusted."""
+
+    stamp: dict[str, str] = field(default_factory=dict)
+    present: bool = False
+    sound: bool = False
+    reason: str = "missing"
+
+
+def inspect(path: Path) -> Inspection:
+    """The index at `path`, checked: head values possible, postings regular files of the recorded
+    dtypes and sizes, and, when a postings file was written since its build (or copied: its file
+    state differs), every block against its CRC."""
+    try:
+        require_regular(path)
+        con = connect_readonly(path, immutable=False)
+    except FileNotFoundError:
+        return Inspection()
+    except (OSError, sqlite3.Error) as exc:
+        return Inspection(present=True, reason=f"unreadable: {exc}")
+    try:
+        meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta")}
+        if meta.get("format") != FORMAT:
+            return Inspection(meta, True, False, "of another format")
+        found = _marked_damaged(path)
+        if found:
+            return Inspection(meta, True, False, f"damaged: {found}")
+        meta, _, _, _ = read_head(con, light=True)
+        postings = Postings(con, path.parent, meta)
+        _check_term_ends(con, postings.count)
+        try:
+            if postings.changed_files():
+                postings.verify_all()
+        finally:
+            postings.close()
+    except DamagedIndex as exc:
+        return Inspection(meta, True, False, f"damaged: {exc}")
+    except (OSError, sqlite3.Error) as exc:
+        return Inspection({}, True, False, f"unreadable: {exc}")
+    finally:
+        con.close()
+    return Inspection(meta, True, True, "sound")
+
+
+def _check_term_ends(con: sqlite3.Connection, count: int) -> None:
+    """The first term's postings start at 0 and the last one's end at the arrays' end (terms are
+    numbered in term order, so two index lookups check the table's ends)."""
+    first = con.execute("SELECT df, start FROM terms ORDER BY term LIMIT 1").fetchone()
+    last = con.execute("SELECT df, start FROM terms ORDER BY term DESC LIMIT 1").fetchone()
+    if (first is None) != (count == 0) or (first is not None and (
+            first[1] != 0 or not isinstance(last[0], int) or not isinstance(last[1], int)
+            or last[0] + last[1] != count)):
+        raise DamagedIndex("its head's terms do not cover its postings")
+
+
+def _head_identity(path: Path) -> str:
+    st = require_regular(path)
+    return f"{st.st_ino}:{st.st_ctime_ns}:{st.st_size}"
+
+
+def _marked_damaged(path: Path) -> str | None:
+    """Why a search found this very head damaged (None: no search did)."""
+    try:
+        marker = json.loads(require_regular_text(path.with_name(path.name + DAMAGED_SUFFIX)))
+        return str(marker["reason"]) if marker.get("head") == _head_identity(path) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def require_regular_text(path: Path) -> str:
+    with open_regular(path) as handle:
+        return handle.read(1 << 16).decode("utf-8")
+
+
+def mark_damaged(path: Path, identity: str, reason: str) -> None:
+    """Remember that this head is damaged, so that `state` says so and a build replaces it (best
+    effort: a read-only data dir cannot be repaired here anyway)."""
+    with contextlib.suppress(OSError):
+        write_atomic(path.with_name(path.name + DAMAGED_SUFFIX),
+                     json.dumps({"head": identity, "reason": reason}).encode("utf-8"))
+
+
+class SqliteLibraryLexical(LibraryLexicalIndex):
+    """BM25 over the whole library; hits are `book_id#record_id` (evidence ids). Safe to share
+    between threads (an MCP server's workers): the connection and the query stemmer are locked."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._scorer: ImpactScorer | None = None
+        self._terms = FtsTerms()
+        self._lock = threading.Lock()
+
+    def search(self, query: str, top_k: int, book_ids: Sequence[str] | None = None) -> list[LexicalHit]:
+        if top_k <= 0:
+            return []
+        try:
+            with self._lock:
+                terms, prefixes = self._terms.query_terms(query)
+                if not terms and not prefixes:
+                    return []
+                scorer = self._open()
+                try:
+                    top = scorer.top(terms, prefixes, top_k, book_ids)
+                    ids = _ids_of(scorer.con, [row for row, _ in top])
+                    if any(row not in ids for row, _ in top):
+                        raise DamagedIndex("its head lost record ids")
+                except (DamagedIndex, sqlite3.DatabaseError, KeyError, ValueError, MemoryError, OverflowError,
+                        TypeError, IndexError) as exc:
+                    mark_damaged(self.path, scorer.identity, str(exc))
+                    self._forget()  # the next search reads the index in place again (rebuilt by then)
+                    raise DamagedIndex(str(exc)) from exc
+        except DamagedIndex as exc:
+            raise BookAgentError("lexical.index_damaged", f"the library's lexical index is damaged: {exc}",
+                                 details={"path": str(self.path)}, remediation=REBUILD) from exc
+        except (sqlite3.Error, OSError) as exc:
+            raise BookAgentError("lexical.query_failed", f"the library's lexical index could not answer: {exc}",
+                                 details={"path": str(self.path)}, remediation=REBUILD) from exc
+        return [LexicalHit(ids[row], score) for row, score in top]
+
+    def _open(self) -> ImpactScorer:
+        """The scorer of the index in place; one retry when a rebuild replaced it between
+        reading its head and mapping its postings."""
+        if self._scorer is None:
+            for attempt in (1, 2):
+                identity = _head_identity(self.path)
+                con = connect_readonly(self.path, check_same_thread=False, immutable=False)
+                try:
+                    self._scorer = ImpactScorer(con, self.path.parent)
+                    self._scorer.identity = identity
+                    break
+                except BaseException as exc:
+                    con.close()
+                    if isinstance(exc, (DamagedIndex, sqlite3.DatabaseError)):
+                        mark_damaged(self.path, identity, str(exc))
+                        raise DamagedIndex(str(exc)) from exc
+                    if attempt == 2 or not isinstance(exc, FileNotFoundError):
+                        raise
+        assert self._scorer is not None
+        return self._scorer
+
+    def _forget(self) -> None:
+        if self._scorer is not None:
+            self._scorer.close()
+            self._scorer = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._forget()
+            self._terms.close()
+
+
+def _ids_of(con: sqlite3.Connection, rows: list[int]) -> dict[int, str]:
+    if not rows:
+        return {}
+    found = con.execute(f"SELECT rowid, book_id, record_id FROM ids WHERE rowid IN ({','.join('?' * len(rows))})",
+                        rows).fetchall()
+    return {int(r): f"{book}#{rid}" for r, book, rid in found}

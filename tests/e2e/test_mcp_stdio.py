@@ -18,6 +18,7 @@ from mcp_types import LATEST_PROTOCOL_VERSION
 
 from book_agent import __version__
 from book_agent.agent import BookAgent
+from tests.support import published_tool_names
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import break_package
 
@@ -83,8 +84,7 @@ def test_full_session_over_stdio(data_dir: Path, tmp_path: Path) -> None:
         return out
 
     out = asyncio.run(run())
-    assert out["tools"] == {"search", "read_entry", "read_markdown", "get_skill", "locate_source",
-                            "read_source", "render_page", "status"}
+    assert out["tools"] == published_tool_names("mcp-tools.json")
     assert out["search"].structured_content["hits"][0]["record_id"] == "r0001"
     assert "calculations" in out["entry"].structured_content["text"]
     assert json.loads(out["unknown"].content[0].text)["error"]["code"] == "record.not_found"
@@ -162,7 +162,7 @@ def test_stdout_is_protocol_only_and_stdin_close_ends_cleanly(data_dir: Path, tm
     assert all(m.get("jsonrpc") == "2.0" for m in messages)
     assert set(by_id) == {1, 2, 3, 4, 5, 6}
     assert by_id[1]["result"]["serverInfo"] == {"name": f"book-agent:{BOOK}", "version": __version__}
-    assert len(by_id[2]["result"]["tools"]) == 8
+    assert len(by_id[2]["result"]["tools"]) == len(published_tool_names("mcp-tools.json"))
     assert by_id[3]["result"]["structuredContent"]["hits"][0]["record_id"] == "r0001"
     assert by_id[4]["result"]["isError"] is True
     for ident, code in ((5, "mcp.unknown_tool"), (6, "search.empty_query")):

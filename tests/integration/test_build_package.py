@@ -3,7 +3,7 @@
 (and in book.md), and that is not changed by a byte by being registered and searched.
 
 Books: the repository's Art of War EPUB, four real pages of lshort-zh-cn (tests/support/data/books),
-and, in the slow tier, the whole books of ../shared/books/ (required under CI=true).
+and, in the slow tier, the whole real books the repo ships (examples/, tests/support/data/real_books/).
 """
 
 from __future__ import annotations
@@ -127,22 +127,21 @@ def test_vectors_from_the_local_model_serve_the_vector_channel(tmp_path: Path) -
     assert found["channels"]["vector"]["ran"] and found["channels"]["vector"]["status"] == "ok", found
 
 
-def shared_books() -> Path | None:
-    for base in (REPO_ROOT.parent, REPO_ROOT.parent.parent):
-        if (base / "shared" / "books").is_dir():
-            return base / "shared" / "books"
-    return None
+# The real books, as the repo ships them with their licence notes (the same files as
+# ../shared/books/): a clean clone has everything this test needs.
+REAL_BOOKS = {
+    "the-art-of-war.epub": REPO_ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub",
+    "devils-dictionary.epub": REPO_ROOT / "tests" / "support" / "data" / "real_books" / "devils-dictionary.epub",
+    "lshort-zh-cn.pdf": REPO_ROOT / "tests" / "support" / "data" / "real_books" / "lshort-zh-cn.pdf",
+}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["the-art-of-war.epub", "devils-dictionary.epub", "lshort-zh-cn.pdf"])
-def test_the_shared_books_build_and_verify(tmp_path: Path, name: str) -> None:
-    books = shared_books()
-    if books is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("../shared/books/ is required under CI")
-        pytest.skip("no ../shared/books/ beside the checkout")
-    package = build_package.build(books / name, tmp_path / "pkg", vectors=False)
+@pytest.mark.parametrize("name", sorted(REAL_BOOKS))
+def test_the_real_books_build_and_verify(tmp_path: Path, name: str) -> None:
+    source = REAL_BOOKS[name]
+    assert source.is_file() and source.with_name(source.name.rsplit(".", 1)[0] + ".LICENSE.md").is_file()
+    package = build_package.build(source, tmp_path / "pkg", vectors=False)
     outcomes = registered_and_verified(package, tmp_path / "data", build_package.slug(Path(name).stem))
     assert sum(outcomes.values()) == len(record_ids(package)) > 100
     assert set(outcomes) <= {"exact/verified", "normalized/verified"}, outcomes

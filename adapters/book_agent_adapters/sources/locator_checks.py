@@ -97,37 +97,25 @@ class RecordLookup:
         self.path = database_path
 
     def get(self, record_id: Any) -> dict[str, Any]:
-        import sqlite3
-        from contextlib import closing
-
-        from book_agent_adapters.files.sqlite_readonly import connect_readonly
-
         if not isinstance(record_id, str) or not record_id:
             raise BookAgentError("source.record_not_found", f"record id {record_id!r} is not a string id",
                                  details={"record_id": record_id}, remediation="pass a record_id from a search hit")
-        if self.path is None or not Path(self.path).is_file():
-            raise BookAgentError("source.database_unreadable", "the package has no index.sqlite",
-                                 details={"path": str(self.path) if self.path else None},
-                                 remediation="inspect the package: book-agent inspect PACKAGE")
         try:
-            with closing(connect_readonly(self.path)) as con:
-                row = con.execute(
-                    "SELECT record_id, text, md_start, md_end, source FROM records WHERE record_id = ?",
-                    (record_id,),
-                ).fetchone()
+            rows = self._records("WHERE record_id = ?", (record_id,))
         except UnicodeEncodeError:  # undecodable bytes (a lone surrogate): no UTF-8 id matches
-            row = None
-        except sqlite3.Error as exc:
-            raise BookAgentError("source.database_unreadable", f"index.sqlite cannot be read: {exc}",
-                                 details={"path": str(self.path)},
-                                 remediation="validate the package: book-agent inspect PACKAGE") from exc
-        if row is None:
+            rows = []
+        if not rows:
             raise BookAgentError("source.record_not_found", f"no record {record_id!r} in this book",
                                  details={"record_id": record_id}, remediation="pass a record_id from a search hit")
-        return {"record_id": row[0], "text": row[1], "md_start": row[2], "md_end": row[3], "source": _source(row[4])}
+        return rows[0]
 
     def all(self) -> list[dict[str, Any]]:
         """Every record as `get` gives it, in reading order (seq)."""
+        return self._records("ORDER BY seq", ())
+
+    def _records(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """The records `SELECT ... FROM records {where}` finds; a missing or unreadable
+        database is `source.database_unreadable`."""
         import sqlite3
         from contextlib import closing
 
@@ -139,7 +127,8 @@ class RecordLookup:
                                  remediation="inspect the package: book-agent inspect PACKAGE")
         try:
             with closing(connect_readonly(self.path)) as con:
-                rows = con.execute("SELECT record_id, text, md_start, md_end, source FROM records ORDER BY seq").fetchall()
+                rows = con.execute(f"SELECT record_id, text, md_start, md_end, source FROM records {where}",
+                                   params).fetchall()
         except sqlite3.Error as exc:
             raise BookAgentError("source.database_unreadable", f"index.sqlite cannot be read: {exc}",
                                  details={"path": str(self.path)},

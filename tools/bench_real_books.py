@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from book_agent.agent import BookAgent  # noqa: E402
-from tests.support.real_books import LSHORT_PDF, REAL_BOOKS, real_package  # noqa: E402
+from tests.support.real_books import LSHORT_PDF, REAL_BOOKS, pdf_page_texts, real_package  # noqa: E402
 
 QUERIES = {"lshort-zh-cn": ["数学公式", "表格 tabular", "Comprehensive TeX Archive Network", "宏包 hyperref", "页眉页脚",
                             "参考文献 BibTeX", "字体 fontspec", "插图 graphicx"],
@@ -46,25 +46,14 @@ def _hit_methods(agent: BookAgent) -> tuple[Counter[str], float]:
 
 def _pdf_hyphen_quotes(agent: BookAgent) -> Counter[str]:
     """Quotes across each U+FFFE of the PDF, as four kinds of reader copy them."""
-    import pypdfium2
-
-    doc = pypdfium2.PdfDocument(str(LSHORT_PDF))
     methods: Counter[str] = Counter()
-    try:
-        for index in range(len(doc)):
-            page = doc[index]
-            textpage = page.get_textpage()
-            text = textpage.get_text_range()
-            textpage.close()
-            page.close()
-            for found in re.finditer("\ufffe", text):
-                window = text[max(0, found.start() - 40) : found.end() + 40]
-                flat = re.sub(r"\s+", " ", window).strip()
-                for quote in (window, flat.replace("\ufffe", ""), flat.replace("\ufffe", "-"),
-                              flat.replace("\ufffe", "-\n")):
-                    methods[_method(agent, "lshort-zh-cn", quote)] += 1
-    finally:
-        doc.close()
+    for _, _, text in pdf_page_texts(LSHORT_PDF):
+        for found in re.finditer("\ufffe", text):
+            window = text[max(0, found.start() - 40) : found.end() + 40]
+            flat = re.sub(r"\s+", " ", window).strip()
+            for quote in (window, flat.replace("\ufffe", ""), flat.replace("\ufffe", "-"),
+                          flat.replace("\ufffe", "-\n")):
+                methods[_method(agent, "lshort-zh-cn", quote)] += 1
     return methods
 
 

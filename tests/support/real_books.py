@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -70,11 +71,12 @@ def _sentences(text: str, size: int) -> list[tuple[int, int]]:
     return [(s, e) for s, e in spans if text[s:e].strip()]
 
 
-def pdf_chunks(path: Path, size: int = 500) -> list[Chunk]:
+def pdf_page_texts(path: Path) -> Iterator[tuple[int, str | None, str]]:
+    """(page index, printed label or None, PDFium's raw text) of every page, as an upstream
+    pipeline reads them (U+FFFE line-end hyphen marks kept)."""
     import pypdfium2
 
     doc = pypdfium2.PdfDocument(str(path))
-    chunks: list[Chunk] = []
     try:
         for index in range(len(doc)):
             page = doc[index]
@@ -82,14 +84,19 @@ def pdf_chunks(path: Path, size: int = 500) -> list[Chunk]:
             raw = textpage.get_text_range()
             textpage.close()
             page.close()
-            # a pipeline's dehyphenation: PDFium's line-end hyphen mark joins the word
-            text = _join_lines(raw.replace("\ufffe", "").splitlines())
-            label = doc.get_page_label(index) or None
-            for start, end in _sentences(text, size):
-                source = {"kind": "pdf", "page_index": index, "page_label": label, "char_start": start, "char_end": end}
-                chunks.append(Chunk(text[start:end].strip(), source, [f"page {label or index + 1}"]))
+            yield index, doc.get_page_label(index) or None, raw
     finally:
         doc.close()
+
+
+def pdf_chunks(path: Path, size: int = 500) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for index, label, raw in pdf_page_texts(path):
+        # a pipeline's dehyphenation: PDFium's line-end hyphen mark joins the word
+        text = _join_lines(raw.replace("\ufffe", "").splitlines())
+        for start, end in _sentences(text, size):
+            source = {"kind": "pdf", "page_index": index, "page_label": label, "char_start": start, "char_end": end}
+            chunks.append(Chunk(text[start:end].strip(), source, [f"page {label or index + 1}"]))
     return chunks
 
 

@@ -34,6 +34,7 @@ from book_agent.testing.library_books import (
     sample_library,
     write_package_database,
 )
+from book_agent.testing.memory_library import MemoryLibraryBooks
 
 MemberFactory = Callable[[str, Sequence[Record], str], LibraryMember]
 QUERIES = ["river water", "battle general army", "harvest grain tax season", "wall", "siege OR wall"]
@@ -197,3 +198,16 @@ class LibraryIndexContract:
         total = sum(m.record_count for m in members)
         assert seen and seen[-1] == (total, total)
         assert all(0 <= done <= t for done, t in seen)
+
+
+class InMemoryMembers:
+    """Mix in before a library contract to give it members held in memory (no package files):
+    `memory_books` is the `MemoryLibraryBooks` the index under test reads them from."""
+
+    @pytest.fixture
+    def memory_books(self) -> MemoryLibraryBooks:
+        return MemoryLibraryBooks()
+
+    @pytest.fixture
+    def make_member(self, memory_books: MemoryLibraryBooks) -> MemberFactory:
+        return memory_books.member

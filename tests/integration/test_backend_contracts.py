@@ -17,11 +17,10 @@ import pytest
 from book_agent.domain.library import LibraryBackendSetting
 from book_agent.domain.records import Record
 from book_agent.testing.library_books import vector_manifest, write_package_database
-from book_agent.testing.library_index_contract import LibraryIndexContract
+from book_agent.testing.library_index_contract import InMemoryMembers, LibraryIndexContract
 from book_agent.testing.library_vectors_contract import LibraryVectorIndexesContract
 from book_agent.testing.memory import MemoryRegistry
 from book_agent.testing.memory_library import (
-    MemoryLibraryBooks,
     MemoryLibraryIndex,
     MemoryLibraryVectors,
     MemoryVectorStore,
@@ -34,15 +33,7 @@ from tests.support.parts import require_real_part
 _folders = itertools.count()
 
 
-class TestMemoryLibraryIndex(LibraryIndexContract):
-    @pytest.fixture
-    def memory_books(self):
-        return MemoryLibraryBooks()
-
-    @pytest.fixture
-    def make_member(self, memory_books):
-        return memory_books.member
-
+class TestMemoryLibraryIndex(InMemoryMembers, LibraryIndexContract):
     @pytest.fixture
     def make_index(self, memory_books):
         return lambda: MemoryLibraryIndex(memory_books)

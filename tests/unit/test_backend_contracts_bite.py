@@ -15,7 +15,7 @@ BROKEN = '''
 import pytest
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import LexicalHit
-from book_agent.testing.library_index_contract import LibraryIndexContract
+from book_agent.testing.library_index_contract import InMemoryMembers, LibraryIndexContract
 from book_agent.testing.library_vectors_contract import LibraryVectorIndexesContract
 from book_agent.testing.memory import MemoryRegistry
 from book_agent.testing.memory_library import (
@@ -25,14 +25,8 @@ from book_agent.testing.registry_contract import RegistryContract
 from book_agent.testing.storage_contract import VectorStoreContract
 
 
-class Memory(LibraryIndexContract):
-    @pytest.fixture
-    def memory_books(self):
-        return MemoryLibraryBooks()
-
-    @pytest.fixture
-    def make_member(self, memory_books):
-        return memory_books.member
+class Memory(InMemoryMembers, LibraryIndexContract):
+    pass
 
 
 class IgnoresBookIds(MemoryLibraryLexical):

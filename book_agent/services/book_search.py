@@ -16,7 +16,7 @@ from book_agent.domain.eval_results import EvalReport, Question
 from book_agent.domain.search_results import Hints, SearchResult
 from book_agent.domain.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
-from book_agent.services.books import SEARCH_RECHECK_SECONDS, OpenBooks
+from book_agent.services.books import OpenBooks
 from book_agent.services.evaluation import evaluate, parse_questions
 from book_agent.services.library import Library, LibraryRecords
 from book_agent.services.search import HybridSearch
@@ -32,7 +32,7 @@ class BookSearch:
         """One book (`id`), or a library (`a,b` or `@all`): then every hit says its book."""
         ref = book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref)
         if ref.single:
-            result = self._books.open(ref.text, recheck_after=SEARCH_RECHECK_SECONDS).searcher().search(
+            result = self._books.open(ref.text).searcher().search(
                 query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         else:
             result = self._library.search(ref, query, top_k, strict, query_vector, hints)

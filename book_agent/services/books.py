@@ -2,16 +2,13 @@
 
 Opening checks the package's fingerprint (a few lstat calls) and refuses a package that
 changed since `init`; an entry replaced in the registry (a re-init, a configure) reopens.
-Searches pass `recheck_after=SEARCH_RECHECK_SECONDS`: a book checked that recently is not
-checked again (the dozen lstat calls were an eighth of a one-book search). Every other use
-(reading text, a source, a page) still checks each time, and a search sees a swap at most
-that long after it happened.
+Every use checks, searches included: a search must see a swapped package at once (a window
+that trusted a check for 0.5 s was tried for issue 29 and made in-process searches miss swaps).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from book_agent.domain.book_refs import one_book
@@ -20,20 +17,16 @@ from book_agent.domain.registry_entry import RegistryEntry, registered_info
 from book_agent.services.context import Ports
 from book_agent.services.open_book import OpenBook
 
-SEARCH_RECHECK_SECONDS = 0.0  # 0.5 s made in-process searches miss a swap other tests require seen at once
-
 
 class OpenBooks:
     def __init__(self, ports: Ports) -> None:
         self._ports = ports
         self._open: dict[str, OpenBook] = {}
-        self._checked: dict[str, float] = {}  # book_id -> time.monotonic() of its last clean check
         self.lock = threading.RLock()
 
-    def open(self, book_ref: str, entry: RegistryEntry | None = None, recheck_after: float = 0.0) -> OpenBook:
+    def open(self, book_ref: str, entry: RegistryEntry | None = None) -> OpenBook:
         """The open book for a registered id; says when its package changed since init.
-        `entry`: its registry entry when the caller has just read it (a library lists them once);
-        `recheck_after`: seconds during which a clean check of the open book still holds."""
+        `entry`: its registry entry when the caller has just read it (a library lists them once)."""
         if not isinstance(book_ref, str) or not book_ref:
             raise BookAgentError("book.bad_ref", "a book is referred to by its registered book_id",
                                  remediation="run `book-agent list` to see the registered books")
@@ -42,16 +35,11 @@ class OpenBooks:
         with self.lock:
             entry = entry if entry is not None else ports.registry.get(book_ref)
             cached = self._open.get(book_ref)
-            now = time.monotonic()
-            if (cached is not None and cached.entry == entry
-                    and now - self._checked.get(book_ref, -recheck_after - 1.0) < recheck_after):
-                return cached
             root = Path(entry["package_root"])
             changed = ports.packages.changes(root, entry.get("fingerprint") or {})
             if changed:
                 self.forget(book_ref)
                 raise _changed(book_ref, root, changed)
-            self._checked[book_ref] = now
             if cached is not None and cached.entry == entry:
                 return cached
             self.forget(book_ref)
@@ -65,7 +53,6 @@ class OpenBooks:
         """Close the book's open files; the next use reopens it (and reads new settings)."""
         with self.lock:
             book = self._open.pop(book_id, None)
-            self._checked.pop(book_id, None)
         if book is not None:
             book.close()
 

@@ -32,7 +32,7 @@ from book_agent.domain.search_results import (
 )
 from book_agent.ports import LexicalIndex, Phases, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
-from book_agent.services.books import SEARCH_RECHECK_SECONDS, OpenBooks
+from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
 from book_agent.services.library_vector_indexes import GroupIndexes
 from book_agent.services.library_vector_indexes import library_member as _member
@@ -145,7 +145,7 @@ class Library:
         skipped: list[LibraryBookRow] = []
         for book_id, entry in entries.items():
             try:
-                opened[book_id] = self._books.open(book_id, entry, recheck_after=SEARCH_RECHECK_SECONDS)
+                opened[book_id] = self._books.open(book_id, entry)
             except BookAgentError as exc:
                 if strict:
                     raise

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +19,6 @@ import pytest
 
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
-from book_agent.services.books import SEARCH_RECHECK_SECONDS
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import tree_fingerprint
 
@@ -194,10 +192,10 @@ def test_an_older_fingerprint_still_catches_a_symlink(registered: tuple[Path, Pa
     assert run_cli("--data-dir", str(data), "read", "test-book", "r0001", "--json").error_code == "package.changed"
 
 
-def test_an_open_agent_sees_a_swap_within_the_search_recheck_window(registered: tuple[Path, Path],
-                                                                    tmp_path: Path) -> None:
-    """Searches trust a clean check for SEARCH_RECHECK_SECONDS (issue 29: the lstat calls were an
-    eighth of a search); after that window the swap is refused, and reads refuse it at once."""
+def test_an_open_agent_sees_a_swap_at_its_next_read_and_search(registered: tuple[Path, Path],
+                                                               tmp_path: Path) -> None:
+    """An agent that searched a book (opened, checked clean) refuses it once it is swapped:
+    reads and searches check every time."""
     root, data = registered
     with BookAgent(data_dir=data) as agent:
         assert agent.search("test-book", "rivers")["hits"]  # opened, checked clean
@@ -207,7 +205,6 @@ def test_an_open_agent_sees_a_swap_within_the_search_recheck_window(registered: 
         with pytest.raises(BookAgentError) as read:
             agent.read_markdown("test-book", record_id="r0001")  # a read checks every time
         assert read.value.code == "package.changed"
-        time.sleep(SEARCH_RECHECK_SECONDS + 0.05)
         with pytest.raises(BookAgentError) as searched:
             agent.search("test-book", "rivers")
         assert searched.value.code == "package.changed" and "book.md" in searched.value.details["changed"]

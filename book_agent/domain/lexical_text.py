@@ -130,8 +130,7 @@ def query_terms(query: str, fold: Fold | None = None) -> list[str]:
             words.append(token.lower())
             continue
         for fragment in _cjk_fragments(token):
-            if fragment not in counts:
-                counts[fragment] = counts.get(fragment, 0) + 1
+            counts.setdefault(fragment, 1)  # CJK fragments count once
     content_words = [w for w in words if w not in STOPWORDS] or words
     for word in content_words:
         fragment = _quote(word)

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -67,8 +68,9 @@ def first_ids(data: Path, book: str) -> list[str]:
 def yellow_share(path: str, box_px: tuple[int, int, int, int]) -> float:
     with Image.open(path) as im:
         region = im.convert("RGB").crop(box_px)
-        pixels = list(region.get_flattened_data())
-    return sum(1 for r, g, b in pixels if r > 200 and g > 150 and b < 160) / max(1, len(pixels))
+        pixels = np.asarray(region).reshape(-1, 3).astype(int)  # any Pillow (getdata is deprecated in 12)
+    r, g, b = pixels[:, 0], pixels[:, 1], pixels[:, 2]
+    return float(((r > 200) & (g > 150) & (b < 160)).sum()) / max(1, len(pixels))
 
 
 # --- highlighted renders -------------------------------------------------------------------

@@ -17,8 +17,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember
@@ -161,9 +163,19 @@ def _save(path: Path, counted: BookTerms, key: str) -> None:
               "key": _text_array([key])}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, lambda out: np.savez(out, **arrays))  # type: ignore[arg-type]
+        write_atomic(path, lambda out: _write_npz(out, arrays))
     except OSError:
         pass
+
+
+def _write_npz(out: IO[bytes], arrays: dict[str, npt.NDArray[Any]]) -> None:
+    """np.savez's format (np.load reads it), with the archive closed when a write fails: numpy
+    2.1 (our floor on Python 3.13) left it open on a full disk, and its __del__ later wrote to the closed file
+    ("Exception ignored ... seek of closed file" on stderr)."""
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
 def _load(path: Path, key: str) -> BookTerms | None:

@@ -1,7 +1,10 @@
 """LocalQueryEncoder: the QueryEncoder port served in-process by numpy (no torch).
 
 Locating the model is cheap and happens when first needed; loading (weights, tokenizer)
-happens on the first encode and once per process per model folder.
+happens on the first encode and once per process per model folder. The loading modules
+(loaded_model, bert_numpy, weights, the tokenizer) are imported then too: a search that
+brings its own query vector still asks where the model is (its route names the folder),
+and must not pay for, or keep in memory, the code that runs it.
 """
 
 from __future__ import annotations
@@ -9,19 +12,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.ports import QueryEncoder
 
-from . import errors, loaded_model, verify
-from .bert_numpy import l2_normalize
+from . import errors, verify
 from .known_models import KnownModel
 from .model_files import ModelLocation, find_model
 from .st_config import ModelSpec, load_spec
-from .weights import F32
+
+if TYPE_CHECKING:
+    from . import loaded_model
+    from .weights import F32
 
 
 class LocalQueryEncoder(QueryEncoder):
@@ -70,7 +75,7 @@ class LocalQueryEncoder(QueryEncoder):
         if not isinstance(text, str):
             raise errors.error(errors.ENCODE_FAILED, "A query must be a string.",
                                got=type(text).__name__)
-        return cast(F32, self._embed([self.query_instruction + text])[0])
+        return cast("F32", self._embed([self.query_instruction + text])[0])
 
     def encode_batch(self, texts: Sequence[str], *, with_instruction: bool = False) -> F32:
         """Texts -> float32 (n, dims). For building example packages (documents), so the
@@ -92,6 +97,8 @@ class LocalQueryEncoder(QueryEncoder):
 
     def load(self) -> loaded_model.LoadedModel:
         """Check identity, dimensions and hashes, then load (once per process per folder)."""
+        from . import loaded_model
+
         with self._lock:
             if self._model is None:
                 location = self.locate()
@@ -148,6 +155,8 @@ class LocalQueryEncoder(QueryEncoder):
             )
 
     def _verify(self, location: ModelLocation, spec: ModelSpec) -> list[dict[str, Any]]:
+        from . import loaded_model
+
         known = location.known
         if known is None or not known.sha256:
             return [{"file": str(loaded_model.weights_file(location.path, spec)),
@@ -158,6 +167,8 @@ class LocalQueryEncoder(QueryEncoder):
         ]
 
     def _embed(self, texts: list[str]) -> F32:
+        from .bert_numpy import l2_normalize
+
         model = self.load()
         try:
             vectors = model.embed(texts)
@@ -206,6 +217,8 @@ class LocalQueryEncoder(QueryEncoder):
             "verification": list(self._checks) if model else [],
         }
         if model is not None:
+            from . import loaded_model
+
             info["files"] = [str(loaded_model.weights_file(location.path, spec)),
                              str(model.tokenizer.path)]
             info["load_seconds"] = round(model.load_seconds, 4)

@@ -152,10 +152,11 @@ class BookAgent:
         no longer registered is `book.not_registered`, as for `library_books`."""
         return self._library.book_ids(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
-    def warm_up(self, book_ref: str) -> dict[str, bool]:
-        """Load a book's search parts now (the MCP server does it after its handshake)."""
+    def warm_up(self, book_ref: str, *, encoder: bool = True) -> dict[str, bool]:
+        """Load a book's search parts now (the MCP server does it after its handshake, and
+        the local encoder after the first search that needs it: `encoder=False` first)."""
         blas.apply_to_loaded_blas()
-        return self._search.warm_up(book_ref)
+        return self._search.warm_up(book_ref, encoder)
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""

@@ -3,18 +3,23 @@
 jsonschema's own messages quote the offending value (`'5' is not of type 'integer'`), which may
 be a 20,000-character quote; these messages say what was expected instead, from the schema.
 
-A query vector is hundreds of numbers, and jsonschema checks each item through its full
-keyword machinery (about 3 us an item: 1.2 ms of a 7 ms search round trip for 384 floats).
-So an array whose item schema is one scalar type is first checked with a plain loop over the
-items' exact Python types; only when that loop meets an item it cannot vouch for does the
-standard `items` keyword run, so what is accepted, what is refused and the problems reported
-are the standard validator's (tests/unit/test_mcp_schema_fast_items.py compares the two).
+Valid arguments (nearly every call) are recognised by book_agent/mcp/schema_vouch.py without
+jsonschema, which is imported (~50 ms) and run only for arguments that check cannot vouch for:
+so jsonschema alone decides what is refused and says why. A query vector is hundreds of
+numbers, and jsonschema checks each item through its full keyword machinery (about 3 us an
+item: 1.2 ms of a 7 ms search round trip for 384 floats), so when it does run, an array whose
+item schema is one scalar type is first checked with a plain loop over the items' exact Python
+types, the standard `items` keyword running only when that loop meets an item it cannot vouch
+for. Accepted, refused and the problems reported are the standard validator's
+(tests/unit/test_mcp_schema_fast_items.py compares them on generated arguments).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+
+from book_agent.mcp.schema_vouch import vouches
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -24,8 +29,9 @@ MAX_PROBLEMS = 20
 
 
 def load_validator_library() -> None:
-    """Import jsonschema (~150 ms): at the first call, or earlier by the background warm-up,
-    never before `tools/list` (a bare FastMCP server does not import it)."""
+    """Import jsonschema (~50 ms): at the first refused call, or earlier by the background
+    warm-up once a search's parts are loaded, never before `tools/list` (a bare FastMCP
+    server does not import it)."""
     import jsonschema  # noqa: F401
 
 
@@ -78,8 +84,9 @@ def _expected(error: ValidationError) -> str:
     schema, kind, want = error.schema, error.validator, error.validator_value
     if not isinstance(schema, dict):
         return f"does not match the schema ({kind})"
+    if kind == "type":
+        return f"must be of type {' or '.join(map(str, want)) if isinstance(want, list) else want}"
     texts = {
-        "type": f"must be of type {' or '.join(want) if isinstance(want, list) else want}",
         "minimum": f"must be >= {want}", "maximum": f"must be <= {want}",
         "exclusiveMinimum": f"must be > {want}", "exclusiveMaximum": f"must be < {want}",
         "minLength": f"must have at least {want} characters", "maxLength": f"must have at most {want} characters",
@@ -112,6 +119,9 @@ def _problems_of(error: ValidationError) -> list[dict[str, Any]]:
 def schema_problems(schema: dict[str, Any], arguments: Any) -> list[dict[str, Any]]:
     """[] when `arguments` is valid for `schema`; else up to MAX_PROBLEMS problems, sorted by argument."""
     import json
+
+    if vouches(schema, arguments):
+        return []
 
     validator = _validator(json.dumps(schema, sort_keys=True))
     problems: list[dict[str, Any]] = []

@@ -1,12 +1,17 @@
 """Background warm-up: once the handshake is done, load what the first search needs.
 
 `initialize` and `tools/list` must stay as fast as a bare FastMCP server, so nothing heavy
-loads before them. After them, the work lane loads the lexical index, the vector matrix and
-the local encoder (a library: its index and every book's; `BookAgent.warm_up`) while the
-host's model is still reading the tool list, so the first search costs about what the tenth
-does. It runs on the session's work lane (book_agent/mcp/session.py), queued like any call:
-a search that arrives during the warm-up waits for it, never for more than the work it
-needed anyway.
+loads before them. After them, the work lane loads the lexical index and the vector matrix
+(a library: its index and every book's; `BookAgent.warm_up`) and runs a dry search that brings
+its own vector, while the host's model is still reading the tool list, so the first search
+costs about what the tenth does. It runs on the session's work lane (book_agent/mcp/session.py),
+queued like any call: a search that arrives during the warm-up waits for it, never for more
+than the work it needed anyway; jsonschema (needed only to explain a refused call) is
+imported after it, as a job of its own, so a search that came meanwhile goes first.
+
+The local encoder (~100 MB once used) is not part of it: the first search without a
+`query_vector` loads it, and once that search is answered the lane packs it for repeated use
+(`warm_up(encoder=True)`). A server whose queries all bring their vector never loads it.
 
 It starts right after `tools/list` is answered, or `START_AFTER_INITIALIZED` seconds after
 `notifications/initialized` for a host that does not list tools; starting it before
@@ -33,10 +38,14 @@ START_AFTER_INITIALIZED = 0.5  # seconds
 START_AFTER_TOOLS_LIST = 0.01  # seconds: lets the answer reach the wire first
 
 
+SEARCH_TOOL = "search"
+
+
 class BackgroundWarmUp(Middleware):
     def __init__(self, session: BookSession, enabled: bool = True) -> None:
         self.session = session
         self.started = not enabled
+        self.encoder_started = not enabled
 
     async def on_notification(
         self, context: MiddlewareContext[mt.Notification[Any, Any]], call_next: CallNext[Any, Any]
@@ -51,16 +60,29 @@ class BackgroundWarmUp(Middleware):
         asyncio.get_running_loop().call_later(START_AFTER_TOOLS_LIST, self.start)
         return result
 
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        result = await call_next(context)
+        arguments = context.message.arguments or {}
+        if context.message.name == SEARCH_TOOL and arguments.get("query_vector") is None:
+            self.start_encoder()  # this search loaded it (or found it missing): pack it now
+        return result
+
     def start(self) -> None:
         if self.started:
             return
         self.started = True
         self.session.submit(self._warm_up)
+        self.session.submit(lambda agent: load_validator_library())  # for a refused call's problems
 
-    def _warm_up(self, agent: BookAgent) -> None:
+    def start_encoder(self) -> None:
+        if self.encoder_started:
+            return
+        self.encoder_started = True
+        self.session.submit(lambda agent: self._warm_up(agent, encoder=True))
+
+    def _warm_up(self, agent: BookAgent, encoder: bool = False) -> None:
         try:
-            load_validator_library()  # the first call's argument check needs it
-            warmed = agent.warm_up(self.session.book_id)
+            warmed = agent.warm_up(self.session.book_id, encoder=encoder)
         except Exception as exc:  # a warm-up never fails a session: the first call reports it
             log.debug("warm-up skipped: %s", exc)
             return

@@ -132,23 +132,27 @@ class OpenBook:
         stored = store.open(self.runtime_dir, database_stamp(self.entry, self.package)) if store else None
         return BookLocators(stored, lambda: self.sources)
 
-    def warm_up(self) -> dict[str, bool]:
-        """Open and load what a search uses (the lexical index, the vector matrix, the local
-        encoder), so the first search costs what later ones do. No network request."""
+    def warm_up(self, encoder: bool = True) -> dict[str, bool]:
+        """Open and load what a search uses (the lexical index, the vector matrix and, with
+        `encoder`, the local encoder), so the first search costs what later ones do. No
+        network request. Without the encoder, the dry search brings its own query vector, so
+        a server whose queries all do never loads the model (~100 MB)."""
         with self._lock:
             lexical, _ = self.lexical_index()
             store, runtime, _, _ = self.vector_parts
             if store is not None:
                 store.load()
-            encoder = bool(runtime is not None and runtime.warm_up())
-        if encoder or store is None:
+            warmed = bool(encoder and runtime is not None and runtime.warm_up())
+        vector = _unit_vector(resolve_query_runtime(self.package).get("dimensions")) if store else None
+        if warmed or store is None or vector is not None:
             # Every channel is local: a dry search (no reranker: it may be remote) also
             # prepares the record statements and imports what a search imports. Its errors
             # are the first real search's to report.
             searcher = self.searcher()
+            dry = HybridSearch(self.book_id, replace(searcher.channels, reranker=None))
             with suppress(BookAgentError):
-                HybridSearch(self.book_id, replace(searcher.channels, reranker=None)).search("warm up", top_k=1)
-        return {"lexical": lexical is not None, "vectors": store is not None, "encoder": encoder}
+                dry.search("warm up", top_k=1, query_vector=None if warmed else vector)
+        return {"lexical": lexical is not None, "vectors": store is not None, "encoder": warmed}
 
     def searcher(self) -> HybridSearch:
         with self._lock:
@@ -179,3 +183,10 @@ class OpenBook:
         parts = self.__dict__.pop("vector_parts", None)
         if parts and parts[0] is not None:
             parts[0].close()
+
+
+def _unit_vector(dimensions: object) -> list[float] | None:
+    """A query vector any book of these dimensions accepts (finite, not all zero)."""
+    if not isinstance(dimensions, int) or dimensions <= 0:
+        return None
+    return [1.0] + [0.0] * (dimensions - 1)

@@ -190,8 +190,8 @@ class WarmUpRecorder:
         self.warmed = threading.Event()
         self.calls: list[str] = []
 
-    def warm_up(self, book_id: str) -> dict[str, bool]:
-        self.calls.append(book_id)
+    def warm_up(self, book_id: str, *, encoder: bool = True) -> dict[str, bool]:
+        self.calls.append(book_id if encoder is False else f"{book_id} with the encoder")
         self.warmed.set()
         return {"lexical": True}
 
@@ -209,7 +209,7 @@ def _list_tools_and_linger(server: Any) -> list[Any]:
 def test_mcp_server_warms_up_after_tools_list() -> None:
     agent = WarmUpRecorder()
     assert _list_tools_and_linger(build_server("b", agent=agent, warm_up=True))
-    assert agent.warmed.wait(10) and agent.calls == ["b"]
+    assert agent.warmed.wait(10) and agent.calls == ["b"]  # not the encoder: no text query came
     idle = WarmUpRecorder()
     _list_tools_and_linger(build_server("b", agent=idle))  # off unless asked (serve asks)
     assert idle.calls == []
@@ -222,6 +222,7 @@ def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None
     with BookAgent(tmp_path / "data") as agent:
         agent.init(root)
         agent.configure("warm", model_dir=str(folder))  # remote requests stay off
+        assert agent.warm_up("warm", encoder=False) == {"lexical": True, "vectors": True, "encoder": False}
         assert agent.warm_up("warm") == {"lexical": True, "vectors": True, "encoder": True}
         result = agent.search("warm", "rivers")
         assert result["channels"]["vector"]["ran"]

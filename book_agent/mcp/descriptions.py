@@ -54,15 +54,18 @@ when you start working with this book."""
 LOCATE_SOURCE = f"""Find exactly where a passage is in the ORIGINAL book (PDF or EPUB), checking the text against
 the original rather than trusting metadata. Give exactly one of: hit (a search hit object as
 returned by `search`), record_id, or quote (a literal passage). Returns a locator:
-{{book_id, kind, page_index (PDF, 0-based) | href + fragment (EPUB), char_start, char_end,
+{{book_id, kind, page_index (PDF, 0-based) | href + fragment + epub_cfi (EPUB), char_start, char_end,
 markdown_span, verification: {{method: exact|normalized|fuzzy|record-metadata|unverified,
 score}}}}. Pass the locator unchanged to `read_source` or use its page_index with `render_page`.
+An EPUB locator's epub_cfi (a range) and epub_cfi_start (a point) are standard EPUB CFIs that
+reader apps open: give them to the user with the citation.
 {CITE} Say so when verification.method is unverified."""
 
 READ_SOURCE = """Read the original book's own text at a locator (from `locate_source`): the PDF page text or EPUB
 chapter text around the located span, with a truncated flag when cut at max_chars. Use it to
 quote the original exactly or to check wording the Markdown may have altered. A PDF page by the
-label printed on it: locator {"page_label": "55"} (an unknown label's error lists the nearest)."""
+label printed on it: locator {"page_label": "55"} (an unknown label's error lists the nearest).
+An EPUB position from a reader app: locator {"epub_cfi": "epubcfi(/6/10!/4/2/1:0)"}."""
 
 RENDER_PAGE = f"""Render a PDF page of the original book to a PNG image (written under the book's runtime
 folder, never into the package). Use it when a search result recommends the visual fallback, or

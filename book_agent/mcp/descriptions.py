@@ -32,7 +32,10 @@ source_locator (already verified against the original: page_index and page_label
 char offsets, verification.method), markdown_span, scores and channels (lexical/vector). Answer only
 from hit text. {CITE}
 If visual_fallback.recommended is true, the answer may sit in a figure, table or formula that
-text extraction missed: render the hit's page with `render_page` before answering. strict=true
+text extraction missed: render the hit's page with `render_page` before answering. An EPUB has no
+pages to render: then visual_fallback.action is "read_source" (read the passage in the original;
+its images lists the chapter's pictures). EPUB hits' source_locator.epub_cfi is the passage's EPUB
+CFI, which reader apps open. strict=true
 fails instead of degrading (e.g. when the vector channel or reranker is unavailable); by default
 missing channels are reported in warnings. query_vector is only for callers that already hold an
 embedding made with exactly this book's model (dimensions are checked)."""

@@ -89,10 +89,17 @@ def element_id(element: ElementTree.Element) -> str | None:
     return element.get("id") or element.get(_XML_ID) or None
 
 
+def _body(root: ElementTree.Element) -> tuple[ElementTree.Element, tuple[CfiStep, ...]]:
+    """Where the chapter text starts (<body>, else the root) and its steps from the root."""
+    for k, child in enumerate(root):
+        if _local(child.tag) == "body":
+            return child, (CfiStep(2 * (k + 1), element_id(child)),)
+    return root, ()
+
+
 def walk(data: bytes) -> ChapterXml:
     """The chapter's text from its XML tree, with every character's origin."""
     root = parse_xml(data)
-    path: tuple[CfiStep, ...]
     out = _Builder(track=True)
     chunks: list[Chunk] = []
     total = 0
@@ -104,11 +111,7 @@ def walk(data: bytes) -> ChapterXml:
             out.text(raw, pre, total)
             total += len(raw)
 
-    start, path = root, ()
-    for k, child in enumerate(root):
-        if _local(child.tag) == "body":
-            start, path = child, (CfiStep(2 * (k + 1), element_id(child)),)
-            break
+    start, path = _body(root)
     # iterative, as extract_chapter is: ("enter", element) or ("tail", text of a chunk) or ("leave", tag)
     stack: list[tuple[str, ElementTree.Element, tuple[CfiStep, ...], bool]] = [("enter", start, path, False)]
     while stack:

@@ -245,7 +245,7 @@ class Library:
         return HybridSearch(ref.text, channels), report
 
     def _lexical_or_unreachable(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]
-                                ) -> tuple[LibraryLexicalIndex | None, dict[str, Any], BookAgentError | None]:
+                                ) -> tuple[LibraryLexicalIndex | None, dict[str, object], BookAgentError | None]:
         """The lexical index, or, when a backend's server cannot be reached or is too slow
         (`engine.unavailable`, `engine.timeout`, as such or under the build's code), no lexical
         channel and why: the search degrades (a strict one fails) instead of failing whole, and

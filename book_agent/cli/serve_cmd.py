@@ -53,6 +53,11 @@ def register(app: typer.Typer) -> None:
         jwks_url: str = typer.Option(None, "--jwks-url", metavar="URL", help="Or the identity provider's JWKS URL."),
         jwt_issuer: str = typer.Option(None, "--jwt-issuer", metavar="ISS", help="The JWTs' expected issuer."),
         jwt_audience: str = typer.Option(None, "--jwt-audience", metavar="AUD", help="The JWTs' expected audience."),
+        jwt_max_lifetime: float = typer.Option(None, "--jwt-max-lifetime", metavar="SECONDS",
+                                               help="Refuse a JWT whose exp lies more than this past its iat."),
+        jwt_allow_no_exp: bool = typer.Option(False, "--jwt-allow-no-exp",
+                                              help="Accept a JWT without exp (refused by default) when its iat is "
+                                                   "within --jwt-max-lifetime (required with it)."),
         max_body_bytes: int = typer.Option(L.MAX_BODY_BYTES, "--max-body-bytes", metavar="N",
                                            help="Refuse a larger request body (413)."),
         max_concurrent_per_client: int = typer.Option(L.MAX_CONCURRENT_PER_CLIENT, "--max-concurrent-per-client", metavar="N",
@@ -88,7 +93,8 @@ def register(app: typer.Typer) -> None:
                               shutdown_timeout=shutdown_timeout)
         options = ServeOptions(
             books, str(data_dir) if data_dir is not None else None, host, port, token_file,
-            jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience), limits, access_log, log_queries,
+            jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience, jwt_max_lifetime,
+                         jwt_allow_no_exp), limits, access_log, log_queries,
             tuple(split_list(allowed_hosts)) if allowed_hosts else None, tuple(split_list(allowed_origins)), workers)
         serve_http(options, announcer(options, lambda: common.agent(ctx).list_books()))
 
@@ -131,5 +137,7 @@ def authentication_text(options: ServeOptions) -> str:
     jwt = options.jwt
     if jwt is not None:
         key = jwt.public_key_file or jwt.jwks_url
-        return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience})"
+        lifetime = f", at most {jwt.max_lifetime_s:g} s" if jwt.max_lifetime_s is not None else ""
+        no_exp = ", no exp allowed" if jwt.allow_no_exp else ", exp required"
+        return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience}{no_exp}{lifetime})"
     return "none: loopback clients only (no token asked)"

@@ -40,6 +40,7 @@ from book_agent.mcp.auth import allowed_books, not_served
 from book_agent.mcp.errors import INTERNAL_ERROR, error_result, rpc_error, unknown_resource
 
 if TYPE_CHECKING:
+    from book_agent.agent import BookAgent
     from book_agent.mcp.session import BookSession
 
 log = logging.getLogger("book_agent.mcp")
@@ -134,9 +135,15 @@ class BookScope(Middleware):
             return await call_next(context)
         except MCPError as exc:
             foreign = await self._foreign(allowed, context)
-            raise MCPError(exc.code, scrubbed(exc.message, foreign), data=scrubbed(exc.data, foreign)) from exc
+            message, data = scrubbed(exc.message, foreign), scrubbed(exc.data, foreign)
+            if (message, data) == (exc.message, exc.data):
+                raise
+            raise MCPError(exc.code, message, data=data) from exc
         except FastMCPError as exc:  # a resource's or prompt's error, on its way to become a JSON-RPC error
-            raise type(exc)(scrubbed(str(exc), await self._foreign(allowed, context))) from exc
+            text = scrubbed(str(exc), await self._foreign(allowed, context))
+            if text == str(exc):
+                raise
+            raise _same_kind(exc, text) from exc
 
     async def on_call_tool(self, context: Any, call_next: Any) -> Any:
         allowed = allowed_books()
@@ -193,13 +200,13 @@ class BookScope(Middleware):
         book = uri_book(uri)
         if book is None:
             return True
-        return book == LIBRARY_HOST if self.library else book in allowed
+        return book in allowed or (self.library and book == LIBRARY_HOST)
 
     async def _foreign(self, allowed: list[str], context: Any) -> set[str]:
         """The ids an error must not name: every registered or served book the token may not use,
         but for those the request itself names (echoing a caller's own words back tells it
         nothing, and taking out only the ids that exist would tell it which do)."""
-        def ids(agent: Any) -> set[str]:
+        def ids(agent: BookAgent) -> set[str]:
             found = set(agent.library_book_ids(ALL_BOOKS))
             if self.served_ref != ALL_BOOKS:
                 found |= {b.strip() for b in self.served_ref.split(",")}
@@ -226,6 +233,16 @@ class BookScope(Middleware):
         content = [TextContent(type="text", text=clean(block.text)) if isinstance(getattr(block, "text", None), str)
                    else block for block in result.content or []]
         return ToolResult(content=content, is_error=True)
+
+
+def _same_kind(exc: FastMCPError, text: str) -> FastMCPError:
+    """The error again, its text cleaned (a kind whose constructor wants more: a ResourceError)."""
+    from fastmcp.exceptions import ResourceError
+
+    try:
+        return type(exc)(text)
+    except Exception:
+        return ResourceError(text)
 
 
 def _words(text: str) -> set[str]:

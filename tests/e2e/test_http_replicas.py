@@ -40,7 +40,12 @@ def serve(argv: list[str], port: int, log: Path) -> tuple[str, subprocess.Popen[
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://127.0.0.1:{port}"
-    wait_healthy(base, proc, log)
+    try:
+        wait_healthy(base, proc, log)
+    except BaseException:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            terminate(proc)  # a server that never answered must not outlive the test (nor its workers)
+        raise
     return base, proc
 
 

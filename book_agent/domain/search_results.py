@@ -199,9 +199,10 @@ class Scores(TypedDict):
     vector: dict[str, float]
 
 
-# Record ids per channel, plain RRF and the hybrid fusion, best first (the eval harness);
-# functional form: "plain-rrf" is no identifier.
+# Record ids per channel, the baselines (plain RRF, RAGFlow's rule) and the hybrid fusion,
+# best first (the eval harness); functional form: "plain-rrf" is no identifier.
 ChannelRankings = TypedDict("ChannelRankings", {
-    "lexical": list[str], "vector": list[str], "plain-rrf": list[str], "hybrid": list[str],
+    "lexical": list[str], "vector": list[str], "plain-rrf": list[str], "ragflow-rule": list[str],
+    "hybrid": list[str],
     "scores": Scores, "weights": dict[str, float], "ran": dict[str, bool],
 })

@@ -138,6 +138,7 @@ class RerankInfo(TypedDict, total=False):
 class FusionInfo(TypedDict):
     method: str
     vector_share: float
+    agreement_share: float  # the rank votes' share beside the normalised scores (contracts/fusion.md)
     weights: dict[str, float]
 
 

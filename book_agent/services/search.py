@@ -14,6 +14,7 @@ from typing import cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import (
+    AGREEMENT_SHARE,
     PLAIN_RRF_K,
     RAGFLOW_KEYWORD_SHARE,
     VECTOR_SHARE,
@@ -45,7 +46,7 @@ from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Rerank
 from book_agent.ports.locators import LocatorLookup
 from book_agent.services.search_checks import check_arguments, degraded_warnings
 
-FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
+FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
 
@@ -123,7 +124,7 @@ class HybridSearch:
         return {
             "book_id": self.book_id, "query": query, "top_k": top_k, "hits": hits, "channels": channels,
             "query_representation": representation,
-            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE,
+            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE, "agreement_share": AGREEMENT_SHARE,
                        "weights": {name: info["weight"] for name, info in channels.items()}},
             "rerank": rerank, "hints": dict(hints or {}), "warnings": warnings,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),

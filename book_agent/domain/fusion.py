@@ -116,13 +116,26 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
     for channel in weighted:
         scores = normalised(channel.hits, channel.floor)
         missing = min(scores.values())  # not returned: as if just below the channel's cut-off
-        get, name = scores.get, channel.name
+        get, ranks = scores.get, tied_ranks(channel.hits)
         by_score, by_rank = channel.weight * (1 - agreement), channel.weight * agreement
         for record_id, hit in counted:
-            rank = hit.ranks.get(name)
+            rank = ranks.get(record_id)
             vote = (AGREEMENT_K + 1) / (AGREEMENT_K + rank) if rank is not None else 0.0
             hit.fused += by_score * get(record_id, missing) + by_rank * vote
     return _ordered(hits, first_seen, {c.name for c in weighted})
+
+
+def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:
+    """1-based ranks for a vote, equal scores sharing the best of their ranks (1, 2, 2, 4): a
+    vote must follow the scores, not the order a backend happened to list a tie in."""
+    ranks: dict[str, int] = {}
+    previous: float | None = None
+    rank = 0
+    for position, (record_id, score) in enumerate(hits, start=1):
+        if score != previous:
+            rank, previous = position, score
+        ranks.setdefault(record_id, rank)
+    return ranks
 
 
 def fuse_minmax(channels: list[ScoredChannel]) -> list[FusedHit]:

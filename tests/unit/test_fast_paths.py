@@ -17,6 +17,7 @@ from book_agent.domain.fusion import (
     _ordered,
     fuse_scores,
     normalised,
+    tied_ranks,
 )
 
 
@@ -35,7 +36,7 @@ def reference_fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
         missing = min(scores.values())
         for record_id, hit in hits.items():
             if any(c.name in hit.ranks for c in weighted):
-                rank = hit.ranks.get(channel.name)
+                rank = tied_ranks(channel.hits).get(record_id)
                 vote = (AGREEMENT_K + 1) / (AGREEMENT_K + rank) if rank is not None else 0.0
                 hit.fused += (channel.weight * (1 - AGREEMENT_SHARE) * scores.get(record_id, missing)
                               + channel.weight * AGREEMENT_SHARE * vote)

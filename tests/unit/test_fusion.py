@@ -19,6 +19,7 @@ from book_agent.domain.fusion import (
     fuse_scores,
     normalised,
     query_vector_trust,
+    tied_ranks,
     vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, script_letters
@@ -177,9 +178,16 @@ def test_without_votes_the_fusion_is_the_convex_combination_of_normalised_scores
         assert value == pytest.approx(expected, abs=1e-9)
 
 
-@given(scored, scored, shares)
+distinct_scores = st.lists(st.tuples(st.sampled_from([f"r{i}" for i in range(30)]),
+                                    st.floats(min_value=0.0, max_value=50.0)), max_size=20,
+                          unique_by=(lambda pair: pair[0], lambda pair: pair[1])).map(
+    lambda hits: sorted(hits, key=lambda h: -h[1]))
+
+
+@given(distinct_scores, distinct_scores, shares)
 def test_with_votes_only_the_fusion_is_weighted_rrf(lexical, vector, share):
-    """agreement = 1: each channel's vote (k + 1) / (k + rank), i.e. (k + 1) x weighted RRF at k."""
+    """agreement = 1: each channel's vote (k + 1) / (k + rank), i.e. (k + 1) x weighted RRF at k
+    (scores without ties: a tie shares its best rank, below)."""
     channels = _channels(lexical, vector, share)
     votes = {h.record_id: h.fused for h in fuse_scores(channels, agreement=1.0)}
     rrf = {h.record_id: h.fused for h in fuse([ChannelRanking(c.name, [r for r, _ in c.hits], c.weight)
@@ -193,12 +201,24 @@ def test_with_votes_only_the_fusion_is_weighted_rrf(lexical, vector, share):
 def test_the_votes_add_each_channels_rank_vote_to_its_normalised_score(lexical, vector, share):
     channels = _channels(lexical, vector, share)
     plain = {h.record_id: h.fused for h in fuse_scores(channels, agreement=0.0)}
-    ranks = {h.record_id: h.ranks for h in fuse_scores(channels, agreement=0.0)}
     mixed = {h.record_id: h.fused for h in fuse_scores(channels)}
     for record_id, value in mixed.items():
-        votes = sum(c.weight * (AGREEMENT_K + 1) / (AGREEMENT_K + ranks[record_id][c.name])
-                    for c in channels if c.name in ranks[record_id] and c.hits)
+        votes = sum(c.weight * (AGREEMENT_K + 1) / (AGREEMENT_K + tied_ranks(c.hits)[record_id])
+                    for c in channels if record_id in tied_ranks(c.hits))
         assert value == pytest.approx((1 - AGREEMENT_SHARE) * plain[record_id] + AGREEMENT_SHARE * votes, abs=1e-9)
+
+
+@given(scored, st.permutations(range(20)))
+def test_a_tie_votes_alike_whatever_order_it_is_listed_in(hits, order):
+    """Backends list equal scores in any order (milvus and the local index do): the votes, and so
+    the fused scores, must not depend on it."""
+    shuffled = sorted([hits[i] for i in order if i < len(hits)], key=lambda h: -h[1])  # stable: ties reordered
+    assert tied_ranks(shuffled) == tied_ranks(hits)
+    assert tied_ranks([("a", 2.0), ("b", 1.0), ("c", 1.0), ("d", 0.5)]) == {"a": 1, "b": 2, "c": 2, "d": 4}
+    other = [("x", 1.0)]
+    first = {h.record_id: h.fused for h in fuse_scores(_channels(hits, other, 0.5))}
+    second = {h.record_id: h.fused for h in fuse_scores(_channels(shuffled, other, 0.5))}
+    assert first == second
 
 
 def test_agreement_lifts_a_record_both_channels_return_over_a_lone_winner():

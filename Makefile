@@ -96,9 +96,10 @@ bench: install $(BENCH_STAMP)
 	BENCH_PEERS_PYTHON=$(BENCH_VENV)/bin/python $(PY) tools/bench.py
 
 # The library at a million records (about 30 min and 6 GB of disk the first time; packages are cached in .bench/)
-bench-1m: install
+bench-1m: install $(BENCH_STAMP)
 	$(PY) tools/bench_library_lexical.py --sizes 100000,1000000
 	$(PY) tools/bench_library_vectors.py --sizes 100000,1000000
+	$(BENCH_VENV)/bin/python tools/bench_peers.py --sizes 1000000 --runs 100
 
 # Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev
 EVAL_ARGS ?=

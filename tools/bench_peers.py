@@ -27,8 +27,9 @@ words; no judgements). A peer too slow at a size (exact sqlite-vec, LanceDB and 
 left out and said so. Each query goes to every stack in turn (a shuffled order per query), so
 the machine's load falls on all alike: the ratios are the figure, the milliseconds are not.
 
-RSS of a warm worker: for book-agent and tantivy + faiss, a process of its own opens the
-corpus, runs 50 warm hybrid queries and reports VmRSS (and VmHWM, its peak).
+RSS of a warm worker: for book-agent and tantivy + faiss, a process of its own that imports only
+its stack opens its indexes (book-agent: the data dir; the peer: the files built here and its
+row -> id map), runs 50 warm hybrid queries and reports VmRSS (and VmHWM, its peak).
 """
 
 from __future__ import annotations
@@ -392,21 +393,52 @@ def interleaved(corpus: Corpus, searches: dict[str, Search]) -> dict[str, dict[s
     return out
 
 
-def rss_worker(corpus_name: str, stack: str, runs: int) -> dict[str, float]:
-    """In a process of its own: open one stack, run warm queries, report its resident memory."""
-    corpus = book_corpus(runs) if corpus_name == "book" else library_corpus(int(corpus_name), runs)
-    keep = {"book-agent": lambda: book_agent_stack(corpus),
-            "tantivy+faiss": lambda: tantivy_faiss_stack(corpus, BENCH / corpus.name,
-                                                         "ivf-sq8" if corpus.ann else "flat")}[stack]
-    # the corpus rows were needed to build the peers' indexes, not to search: a worker holds none
-    queries, vectors = corpus.queries, corpus.vectors
-    corpus.texts, corpus.matrix = [], np.zeros((0, corpus.vectors.shape[1]), np.float32)
+def save_worker_input(corpus: Corpus, folder: Path) -> None:
+    """What a warm worker needs and nothing more: the queries, and for a peer its row -> id map
+    (its indexes are the files built in `folder`)."""
+    np.save(folder / "worker-vectors.npy", corpus.vectors)
+    (folder / "worker-input.json").write_text(json.dumps(
+        {"data_dir": str(corpus.data_dir), "ref": corpus.ref, "queries": corpus.queries, "keys": corpus.keys,
+         "ann": corpus.ann, "ann_params": corpus.ann_params}))
+    if corpus.ann is None:  # the exact peer's vectors: a flat index file, read back in memory
+        import faiss
+
+        faiss.write_index(faiss_index(corpus, "flat", folder), str(folder / "flat.faiss"))
+
+
+def rss_worker(folder: Path, stack: str) -> dict[str, float]:
+    """In a process of its own: open one stack, run warm queries, report its resident memory.
+    Only that stack's modules are imported (book_agent for book-agent alone)."""
     before = _status("VmRSS")
-    search = keep()
+    given = json.loads((folder / "worker-input.json").read_text())
+    vectors = np.load(folder / "worker-vectors.npy")
+    corpus = Corpus(folder.name, Path(given["data_dir"]), given["ref"], given["keys"] if stack != "book-agent" else [],
+                    [], np.zeros((0, vectors.shape[1]), np.float32), given["queries"], vectors,
+                    ann=given["ann"], ann_params=given["ann_params"] or {})
+    del given
+    if stack == "book-agent":
+        search = book_agent_stack(corpus)
+    else:
+        import faiss
+
+        index = tantivy_index(corpus, folder)
+        searcher = index.searcher()
+        vectors_index = faiss.read_index(str(folder / (f"ivf-sq8-{corpus.ann_params['nlist']}.faiss" if corpus.ann
+                                                       else "flat.faiss")))
+        faiss.omp_set_num_threads(1)
+        if corpus.ann:
+            vectors_index.nprobe = corpus.ann_params["nprobe"]
+
+        def search(query: str, vector: np.ndarray) -> list[str]:
+            words = words_only(query)
+            lexical = [searcher.doc(a)["row"][0] for _, a in
+                       searcher.search(index.parse_query(" ".join(words), ["text"]), DEPTH).hits] if words else []
+            _, found = vectors_index.search(vector[None, :], DEPTH)
+            return [corpus.keys[row] for row in rrf(lexical, [int(r) for r in found[0] if r >= 0])]
     for i in range(RSS_QUERIES):
-        search(queries[i % len(queries)], vectors[i % len(vectors)])
+        search(corpus.queries[i % len(corpus.queries)], corpus.vectors[i % len(corpus.vectors)])
     return {"rss_mb": round(_status("VmRSS"), 1), "peak_mb": round(_status("VmHWM"), 1),
-            "rss_before_open_mb": round(before, 1)}
+            "rss_at_start_mb": round(before, 1)}
 
 
 def _status(field_name: str) -> float:
@@ -431,12 +463,17 @@ def measure(size: str, runs: int, rss: bool) -> dict[str, Any]:
     result["loadavg_after"] = os.getloadavg()[0]
     del searches
     if rss:
-        result["rss"] = {}
-        for stack in ("book-agent", "tantivy+faiss"):
-            out = subprocess.run([sys.executable, __file__, "--rss-worker", corpus.name, "--stack", stack,
-                                  "--runs", str(runs)], check=True, capture_output=True, text=True, cwd=ROOT)
-            result["rss"][stack] = json.loads(out.stdout.strip().splitlines()[-1])
+        save_worker_input(corpus, folder)
+        del corpus
+        result["rss"] = {stack: warm_worker_rss(folder, stack) for stack in ("book-agent", "tantivy+faiss")}
     return result
+
+
+def warm_worker_rss(folder: Path, stack: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--rss-worker", str(folder), "--stack", stack],
+                         check=True, capture_output=True, text=True, cwd=ROOT)
+    figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
 
 
 def report(result: dict[str, Any]) -> str:
@@ -473,7 +510,7 @@ def main() -> int:
     parser.add_argument("--stack", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_worker:
-        print(json.dumps(rss_worker(args.rss_worker, args.stack, args.runs)))
+        print(json.dumps(rss_worker(Path(args.rss_worker), args.stack)))
         return 0
     results = []
     for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:

@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 
 LOOPBACK = "127.0.0.1"
 
+MAX_BODY_BYTES = typer.Option(L.MAX_BODY_BYTES, "--max-body-bytes", metavar="N",
+                              help="Refuse a larger request body (413).")
+MAX_CONNECTIONS = typer.Option(L.MAX_CONNECTIONS, "--max-connections", metavar="N",
+                               help="Open connections for everyone; past it idle ones of the biggest holders make "
+                                    "room, else 503.")
 MAX_CONCURRENT_PER_CLIENT = typer.Option(
     L.MAX_CONCURRENT_PER_CLIENT, "--max-concurrent-per-client", metavar="N",
     help="Calls in flight per token (or per client address without authentication); more wait in the queue. "
@@ -56,6 +61,12 @@ ALLOWED_ORIGINS = typer.Option(
     help="Browser origins (https://app.example.org,...; * for any) allowed besides the server's own (and loopback "
          "pages on a loopback address); a request without Origin is not a browser's and is not checked.")
 
+JWT_MAX_LIFETIME = typer.Option(None, "--jwt-max-lifetime", metavar="SECONDS",
+                                help="Refuse a JWT whose exp lies more than this past its iat.")
+JWT_ALLOW_NO_EXP = typer.Option(False, "--jwt-allow-no-exp",
+                                help="Accept a JWT without exp (refused by default) while its iat is within "
+                                     "--jwt-max-lifetime (required with it).")
+
 
 def register(app: typer.Typer) -> None:
     @app.command("serve")
@@ -76,14 +87,14 @@ def register(app: typer.Typer) -> None:
         jwks_url: str = typer.Option(None, "--jwks-url", metavar="URL", help="Or the identity provider's JWKS URL."),
         jwt_issuer: str = typer.Option(None, "--jwt-issuer", metavar="ISS", help="The JWTs' expected issuer."),
         jwt_audience: str = typer.Option(None, "--jwt-audience", metavar="AUD", help="The JWTs' expected audience."),
-        max_body_bytes: int = typer.Option(L.MAX_BODY_BYTES, "--max-body-bytes", metavar="N",
-                                           help="Refuse a larger request body (413)."),
+        jwt_max_lifetime: float = JWT_MAX_LIFETIME,
+        jwt_allow_no_exp: bool = JWT_ALLOW_NO_EXP,
+        max_body_bytes: int = MAX_BODY_BYTES,
         max_concurrent_per_client: int = MAX_CONCURRENT_PER_CLIENT,
         queue_per_client: int = QUEUE_PER_CLIENT,
         queue_wait: float = QUEUE_WAIT,
         read_timeout: float = READ_TIMEOUT,
-        max_connections: int = typer.Option(L.MAX_CONNECTIONS, "--max-connections", metavar="N",
-                                            help="Open connections for everyone (503 past it)."),
+        max_connections: int = MAX_CONNECTIONS,
         max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS,
         max_unauthenticated_per_address: int = MAX_UNAUTHENTICATED_PER_ADDRESS,
         unauthenticated_rate: float = UNAUTHENTICATED_RATE,
@@ -111,9 +122,10 @@ def register(app: typer.Typer) -> None:
                               queue_wait=queue_wait, max_connections_per_address=max_connections_per_address,
                               max_unauthenticated_per_address=max_unauthenticated_per_address,
                               unauthenticated_rate=unauthenticated_rate)
+        jwt = jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience, jwt_max_lifetime, jwt_allow_no_exp)
         options = ServeOptions(
-            books, str(data_dir) if data_dir is not None else None, host, port, token_file,
-            jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience), limits, access_log, log_queries,
+            books, str(data_dir) if data_dir is not None else None, host, port, token_file, jwt, limits, access_log,
+            log_queries,
             tuple(split_list(allowed_hosts)) if allowed_hosts else None, tuple(split_list(allowed_origins)), workers)
         serve_http(options, announcer(options, lambda: common.agent(ctx).list_books()))
 
@@ -156,5 +168,7 @@ def authentication_text(options: ServeOptions) -> str:
     jwt = options.jwt
     if jwt is not None:
         key = jwt.public_key_file or jwt.jwks_url
-        return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience})"
+        lifetime = f", at most {jwt.max_lifetime_s:g} s" if jwt.max_lifetime_s is not None else ""
+        no_exp = ", no exp allowed" if jwt.allow_no_exp else ", exp required"
+        return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience}{no_exp}{lifetime})"
     return "none: loopback clients only (no token asked)"

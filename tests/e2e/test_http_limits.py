@@ -117,13 +117,13 @@ def test_a_client_past_its_concurrent_calls_gets_429(team: tuple[Served, Path]) 
     try:
         deadline = time.monotonic() + 10
         while True:  # once the server holds both renders, the third call is refused
-            third = httpx.post(served.base + "/mcp", content=body, headers=bearer())
+            third = httpx.post(served.base + "/mcp", content=body, headers=bearer(), timeout=120)
             if third.status_code == 429 or time.monotonic() > deadline:
                 break
         assert third.status_code == 429 and third.headers["retry-after"] == "1"
         assert third.json()["error"]["code"] == "http.too_many_requests"
         assert third.json()["error"]["details"]["limit"] == 2
-        other = httpx.post(served.base + "/mcp", content=body, headers=bearer(OTHER))
+        other = httpx.post(served.base + "/mcp", content=body, headers=bearer(OTHER), timeout=120)
         assert other.status_code == 200  # the limit is per token
         for sock in held:  # the held calls complete, answered as usual
             status, _, answer = read_response(sock)

@@ -180,12 +180,19 @@ class JwtSettings:
         return self
 
 
+CLOCK_SKEW_S = 60  # an `iat` this far ahead of our clock is still taken as now (FastMCP allows nbf the same)
+
+
 def lifetime_problem(claims: dict[str, Any], settings: JwtSettings, now: float) -> str | None:
     """Why a validly signed JWT's lifetime is refused (None: it is not). Expiry itself (exp in
-    the past) and `nbf` are FastMCP's checks; this one is about tokens that live too long."""
+    the past) and `nbf` are FastMCP's checks; this one is about tokens that live too long. An
+    `iat` in the future is refused too: with it, `exp - iat` would say nothing of how long the
+    token is good for from now."""
     exp, iat, limit = claims.get("exp"), claims.get("iat"), settings.max_lifetime_s
     if exp is not None and not _is_time(exp) or iat is not None and not _is_time(iat):
         return "exp or iat is not a number of seconds"
+    if iat is not None and iat > now + CLOCK_SKEW_S:
+        return "its iat is in the future"
     if exp is None:
         if not settings.allow_no_exp:
             return "it has no exp (it would never expire)"

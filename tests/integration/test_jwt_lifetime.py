@@ -42,7 +42,9 @@ NOW = int(time.time())
     ({"exp": NOW + 2 * HOUR}, {"max_lifetime_s": HOUR}, False),  # exp - iat over the maximum
     ({"exp": NOW + HOUR - 5}, {"max_lifetime_s": HOUR}, True),
     ({"exp": NOW + 2 * HOUR, "iat": ABSENT}, {"max_lifetime_s": HOUR}, False),  # no iat: measured from now
-    ({"exp": NOW + 2 * HOUR, "iat": NOW + HOUR + 1}, {"max_lifetime_s": HOUR}, True),
+    ({"exp": NOW + 30 + HOUR - 5, "iat": NOW + 30}, {"max_lifetime_s": HOUR}, True),  # iat a little ahead: skew
+    ({"exp": NOW + 11 * HOUR, "iat": NOW + 10 * HOUR}, {"max_lifetime_s": HOUR}, False),  # iat in the future
+    ({"exp": ABSENT, "iat": NOW + 10 * HOUR}, {"max_lifetime_s": HOUR, "allow_no_exp": True}, False),
     ({"exp": ABSENT}, {"max_lifetime_s": HOUR, "allow_no_exp": True}, True),    # allowed: iat is recent
     ({"exp": ABSENT, "iat": NOW - 2 * HOUR}, {"max_lifetime_s": HOUR, "allow_no_exp": True}, False),  # too old
     ({"exp": ABSENT, "iat": ABSENT}, {"max_lifetime_s": HOUR, "allow_no_exp": True}, False),  # nothing to measure

@@ -68,7 +68,9 @@ def test_the_lifetime_rule(exp: int | None, iat: int | None, limit: int | None, 
     settings = JwtSettings("i", "a", max_lifetime_s=limit, allow_no_exp=allow and limit is not None)
     claims = {k: v for k, v in (("exp", exp), ("iat", iat)) if v is not None}
     problem = lifetime_problem(claims, settings, NOW)
-    if exp is None:
+    if iat is not None and iat > NOW + 60:
+        accepted = False  # an iat in the future is refused: exp - iat would not bound the time left
+    elif exp is None:
         accepted = settings.allow_no_exp and iat is not None and limit is not None and NOW - iat <= limit
     else:
         accepted = limit is None or exp - (iat if iat is not None else NOW) <= limit
@@ -81,6 +83,14 @@ def test_an_exp_or_iat_that_is_not_a_number_is_refused(value: Any) -> None:
     if value is not None:
         assert lifetime_problem({"exp": value, "iat": NOW}, settings, NOW) is not None
     assert lifetime_problem({"exp": NOW + 60, "iat": value if value is not None else "x"}, settings, NOW) is not None
+
+
+@given(ahead=st.integers(min_value=61, max_value=10**9), lifetime=st.integers(min_value=1, max_value=3600))
+def test_a_future_iat_cannot_stretch_the_lifetime(ahead: int, lifetime: int) -> None:
+    settings = JwtSettings("i", "a", max_lifetime_s=3600, allow_no_exp=True)
+    assert lifetime_problem({"iat": NOW + ahead, "exp": NOW + ahead + lifetime}, settings, NOW) is not None
+    assert lifetime_problem({"iat": NOW + ahead}, settings, NOW) is not None
+    assert lifetime_problem({"iat": NOW + 30, "exp": NOW + 30 + lifetime}, settings, NOW) is None  # clock skew
 
 
 def test_a_jwt_without_exp_is_refused_by_default() -> None:

@@ -56,6 +56,7 @@ from book_agent_adapters.storage.faiss_index_files import (
 )
 from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.vector_matrix import VectorMatrix
+from book_agent_adapters.storage.vector_sidecar import COPY_BELOW_BYTES
 
 FOLDER = "vectors"
 TEMP_PREFIX = ".vectors-build-"  # written only under the build lock: any found there is a dead build's
@@ -232,11 +233,13 @@ def _omp_threads(faiss: Any, threads: int) -> Iterator[None]:
 
 
 def _read_index(faiss: Any, path: Path) -> Any:
-    """Memory-mapped where faiss can (the OS shares and pages it), else read by Python into memory."""
-    try:
-        return faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
-    except RuntimeError:
-        pass
+    """Read into memory up to COPY_BELOW_BYTES (a file truncated under a running process cannot
+    fault a copy); larger, memory-mapped where faiss can (the OS shares and pages it)."""
+    if path.stat().st_size > COPY_BELOW_BYTES:
+        try:
+            return faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+        except RuntimeError:
+            pass
     try:
         return faiss.deserialize_index(np.fromfile(path, dtype=np.uint8))
     except (RuntimeError, OSError, ValueError) as exc:

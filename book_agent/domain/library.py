@@ -31,6 +31,10 @@ class LibraryIndexState:
     generation: str | None = None  # the complete generation a reader opens now (None when absent)
     reason: str | None = None  # why it is not fresh (None when it is)
     intact: bool = False  # its integrity checks pass (perhaps stale): it may serve while it cannot be rebuilt
+    # how far its frozen statistics (the average length BM25's document weights were computed
+    # with, the records they were frozen at) are from an exact rebuild's: the share of its
+    # records added or removed since its last full build or compaction (0: exact)
+    drift: float = 0.0
 
 
 @dataclass(frozen=True)

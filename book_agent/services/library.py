@@ -42,6 +42,8 @@ from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
 
 STALE_RETRY_S = 300.0  # a stale index served because it could not be rebuilt: how long before trying again
+BUSY_RETRY_S = 1.0  # ... because another writer held the library: it is asked again this soon
+COMPACT_DRIFT = 0.2  # `prepare` compacts once a fifth of the records changed since the last exact build
 
 
 class LibraryRecords(RecordSource):
@@ -153,47 +155,62 @@ class Library:
                                 "remediation": exc.remediation})
         return opened, skipped
 
-    def prepare(self, ref: BookRef, phases: Phases | None = None) -> dict[str, Any]:
-        """Build the library index now (with progress per phase), instead of at the first library search."""
+    def prepare(self, ref: BookRef, phases: Phases | None = None, full: bool = False) -> dict[str, Any]:
+        """Bring the library index up to date now (with progress per phase), instead of at the
+        first library search; compacted when its statistics drifted past COMPACT_DRIFT, or always
+        with `full` (the exact rebuild)."""
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
         _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None,
-                               serve_stale=False)
+                               serve_stale=False, compact=True if full else None)
         vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
                                         phases("library: vector indexes") if phases else None)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
-                progress: Progress | None = None, serve_stale: bool = True) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
-        """The library-wide BM25 index over every registered book that opens (rebuilt when a
-        book was registered, replaced or removed since it was built, or found damaged). When it
-        cannot be rebuilt (a full disk, a read-only data dir), a search keeps the last good
-        index (intact, only stale) and says so in `stale`; `prepare` raises the error."""
+                progress: Progress | None = None, serve_stale: bool = True,
+                compact: bool | None = False) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
+        """The library-wide BM25 index over every registered book that opens (brought up to date
+        when a book was registered, replaced or removed since, or found damaged: a living backend
+        adds or removes only those books). A search never waits for another writer (`wait=False`:
+        it serves the generation in place, and asks again at its next search), and when the index
+        cannot be brought up to date (a full disk, a read-only replica) it keeps serving the last
+        good generation (intact, only stale) and says so in `stale`; `prepare` waits and raises.
+        `compact`: False never (a search), None when drifted (prepare), True always (--full)."""
         members = [_member(book) for book in self._every_openable_book(searched, registered)]
         expected = library_stamp(members, TOKENIZER_VERSION)
         key = expected["books"]
-        if self._open is not None and self._open[0] == key:  # open and fresh: no file to read
+        if self._open is not None and self._open[0] == key and compact is False:  # open and fresh: no file to read
             if self._stale is None:
-                return self._open[1], {"records": self._open[2], "rebuilt": False}
-            # serving a stale index: picked up as soon as another process rebuilt it (a state
-            # check, milliseconds); the rebuild itself is tried again only after STALE_RETRY_S
+                return self._open[1], self._described(self._open)
+            # serving a stale index: picked up as soon as another process brought it up to date
+            # (a state check, milliseconds); a failed build is tried again only after STALE_RETRY_S
             if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
-                return self._open[1], {"records": self._open[2], "rebuilt": False, "stale": self._stale[1]}
+                return self._open[1], {**self._described(self._open), "stale": self._stale[1]}
             self.close()
         state = self._index.state(expected)
         info: dict[str, Any] = {"records": state.records, "rebuilt": False}
-        if not state.fresh:
-            try:
-                info.update(records=self._index.build(members, expected, progress), rebuilt=True)
-            except BookAgentError as exc:
-                if not (serve_stale and state.intact):
-                    raise
-                info["stale"] = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
+        retry = STALE_RETRY_S
+        try:
+            if compact or (compact is None and state.drift > COMPACT_DRIFT):
+                info.update(records=self._index.compact(members, expected, progress), rebuilt=True, compacted=True)
+            elif not state.fresh:
+                info.update(records=self._index.build(members, expected, progress, wait=not (serve_stale and state.intact)),
+                            rebuilt=True)
+        except BookAgentError as exc:
+            if not (serve_stale and state.intact):
+                raise
+            info["stale"] = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
+            retry = BUSY_RETRY_S if exc.code == "lexical.build_busy" else STALE_RETRY_S
         self.close()
         self._open = (key, self._index.open(), int(info["records"]))
-        if "stale" in info:  # a build is minutes at scale: not tried again by every search
-            self._stale = (time.monotonic() + STALE_RETRY_S, info["stale"])
-        return self._open[1], info
+        if "stale" in info:  # a failed build is not tried again by every search
+            self._stale = (time.monotonic() + retry, info["stale"])
+        return self._open[1], {**info, **self._described(self._open, rebuilt=info["rebuilt"])}
+
+    @staticmethod
+    def _described(opened: tuple[str, LibraryLexicalIndex, int], rebuilt: bool = False) -> dict[str, Any]:
+        return {"records": opened[2], "rebuilt": rebuilt, "generation": opened[1].generation}
 
     def _rebuilt_lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]
                          ) -> LibraryLexicalIndex:
@@ -254,6 +271,7 @@ class Library:
                 book["vector"] = vector_notes[book["book_id"]]
         result["books"] = report["books"]
         result["library"] = {"books_searched": sum(1 for b in report["books"] if b["searched"]),
+                             "generation": report["lexical_index"].get("generation"),
                              "lexical_index": report["lexical_index"], "model_groups": groups.describe()}
         result["warnings"] += [f"book {b['book_id']} was skipped: {b['reason']}" for b in report["books"]
                                if not b["searched"]]

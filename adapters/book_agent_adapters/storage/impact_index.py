@@ -2,10 +2,10 @@
 
 FTS5 computes bm25() for every record matching any query term, so at a million records a
 query holding a common word costs a second (contracts/scale-study.md). This index keeps,
-per term, its posting list as two arrays: the records holding it and each one's *impact*,
-its share of FTS5's bm25() computed when the index is built (the statistics are fixed until
-the library changes, and then the index is rebuilt). A query sums its terms' impacts per
-record with numpy and takes the top k. Same terms (fts_terms.py asks FTS5 to stem), same
+per term, its posting list as two arrays: the records holding it and each one's BM25
+*document weight* (domain/bm25.py), computed when the index is built; a query multiplies each
+term's weights by the term's idf (from its df, kept beside it) and sums these impacts per
+record with numpy, taking the top k. Same terms (fts_terms.py asks FTS5 to stem), same
 formula, same statistics (document frequency, record count and average length of the whole
 library), so it ranks as the book sidecar's `bm25(fts, 1.0, 0.4)` ranks, in milliseconds.
 
@@ -13,7 +13,7 @@ An SQLite file, replaced atomically: `meta` (stamp, record count, average length
 its postings), `ids` (row -> book_id, record_id), `books` (each book's row range), `lengths`
 (each record's length, one blob) and `terms` (term, df, first posting); beside it the postings
 themselves, all terms' in term order, as two memory-mapped arrays named after the build
-(`NAME.docs.npy` int32 rows, `NAME.impacts.npy` float32 BM25 shares): a query reads slices
+(`NAME.docs.npy` int32 rows, `NAME.impacts.npy` float32 document weights): a query reads slices
 of them without copying, and millions of terms do not cost millions of blobs.
 """
 
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from book_agent.domain.bm25 import document_weights, frequencies, idf, length_norm
 from book_agent_adapters.storage.impact_checks import (
     DamagedIndex,
     Postings,
@@ -36,10 +37,7 @@ from book_agent_adapters.storage.impact_checks import (
 from book_agent_adapters.storage.safe_files import create_npy
 from book_agent_adapters.storage.term_counts import BookTerms
 
-K1 = 1.2  # FTS5's bm25() constants (sqlite/ext/fts5/fts5_aux.c)
-B = 0.75
-MIN_IDF = 1e-6  # FTS5 floors a non-positive idf (a term in over half the records) here
-FORMAT = "impact-3"  # an index of another format (an older one, without integrity checks) is stale
+FORMAT = "impact-4"  # postings hold document weights (idf applied at query time); another format is stale
 
 
 def write_index(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], stamp: dict[str, str],
@@ -74,25 +72,14 @@ def write_index(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]],
     return first
 
 
-def length_norm(lengths: np.ndarray, average: float) -> np.ndarray:
-    """BM25's length part of the denominator, per record: k1 * (1 - b + b * D / avgdl)."""
-    return K1 * (1 - B + B * lengths / (average or 1.0))
-
-
-def idf(records: int, hits: np.ndarray | int) -> np.ndarray:
-    """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), floored at MIN_IDF (not at 0: every term counts)."""
-    value = np.log((records - np.asarray(hits, dtype=np.float64) + 0.5) / (np.asarray(hits, dtype=np.float64) + 0.5))
-    return np.where(value > 0, value, MIN_IDF)
-
-
 def postings_files(postings: Path) -> tuple[Path, Path]:
     return postings.with_name(postings.name + ".docs.npy"), postings.with_name(postings.name + ".impacts.npy")
 
 
 def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], norm: np.ndarray,
                  postings: Path) -> dict[str, str]:
-    """Each term's postings with their BM25 impacts: idf x f (k1 + 1) / (f + norm[doc]), so a
-    query only sums. Terms are numbered in sorted order, so rows go into the table in key order.
+    """Each term's postings with their BM25 document weights, f (k1 + 1) / (f + norm[doc])
+    (domain/bm25.py): a query multiplies each term's by its idf and sums. Terms are numbered in sorted order, so rows go into the table in key order.
 
     Each book's postings are scattered straight to their places in the output arrays (memory-
     mapped .npy files, allocated on disk first: a full disk is an OSError, not a SIGBUS): a term's
@@ -106,7 +93,6 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
         df += np.bincount(mapping[counts.term_ids], minlength=len(names))
     starts = np.zeros(len(names) + 1, np.int64)
     np.cumsum(df, out=starts[1:])
-    weights = idf(len(norm), df) * (K1 + 1)
     docs_path, impacts_path = postings_files(postings)
     try:
         docs_out = create_npy(docs_path, "<i4", int(starts[-1]))
@@ -117,7 +103,7 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
     next_free = starts[:-1].copy()
     first = 0
     for (_, counts), mapping in zip(books, to_global, strict=True):
-        _scatter(counts, mapping, first, next_free, weights, norm, docs_out, impacts_out)
+        _scatter(counts, mapping, first, next_free, norm, docs_out, impacts_out)
         first += len(counts.record_ids)
     docs_out.flush()
     impacts_out.flush()
@@ -129,7 +115,7 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
     return {"postings_count": str(int(starts[-1])), **state_meta({"docs": docs_path, "impacts": impacts_path})}
 
 
-def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.ndarray, weights: np.ndarray,
+def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.ndarray,
              norm: np.ndarray, docs_out: np.ndarray, impacts_out: np.ndarray) -> None:
     """One book's postings (sorted by its own term ids) into each term's next free places."""
     if len(counts.term_ids) == 0:
@@ -141,7 +127,7 @@ def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.n
     docs = counts.docs.astype(np.int64) + first
     freqs = counts.freqs.astype(np.float64)
     docs_out[places] = docs
-    impacts_out[places] = weights[terms] * freqs / (freqs + norm[docs])
+    impacts_out[places] = document_weights(freqs, norm[docs])
     next_free[terms[run_starts]] += run_lengths
 
 
@@ -155,6 +141,7 @@ class ImpactScorer:
         self.norm = length_norm(lengths, float(meta["average_length"]))
         self.postings = Postings(con, folder, meta)
         self.con = con
+        self.generation = meta["postings"].removeprefix("postings-")
         self.identity = ""  # the head file's (inode, ctime, size), set by who opened it
 
     def close(self) -> None:
@@ -169,7 +156,7 @@ class ImpactScorer:
         self.postings.notice_changes()
         repeats = Counter(terms)  # FTS5 sums a repeated fragment once per repetition
         marks = ",".join("?" * len(repeats))
-        found = [self._weighted(self.postings.slice(_count(n), _count(s)), repeats[t])
+        found = [self._weighted(self.postings.slice(_count(n), _count(s)), repeats[t] * float(idf(self.records, n)))
                  for t, n, s in self.con.execute(f"SELECT term, df, start FROM terms WHERE term IN ({marks})",
                                                  list(repeats))] if terms else []
         found += [self._prefix(p) for p in prefixes]
@@ -192,28 +179,27 @@ class ImpactScorer:
         return [(int(row), float(totals[row])) for row in hits]
 
     @staticmethod
-    def _weighted(pair: tuple[np.ndarray, np.ndarray], times: int) -> tuple[np.ndarray, np.ndarray]:
-        docs, impacts = pair
-        return pair if times == 1 else (docs, np.asarray(impacts, dtype=np.float64) * times)
+    def _weighted(pair: tuple[np.ndarray, np.ndarray], times: float) -> tuple[np.ndarray, np.ndarray]:
+        """A term's (docs, impacts): its document weights times its idf (and repeats)."""
+        docs, weights = pair
+        return docs, np.asarray(weights, dtype=np.float64) * times
 
     def _prefix(self, prefix: str) -> tuple[np.ndarray, np.ndarray]:
         """One prefix phrase as FTS5 scores it: the counts of every term it starts, summed per
         record, under the idf of the records holding any. Each count is recovered from its
-        impact (the formula inverted with the term's idf and the record's length)."""
+        document weight (the formula inverted with the record's length)."""
         docs_parts, freq_parts = [], []
         for df, start in self.con.execute(
                 "SELECT df, start FROM terms WHERE term >= ? AND term < ?", (prefix, prefix + "\U0010ffff")):
-            docs, impacts = self.postings.slice(_count(df), _count(start))
-            impacts = np.asarray(impacts, dtype=np.float64)
-            weight = float(idf(self.records, df)) * (K1 + 1)
+            docs, weights = self.postings.slice(_count(df), _count(start))
             docs_parts.append(docs)
-            freq_parts.append(impacts * self.norm[docs] / np.maximum(weight - impacts, 1e-12))
+            freq_parts.append(frequencies(weights, self.norm[docs]))
         if not docs_parts:
             return np.zeros(0, np.int32), np.zeros(0, np.float32)
         docs, inverse = np.unique(np.concatenate(docs_parts), return_inverse=True)
         freqs = np.bincount(inverse, weights=np.concatenate(freq_parts))
-        impacts = idf(self.records, len(docs)) * freqs * (K1 + 1) / (freqs + self.norm[docs])
-        return docs.astype(np.int32), impacts.astype(np.float32)
+        impacts = idf(self.records, len(docs)) * document_weights(freqs, self.norm[docs])
+        return docs.astype(np.int32), impacts
 
     def _rows_of(self, book_ids: Sequence[str]) -> np.ndarray:
         keep = np.zeros(self.records, dtype=bool)

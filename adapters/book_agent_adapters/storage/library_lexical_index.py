@@ -67,13 +67,22 @@ class SqliteLibraryIndex(LibraryIndex):
                                  generation=found.stamp.get("postings", "").removeprefix("postings-") or None,
                                  reason=reason, intact=found.sound)
 
-    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
+    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+              wait: bool = True) -> int:
         """Rebuild under the library's build lock (another process may have just done it)."""
+        return self._locked(members, expected, progress, wait, full=False)
+
+    def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+                wait: bool = True) -> int:
+        return self._locked(members, expected, progress, wait, full=True)
+
+    def _locked(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+                wait: bool, full: bool) -> int:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            with build_lock(self.dir):
+            with build_lock(self.dir, wait=wait):
                 current = self.state(expected)
-                if current.fresh:
+                if current.fresh and not full:
                     return current.records
                 sweep_dead_build(self.dir)
                 return self._build(members, expected, progress)
@@ -103,7 +112,8 @@ class SqliteLibraryIndex(LibraryIndex):
         return count
 
     def open(self) -> LibraryLexicalIndex:
-        return SqliteLibraryLexical(self.path)
+        """A reader; its generation is the one in place now (the head it maps on its first search)."""
+        return SqliteLibraryLexical(self.path, self.state({}).generation)
 
 
 def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: dict[str, str],

@@ -61,8 +61,8 @@ def inspect(path: Path) -> Inspection:
             return Inspection(meta, True, False, f"damaged: {found}")
         meta, _, _, _ = read_head(con, light=True)
         postings = Postings(con, path.parent, meta)
-        _check_term_ends(con, postings.count)
-        try:
+        try:  # the mapped files are closed however the checks end (a head without its terms table)
+            _check_term_ends(con, postings.count)
             if postings.changed_files():
                 postings.verify_all()
         finally:
@@ -118,8 +118,9 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
     """BM25 over the whole library; hits are `book_id#record_id` (evidence ids). Safe to share
     between threads (an MCP server's workers): the connection and the query stemmer are locked."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, generation: str | None = None) -> None:
         self.path = path
+        self.generation = generation
         self._scorer: ImpactScorer | None = None
         self._terms = FtsTerms()
         self._lock = threading.Lock()
@@ -161,6 +162,7 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
                 try:
                     self._scorer = ImpactScorer(con, self.path.parent)
                     self._scorer.identity = identity
+                    self.generation = self._scorer.generation
                     break
                 except BaseException as exc:
                     con.close()

@@ -27,6 +27,7 @@ from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.search_results import (
     Hints,
     LibraryBookRow,
+    LibraryIndexInfo,
     SearchHit,
     SearchResult,
 )
@@ -182,7 +183,7 @@ class Library:
         key = expected["books"]
         if self._open is not None and self._open[0] == key and compact is False:  # open and fresh: no file to read
             if self._stale is None:
-                return self._open[1], self._described(self._open)
+                return self._open[1], dict(self._described(self._open))
             # serving a stale index: picked up as soon as another process brought it up to date
             # (a state check, milliseconds); a failed build is tried again only after STALE_RETRY_S
             if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
@@ -209,7 +210,7 @@ class Library:
         return self._open[1], {**info, **self._described(self._open, rebuilt=info["rebuilt"])}
 
     @staticmethod
-    def _described(opened: tuple[str, LibraryLexicalIndex, int], rebuilt: bool = False) -> dict[str, Any]:
+    def _described(opened: tuple[str, LibraryLexicalIndex, int], rebuilt: bool = False) -> LibraryIndexInfo:
         return {"records": opened[2], "rebuilt": rebuilt, "generation": opened[1].generation}
 
     def _rebuilt_lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]

@@ -157,6 +157,7 @@ class LibraryIndexInfo(TypedDict, total=False):
     rebuilt: Required[bool]  # brought up to date by this call (books added or removed, or compacted)
     generation: str | None  # the generation the search read (the backend's name for it)
     compacted: bool  # this call wrote the exact rebuild (prepare --full, or drift past COMPACT_DRIFT)
+    drift: float  # (prepare) share of records added or removed since the last exact build
     stale: dict[str, str | None]  # why the generation served is not up to date (it could not be)
 
 

@@ -11,7 +11,6 @@ evidence ids (`book_id#record_id`), unique across books; each hit says its book.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -20,14 +19,11 @@ from book_agent.domain.book_refs import BookRef
 from book_agent.domain.book_reports import LibraryBook
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
-from book_agent.domain.lexical_text import TOKENIZER_VERSION
-from book_agent.domain.library import library_stamp
 from book_agent.domain.records import LexicalHit, Record
 from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.search_results import (
     Hints,
     LibraryBookRow,
-    LibraryIndexInfo,
     SearchHit,
     SearchResult,
 )
@@ -35,16 +31,13 @@ from book_agent.ports import LexicalIndex, Phases, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
+from book_agent.services.library_lexical import LexicalGenerations
 from book_agent.services.library_vector_indexes import GroupIndexes
 from book_agent.services.library_vector_indexes import library_member as _member
 from book_agent.services.library_vectors import ModelGroups
 from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
-
-STALE_RETRY_S = 300.0  # a stale index served because it could not be rebuilt: how long before trying again
-BUSY_RETRY_S = 1.0  # ... because another writer held the library: it is asked again this soon
-COMPACT_DRIFT = 0.2  # `prepare` compacts once a fifth of the records changed since the last exact build
 
 
 class LibraryRecords(RecordSource):
@@ -103,8 +96,7 @@ class Library:
         self._ports = ports
         self._books = books
         self._index = index
-        self._open: tuple[str, LibraryLexicalIndex, int] | None = None  # (stamp, index, records) while fresh
-        self._stale: tuple[float, dict[str, str | None]] | None = None  # (when to try again, why) while serving stale
+        self._lexical = LexicalGenerations(index)
         self._vectors = GroupIndexes(ports.library_vectors)  # approximate indexes of large model groups
 
     def book_ids(self, ref: BookRef) -> list[str]:
@@ -171,47 +163,10 @@ class Library:
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
                 progress: Progress | None = None, serve_stale: bool = True,
                 compact: bool | None = False) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
-        """The library-wide BM25 index over every registered book that opens (brought up to date
-        when a book was registered, replaced or removed since, or found damaged: a living backend
-        adds or removes only those books). A search never waits for another writer (`wait=False`:
-        it serves the generation in place, and asks again at its next search), and when the index
-        cannot be brought up to date (a full disk, a read-only replica) it keeps serving the last
-        good generation (intact, only stale) and says so in `stale`; `prepare` waits and raises.
-        `compact`: False never (a search), None when drifted (prepare), True always (--full)."""
+        """The library-wide BM25 index over every registered book that opens (services/
+        library_lexical.py: brought up to date, never waited for by a search)."""
         members = [_member(book) for book in self._every_openable_book(searched, registered)]
-        expected = library_stamp(members, TOKENIZER_VERSION)
-        key = expected["books"]
-        if self._open is not None and self._open[0] == key and compact is False:  # open and fresh: no file to read
-            if self._stale is None:
-                return self._open[1], dict(self._described(self._open))
-            # serving a stale index: picked up as soon as another process brought it up to date
-            # (a state check, milliseconds); a failed build is tried again only after STALE_RETRY_S
-            if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
-                return self._open[1], {**self._described(self._open), "stale": self._stale[1]}
-            self.close()
-        state = self._index.state(expected)
-        info: dict[str, Any] = {"records": state.records, "rebuilt": False}
-        retry = STALE_RETRY_S
-        try:
-            if compact or (compact is None and state.drift > COMPACT_DRIFT):
-                info.update(records=self._index.compact(members, expected, progress), rebuilt=True, compacted=True)
-            elif not state.fresh:
-                info.update(records=self._index.build(members, expected, progress, wait=not (serve_stale and state.intact)),
-                            rebuilt=True)
-        except BookAgentError as exc:
-            if not (serve_stale and state.intact):
-                raise
-            info["stale"] = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
-            retry = BUSY_RETRY_S if exc.code == "lexical.build_busy" else STALE_RETRY_S
-        self.close()
-        self._open = (key, self._index.open(), int(info["records"]))
-        if "stale" in info:  # a failed build is not tried again by every search
-            self._stale = (time.monotonic() + retry, info["stale"])
-        return self._open[1], {**info, **self._described(self._open, rebuilt=info["rebuilt"])}
-
-    @staticmethod
-    def _described(opened: tuple[str, LibraryLexicalIndex, int], rebuilt: bool = False) -> LibraryIndexInfo:
-        return {"records": opened[2], "rebuilt": rebuilt, "generation": opened[1].generation}
+        return self._lexical.current(members, progress, serve_stale, compact)
 
     def _rebuilt_lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]
                          ) -> LibraryLexicalIndex:
@@ -221,10 +176,7 @@ class Library:
 
     def close(self) -> None:
         """Close the lexical index (it is reopened when the library changes)."""
-        if self._open is not None:
-            self._open[1].close()
-            self._open = None
-        self._stale = None
+        self._lexical.close()
 
     def close_all(self) -> None:
         self.close()

@@ -135,7 +135,8 @@ def test_prepare_builds_the_library_index_ahead_of_the_first_search(split_librar
     seen: list[tuple[int, int]] = []
     first = library.prepare("@all", progress=lambda done, total: seen.append((done, total)))
     generation = first["lexical_index"]["generation"]
-    assert first["lexical_index"] == {"records": 60, "rebuilt": True, "generation": generation} and generation
+    assert first["lexical_index"] == {"records": 60, "rebuilt": True, "generation": generation, "drift": 0.0}
+    assert generation
     assert seen[-1] == (60, 60)
     assert [b["book_id"] for b in first["books"]] == ["part-0", "part-1", "part-2"]
     assert library.prepare("@all")["lexical_index"]["rebuilt"] is False

@@ -24,6 +24,7 @@ from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.search_results import (
     Hints,
     LibraryBookRow,
+    LibraryIndexInfo,
     SearchHit,
     SearchResult,
 )
@@ -162,7 +163,7 @@ class Library:
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
                 progress: Progress | None = None, serve_stale: bool = True,
-                compact: bool | None = False) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
+                compact: bool | None = False) -> tuple[LibraryLexicalIndex, LibraryIndexInfo]:
         """The library-wide BM25 index over every registered book that opens (services/
         library_lexical.py: brought up to date, never waited for by a search)."""
         members = [_member(book) for book in self._every_openable_book(searched, registered)]

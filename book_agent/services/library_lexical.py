@@ -14,7 +14,6 @@ raises what fails, and compacts when the statistics drifted past COMPACT_DRIFT (
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
@@ -37,7 +36,7 @@ class LexicalGenerations:
         self._checked = 0.0  # when the open generation was last compared with the one in place
 
     def current(self, members: list[LibraryMember], progress: Progress | None = None, serve_stale: bool = True,
-                compact: bool | None = False) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
+                compact: bool | None = False) -> tuple[LibraryLexicalIndex, LibraryIndexInfo]:
         """The library-wide BM25 index over every registered book that opens (brought up to date
         when a book was registered, replaced or removed since, or found damaged: a living backend
         adds or removes only those books). A search never waits for another writer (`wait=False`:
@@ -50,22 +49,25 @@ class LexicalGenerations:
         if self._open is not None and self._open[0] == key and compact is False:  # open and fresh: no file to read
             if self._stale is None:
                 if not self._replaced(expected):
-                    return self._open[1], dict(self._described(self._open))
+                    return self._open[1], self._described(self._open)
             # serving a stale index: picked up as soon as another process brought it up to date
             # (a state check, milliseconds); a failed build is tried again only after STALE_RETRY_S
             elif serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
-                return self._open[1], {**self._described(self._open), "stale": self._stale[1]}
+                described = self._described(self._open)
+                described["stale"] = self._stale[1]
+                return self._open[1], described
             self.close()
         self._checked = time.monotonic()
         state = self._index.state(expected)
-        info: dict[str, Any] = {"records": state.records, "rebuilt": False}
+        info: LibraryIndexInfo = {"records": state.records, "rebuilt": False}
         retry = STALE_RETRY_S
         try:
             if compact or (compact is None and state.drift > COMPACT_DRIFT):
-                info.update(records=self._index.compact(members, expected, progress), rebuilt=True, compacted=True)
+                info["records"] = self._index.compact(members, expected, progress)
+                info["rebuilt"] = info["compacted"] = True
             elif not state.fresh:
-                info.update(records=self._index.build(members, expected, progress, wait=not (serve_stale and state.intact)),
-                            rebuilt=True)
+                info["records"] = self._index.build(members, expected, progress, wait=not (serve_stale and state.intact))
+                info["rebuilt"] = True
         except BookAgentError as exc:
             if not (serve_stale and state.intact):
                 raise
@@ -77,7 +79,8 @@ class LexicalGenerations:
         self._open = (key, self._index.open(), int(info["records"]))
         if "stale" in info:  # a failed build is not tried again by every search
             self._stale = (time.monotonic() + retry, info["stale"])
-        return self._open[1], {**info, **self._described(self._open, rebuilt=info["rebuilt"])}
+        info["generation"] = self._open[1].generation
+        return self._open[1], info
 
     def _replaced(self, expected: dict[str, str]) -> bool:
         """Whether another process wrote a newer generation of the same books (a compaction) since

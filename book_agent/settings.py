@@ -8,6 +8,8 @@ else (a test scans the source roots for the rest), and the data dir's config.tom
 | `BOOK_AGENT_BLAS_THREADS` | BLAS threads: unset = 1, a number, or `auto` (book_agent/blas.py) |
 | `BOOK_AGENT_DEBUG` | `1`: an unexpected error's traceback goes to stderr (book_agent/cli/output.py) |
 | `BOOK_AGENT_SERVE_OPTIONS` | set by `serve --workers N` for its worker processes: their options, as JSON |
+| `BOOK_AGENT_MILVUS_URI` | the Milvus library backend's server (`http://host:19530`), over `[library.milvus] uri` |
+| (named in config) | the Milvus backend's token: `[library.milvus] token_env` names the variable; its value is never stored |
 
 The library backend (contracts/library.md, "Library backends"): an explicit argument
 (`build_agent(library_backend=...)`), else $BOOK_AGENT_LIBRARY_BACKEND (which the CLI's
@@ -35,6 +37,7 @@ ENV_LIBRARY_BACKEND = "BOOK_AGENT_LIBRARY_BACKEND"
 ENV_BLAS_THREADS = "BOOK_AGENT_BLAS_THREADS"
 ENV_DEBUG = "BOOK_AGENT_DEBUG"
 ENV_SERVE_OPTIONS = "BOOK_AGENT_SERVE_OPTIONS"
+ENV_MILVUS_URI = "BOOK_AGENT_MILVUS_URI"
 CONFIG_NAME = "config.toml"  # the data dir's own settings (per-book settings live in each book's config.json)
 CONFIG_MAX_BYTES = 1 << 20
 DEFAULT_LIBRARY_BACKEND = "local"
@@ -74,6 +77,17 @@ def worker_serve_options() -> str:
 def set_worker_serve_options(options_json: str) -> None:
     """In the `serve --workers` parent: the options the spawned workers inherit."""
     os.environ[ENV_SERVE_OPTIONS] = options_json
+
+
+def milvus_uri(environ: Mapping[str, str] | None = None) -> str:
+    """$BOOK_AGENT_MILVUS_URI, stripped ("" when unset)."""
+    return _environ(environ).get(ENV_MILVUS_URI, "").strip()
+
+
+def secret_from(variable: str, environ: Mapping[str, str] | None = None) -> str:
+    """The value of the environment variable a config names for a secret ("" when unset):
+    read when needed, never written anywhere."""
+    return _environ(environ).get(variable, "")
 
 
 def use_library_backend(name: str) -> None:

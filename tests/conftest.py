@@ -32,9 +32,20 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("HF_HOME", str(home / "hf"))
     # empty means unset (settings.py); set, so a value the CLI's --library-backend puts there is undone
     monkeypatch.setenv("BOOK_AGENT_LIBRARY_BACKEND", "")
+    monkeypatch.setenv("BOOK_AGENT_MILVUS_URI", "")  # a test that wants Milvus names its own server
     for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(name, str(home / name.lower()))
     return home
+
+
+@pytest.fixture(scope="session")
+def milvus_uri(tmp_path_factory: pytest.TempPathFactory):
+    """A Milvus server for the library backend's tests: $BOOK_AGENT_TEST_MILVUS_URI when set,
+    else milvus-lite on a free loopback port (one per test worker, for the whole session).
+    Missing milvus-lite skips locally and fails under CI=true (tests/support/parts.py)."""
+    from tests.support import milvus
+
+    yield from milvus.session_server(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

@@ -14,16 +14,24 @@ Checks printed under the table: hybrid >= best single channel - 0.005, and >= pl
 `--library N`: the book split into N books ranks within 0.01 of the one book, and the living
 library (the N books added one at a time, then one removed) ranks within 0.01 of the exact
 rebuild of the same books after every change.
+
+`--library-backend milvus` (with `--library N`) also asks the same questions of the book and of
+its N parts through the `milvus` library backend (each as `@all` of its own data dir, so even
+the one book is a library search in Milvus), on $BOOK_AGENT_MILVUS_URI or else on milvus-lite
+started for the run (.venv-milvus), and checks every channel within 0.005 nDCG@10 of `local`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import random
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +49,7 @@ from eval_sets import (
 
 TOLERANCE = 0.005  # "hybrid >= best single channel" allows this much (the issue's bound)
 LIBRARY_TOLERANCE = 0.01  # a corpus split into books ranks within this of the one book (issue 15)
+BACKEND_TOLERANCE = 0.005  # another library backend ranks within this of `local` (issue 27)
 P50_QUERIES = 50
 
 
@@ -152,6 +161,56 @@ def library_sequence(name: str, split: str, parts: int, sets_dir: Path, work_dir
     return {"books": parts, "steps": steps, "worst_delta": round(worst, 4), "within_tolerance": worst <= LIBRARY_TOLERANCE}
 
 
+def backend_figures(name: str, split: str, parts: int, backend: str, sets_dir: Path, work_dir: Path) -> dict[str, Any]:
+    """The questions asked of the set's book cut into `parts` books (1: the book itself) as the
+    `@all` of a data dir of their own, through library backend `backend` and through `local`;
+    each channel's nDCG@10 and its difference from local's."""
+    import re
+
+    from book_agent.agent import build_agent
+
+    eval_set = load_set(name, sets_dir)
+    data = work_dir / f"data-{backend}-{name}-{split}-{parts}"
+    data.mkdir(parents=True, exist_ok=True)
+    prefix = re.sub(r"[^A-Za-z0-9_]", "_", f"eval_{name}_{split}_{parts}")
+    (data / "config.toml").write_text(f'[library.{backend}]\nprefix = "{prefix}"\ntimeout_s = 120\n')
+    with build_agent(data, library_backend=backend) as agent:
+        if parts == 1:
+            registered_book(agent, eval_set, split, work_dir, progress=False)
+        else:
+            registered_library(agent, eval_set, split, parts, work_dir, progress=False)
+        started = time.perf_counter()
+        agent.prepare("@all")
+        load_s = time.perf_counter() - started
+        report = agent.evaluate("@all", work_dir / "questions" / f"{name}-{split}.jsonl", k=100)
+    with build_agent(data, library_backend="local") as agent:
+        local_report = agent.evaluate("@all", work_dir / "questions" / f"{name}-{split}.jsonl", k=100)
+    channels = {c: m["ndcg@10"] for c, m in report["summary"].items()}
+    local = {c: m["ndcg@10"] for c, m in local_report["summary"].items()}
+    deltas = {c: round(channels[c] - local[c], 4) for c in channels if c in local}
+    return {"books": parts, "ndcg@10": channels, "local_ndcg@10": local, "delta_vs_local": deltas,
+            "load_s": round(load_s, 1),
+            "within_tolerance": all(abs(d) <= BACKEND_TOLERANCE for d in deltas.values())}
+
+
+@contextlib.contextmanager
+def backend_server(backend: str) -> Iterator[None]:
+    """For `milvus`: $BOOK_AGENT_MILVUS_URI, or milvus-lite for the run (tools/milvus_test_server.py)."""
+    if backend != "milvus" or os.environ.get("BOOK_AGENT_MILVUS_URI"):
+        yield
+        return
+    import tempfile
+
+    from milvus_test_server import milvus_lite
+
+    with tempfile.TemporaryDirectory(prefix="eval-milvus-") as folder, milvus_lite(Path(folder)) as uri:
+        os.environ["BOOK_AGENT_MILVUS_URI"] = uri
+        try:
+            yield
+        finally:
+            del os.environ["BOOK_AGENT_MILVUS_URI"]
+
+
 def render(results: list[dict[str, Any]]) -> str:
     lines = [f"{'set':12s} {'split':5s} {'n':>5s}  {'channel':13s} {'nDCG@10':>8s} {'R@100':>7s} {'MRR@10':>7s}"]
     for r in results:
@@ -168,7 +227,21 @@ def render(results: list[dict[str, Any]]) -> str:
             shown = ", ".join(f"{c} {d:+.4f}" for c, d in step["delta_vs_rebuild"].items())
             lines.append(f"{'':24s}  living, {step['change']} ({step['books']} books, prepare {step['prepare_s']} s): "
                          f"nDCG@10 vs rebuild {shown}")
+        for row in r.get("backend", []):
+            shown = ", ".join(f"{c} {v:.4f} ({row['delta_vs_local'].get(c, 0.0):+.4f})"
+                              for c, v in row["ndcg@10"].items())
+            what = "one book" if row["books"] == 1 else f"split into {row['books']} books"
+            lines.append(f"{'':24s}  {r['backend_name']}, {what} (loaded in {row['load_s']} s): {shown}")
     return "\n".join(lines)
+
+
+def compare_backend(result: dict[str, Any], name: str, args: argparse.Namespace) -> None:
+    """The set through `args.library_backend`, one book and (with --library N) split, each
+    against the local backend's figures for the same books."""
+    rows = [backend_figures(name, args.split, parts, args.library_backend, args.sets_dir, args.work_dir)
+            for parts in ([1, args.library] if args.library > 1 else [1])]
+    result["backend_name"], result["backend"] = args.library_backend, rows
+    result["checks"][f"{args.library_backend}_within_{BACKEND_TOLERANCE}"] = all(r["within_tolerance"] for r in rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
     parser.add_argument("--library", type=int, default=0, metavar="N",
                         help="also split each set's book into N books and search them as one library")
+    parser.add_argument("--library-backend", default="local", metavar="NAME",
+                        help="also ask the one book and its --library N parts through this library backend "
+                             "(milvus: on $BOOK_AGENT_MILVUS_URI, else milvus-lite) and compare with local")
     parser.add_argument("--sets-dir", type=Path, default=SETS_DIR, help="BEIR-layout sets (vectors cached in ../vectors)")
     parser.add_argument("--work-dir", type=Path, default=WORK_DIR, help="packages, data dir and query caches")
     args = parser.parse_args(argv)
@@ -187,17 +263,20 @@ def main(argv: list[str] | None = None) -> int:
     agent = BookAgent(args.work_dir / "data")
     started = time.perf_counter()
     results = []
-    for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
-        results.append(evaluate_set(agent, name, args.split, args.p50_queries, args.sets_dir, args.work_dir))
-        if args.library > 1:
-            results[-1]["library"] = library_figures(name, args.split, args.library, results[-1],
-                                                     args.sets_dir, args.work_dir)
-            results[-1]["checks"]["library_within_0.01"] = results[-1]["library"]["within_tolerance"]
-            sequence = library_sequence(name, args.split, args.library, args.sets_dir, args.work_dir)
-            results[-1]["library_sequence"] = sequence
-            results[-1]["checks"]["living_within_0.01"] = sequence["within_tolerance"]
-        if not args.json:
-            print(render(results[-1:]), file=sys.stderr)
+    with backend_server(args.library_backend):
+        for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
+            results.append(evaluate_set(agent, name, args.split, args.p50_queries, args.sets_dir, args.work_dir))
+            if args.library > 1:
+                results[-1]["library"] = library_figures(name, args.split, args.library, results[-1],
+                                                         args.sets_dir, args.work_dir)
+                results[-1]["checks"]["library_within_0.01"] = results[-1]["library"]["within_tolerance"]
+                sequence = library_sequence(name, args.split, args.library, args.sets_dir, args.work_dir)
+                results[-1]["library_sequence"] = sequence
+                results[-1]["checks"]["living_within_0.01"] = sequence["within_tolerance"]
+            if args.library_backend != "local":
+                compare_backend(results[-1], name, args)
+            if not args.json:
+                print(render(results[-1:]), file=sys.stderr)
     agent.close()
     document = {"split": args.split, "results": results, "seconds": round(time.perf_counter() - started, 1)}
     print(json.dumps(document, indent=1) if args.json else render(results))

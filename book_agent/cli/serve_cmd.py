@@ -33,6 +33,12 @@ ALLOWED_ORIGINS = typer.Option(
     help="Browser origins (https://app.example.org,...; * for any) allowed besides the server's own (and loopback "
          "pages on a loopback address); a request without Origin is not a browser's and is not checked.")
 
+JWT_MAX_LIFETIME = typer.Option(None, "--jwt-max-lifetime", metavar="SECONDS",
+                                help="Refuse a JWT whose exp lies more than this past its iat.")
+JWT_ALLOW_NO_EXP = typer.Option(False, "--jwt-allow-no-exp",
+                                help="Accept a JWT without exp (refused by default) while its iat is within "
+                                     "--jwt-max-lifetime (required with it).")
+
 
 def register(app: typer.Typer) -> None:
     @app.command("serve")
@@ -53,6 +59,8 @@ def register(app: typer.Typer) -> None:
         jwks_url: str = typer.Option(None, "--jwks-url", metavar="URL", help="Or the identity provider's JWKS URL."),
         jwt_issuer: str = typer.Option(None, "--jwt-issuer", metavar="ISS", help="The JWTs' expected issuer."),
         jwt_audience: str = typer.Option(None, "--jwt-audience", metavar="AUD", help="The JWTs' expected audience."),
+        jwt_max_lifetime: float = JWT_MAX_LIFETIME,
+        jwt_allow_no_exp: bool = JWT_ALLOW_NO_EXP,
         max_body_bytes: int = typer.Option(L.MAX_BODY_BYTES, "--max-body-bytes", metavar="N",
                                            help="Refuse a larger request body (413)."),
         max_concurrent_per_client: int = typer.Option(L.MAX_CONCURRENT_PER_CLIENT, "--max-concurrent-per-client", metavar="N",
@@ -86,9 +94,10 @@ def register(app: typer.Typer) -> None:
         limits = L.HttpLimits(max_body_bytes=max_body_bytes, max_concurrent_per_client=max_concurrent_per_client,
                               read_timeout=read_timeout, max_connections=max_connections,
                               shutdown_timeout=shutdown_timeout)
+        jwt = jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience, jwt_max_lifetime, jwt_allow_no_exp)
         options = ServeOptions(
-            books, str(data_dir) if data_dir is not None else None, host, port, token_file,
-            jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience), limits, access_log, log_queries,
+            books, str(data_dir) if data_dir is not None else None, host, port, token_file, jwt, limits, access_log,
+            log_queries,
             tuple(split_list(allowed_hosts)) if allowed_hosts else None, tuple(split_list(allowed_origins)), workers)
         serve_http(options, announcer(options, lambda: common.agent(ctx).list_books()))
 
@@ -131,5 +140,7 @@ def authentication_text(options: ServeOptions) -> str:
     jwt = options.jwt
     if jwt is not None:
         key = jwt.public_key_file or jwt.jwks_url
-        return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience})"
+        lifetime = f", at most {jwt.max_lifetime_s:g} s" if jwt.max_lifetime_s is not None else ""
+        no_exp = ", no exp allowed" if jwt.allow_no_exp else ", exp required"
+        return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience}{no_exp}{lifetime})"
     return "none: loopback clients only (no token asked)"

@@ -152,16 +152,31 @@ def line_writer(path: Path | None) -> Callable[[str], None]:
 
 
 def tool_outcome_middleware() -> Any:
-    """A FastMCP middleware (outermost): a tool call's error code goes to the access log."""
+    """A FastMCP middleware (outermost): the error code of a request's answer goes to the access
+    log, whether a tool error or a JSON-RPC error (an unknown tool, resource or prompt, a book
+    outside the token) carrying our JSON in its data."""
     from fastmcp.server.dependencies import get_http_request
     from fastmcp.server.middleware import Middleware
+    from mcp.shared.exceptions import MCPError
+
+    def note(code: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # RuntimeError: not over HTTP
+            note_of(get_http_request().scope)["error"] = code
 
     class ToolOutcome(Middleware):
+        async def on_message(self, context: Any, call_next: Any) -> Any:
+            try:
+                return await call_next(context)
+            except MCPError as exc:
+                data: dict[str, Any] = exc.data if isinstance(exc.data, dict) else {}
+                coded: dict[str, Any] = data["error"] if isinstance(data.get("error"), dict) else {}
+                note(coded["code"] if isinstance(coded.get("code"), str) else f"rpc.{exc.code}")
+                raise
+
         async def on_call_tool(self, context: Any, call_next: Any) -> Any:
             result = await call_next(context)
             if getattr(result, "is_error", False):
-                with contextlib.suppress(RuntimeError):  # RuntimeError: not over HTTP
-                    note_of(get_http_request().scope)["error"] = error_code(result)
+                note(error_code(result))
             return result
 
     return ToolOutcome()

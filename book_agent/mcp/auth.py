@@ -1,10 +1,14 @@
 """Static tokens for a small team: `serve --token-file FILE`.
 
 The file holds one token per line as its SHA-256 hex digest, optionally followed by the book ids
-that token may use (spaces or commas); `#` starts a comment. The token itself is never stored,
-logged or echoed: a request's bearer token is hashed and compared with every digest in constant
-time (hmac.compare_digest, without stopping at the first match). A token limited to some books
-sees only those, in every tool (the library tools ask `allowed_books()`).
+that token may use (spaces or commas); `#` starts a comment. A digest on two lines is refused at
+start (naming both lines): which scope would hold must not depend on line order. The token itself
+is never stored, logged or echoed: a request's bearer token is hashed and compared with every
+digest in constant time (hmac.compare_digest, without stopping at the first match).
+
+A token's books are read from its claims by `token_books`, the one reader for static tokens and
+JWTs, which fails closed: a `books` claim of any shape but a list of book ids means no book. They
+are held on every surface by mcp/book_scope.py.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +45,7 @@ def read_token_file(path: Path) -> list[TokenEntry]:
     except (OSError, UnicodeDecodeError, InputTooLarge) as exc:
         raise _bad(path, f"cannot read it: {type(exc).__name__}") from exc
     entries = []
+    first_line: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         words = [w for w in re.split(r"[\s,]+", line.split("#", 1)[0].strip()) if w]
         if not words:
@@ -49,15 +55,20 @@ def read_token_file(path: Path) -> list[TokenEntry]:
             raise _bad(path, f"line {number} does not start with a SHA-256 hex digest (64 hex digits)")
         if any(not BOOK_ID.match(b) for b in books):
             raise _bad(path, f"line {number} names something that is not a book id")
+        if digest in first_line:
+            raise _bad(path, f"lines {first_line[digest]} and {number} hold the same digest (one token, one line: "
+                             "which line's books would hold must not depend on their order)",
+                       lines=[first_line[digest], number])
+        first_line[digest] = number
         entries.append(TokenEntry(digest, tuple(books) if books else None))
     if not entries:
         raise _bad(path, "it holds no token digest")
     return entries
 
 
-def _bad(path: Path, why: str) -> BookAgentError:
+def _bad(path: Path, why: str, **details: Any) -> BookAgentError:
     return BookAgentError("http.bad_token_file", f"the token file {path} is unusable: {why}",
-                          details={"path": str(path)},
+                          details={"path": str(path), **details},
                           remediation="one line per token: its SHA-256 hex digest (e.g. `printf %s TOKEN | "
                                       "sha256sum`), then optionally the book ids it may use")
 
@@ -75,9 +86,10 @@ class DigestTokenVerifier(TokenVerifier):
                 found = entry
         if found is None:
             return None
-        books = list(found.books) if found.books is not None else None
+        # No `books` claim: every book (as a JWT without one); a limited line's books as a list.
+        claims: dict[str, Any] = {"books": list(found.books)} if found.books is not None else {}
         return AccessToken(token="(withheld)", client_id=f"{STATIC_PREFIX}{digest_label(found.digest)}", scopes=[],
-                           expires_at=None, claims={"books": books})
+                           expires_at=None, claims=claims)
 
 
 STATIC_PREFIX = "token-"
@@ -104,16 +116,28 @@ def token_labeler(auth: Any) -> Any:
     return jwt_label
 
 
+def token_books(claims: Any) -> list[str] | None:
+    """The books a token's claims allow: None (every book) when there is no `books` claim; the
+    ids when it is a list of book ids; else none at all (`[]`). A string (`"a b"`, `"*"`), null,
+    a number, an object or a list holding anything but book ids is a shape this server does not
+    understand, and an identity provider's surprise must never widen a token to every book."""
+    if not isinstance(claims, dict) or "books" not in claims:
+        return None
+    books = claims["books"]
+    if isinstance(books, list) and all(isinstance(b, str) and BOOK_ID.match(b) for b in books):
+        return list(dict.fromkeys(books))
+    return []
+
+
 def allowed_books() -> list[str] | None:
     """The books the current request's token may use (None: no limit, or no authentication).
-    Call it in the tool's own coroutine: the request context does not reach the worker lanes."""
+    Call it in the request's own coroutine: the request context does not reach the worker lanes."""
     from fastmcp.server.dependencies import get_access_token
 
     token: Any = get_access_token()
     if token is None:
         return None
-    books = (token.claims or {}).get("books")
-    return list(books) if isinstance(books, list) else None
+    return token_books(token.claims)
 
 
 def not_served(books: list[str], allowed: list[str]) -> BookAgentError:
@@ -122,43 +146,72 @@ def not_served(books: list[str], allowed: list[str]) -> BookAgentError:
                           remediation="call list_books and name only the books it lists")
 
 
-def token_books_middleware(served_ref: str, library: bool) -> Any:
-    """A FastMCP middleware: a token limited to some books may name no other (`book_id`,
-    `books`), and on a one-book server may call nothing when that book is not among them."""
-    from fastmcp.server.middleware import Middleware
-
-    from book_agent.mcp.errors import error_result
-
-    class TokenBooks(Middleware):
-        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
-            allowed = allowed_books()
-            if allowed is not None:
-                arguments = context.message.arguments or {}
-                named = [served_ref] if not library else [
-                    *([arguments["book_id"]] if isinstance(arguments.get("book_id"), str) else []),
-                    *[b for b in arguments.get("books") or [] if isinstance(b, str)]]
-                refused = [b for b in named if b not in allowed]
-                if refused:
-                    return error_result(not_served(refused, allowed))
-            return await call_next(context)
-
-    return TokenBooks()
+MAX_JWT_LIFETIME_S = 366 * 24 * 3600  # --jwt-max-lifetime's upper bound: a year (and a day)
 
 
 @dataclass(frozen=True)
 class JwtSettings:
     """JWTs checked against a public key (PEM file) or a JWKS URL, with issuer and audience.
-    A `books` claim (a list of book ids) limits the token as a token file's line does."""
+    A `books` claim (a list of book ids) limits the token as a token file's line does.
+
+    Lifetime: a JWT must carry `exp` (a token that never expires is refused). `max_lifetime_s`
+    (`--jwt-max-lifetime`) also refuses one whose `exp` lies further than that past its `iat`
+    (or, without `iat`, past now). `allow_no_exp` (`--jwt-allow-no-exp`, which needs a maximum
+    lifetime) accepts a JWT without `exp` that has an `iat` no older than the maximum."""
 
     issuer: str
     audience: str
     public_key_file: Path | None = None
     jwks_url: str | None = None
+    max_lifetime_s: float | None = None
+    allow_no_exp: bool = False
+
+    def checked(self) -> JwtSettings:
+        limit = self.max_lifetime_s
+        if limit is not None and (isinstance(limit, bool) or not 0 < limit <= MAX_JWT_LIFETIME_S):
+            raise BookAgentError("http.bad_limit", f"--jwt-max-lifetime {limit!r} is outside 1..{MAX_JWT_LIFETIME_S} "
+                                 "seconds", details={"option": "--jwt-max-lifetime", "value": limit,
+                                                     "range": [1, MAX_JWT_LIFETIME_S]},
+                                 remediation="your identity provider's token lifetime, e.g. 3600")
+        if self.allow_no_exp and limit is None:
+            raise BookAgentError("http.auth_conflict", "--jwt-allow-no-exp needs --jwt-max-lifetime",
+                                 remediation="give the longest a JWT without `exp` may live after its `iat`, e.g. "
+                                             "--jwt-max-lifetime 3600")
+        return self
+
+
+CLOCK_SKEW_S = 60  # an `iat` this far ahead of our clock is still taken as now (FastMCP allows nbf the same)
+
+
+def lifetime_problem(claims: dict[str, Any], settings: JwtSettings, now: float) -> str | None:
+    """Why a validly signed JWT's lifetime is refused (None: it is not). Expiry itself (exp in
+    the past) and `nbf` are FastMCP's checks; this one is about tokens that live too long. An
+    `iat` in the future is refused too: with it, `exp - iat` would say nothing of how long the
+    token is good for from now."""
+    exp, iat, limit = claims.get("exp"), claims.get("iat"), settings.max_lifetime_s
+    if exp is not None and not _is_time(exp) or iat is not None and not _is_time(iat):
+        return "exp or iat is not a number of seconds"
+    if iat is not None and iat > now + CLOCK_SKEW_S:
+        return "its iat is in the future"
+    if exp is None:
+        if not settings.allow_no_exp:
+            return "it has no exp (it would never expire)"
+        if iat is None or limit is None or now - iat > limit:
+            return "it has no exp, and no iat within the maximum lifetime"
+        return None
+    if limit is not None and exp - (iat if iat is not None else now) > limit:
+        return f"it would live longer than the maximum lifetime ({limit:g} s)"
+    return None
+
+
+def _is_time(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value  # not NaN
 
 
 def jwt_verifier(settings: JwtSettings) -> Any:
     from fastmcp.server.auth.providers.jwt import JWTVerifier
 
+    settings = settings.checked()
     if (settings.public_key_file is None) == (settings.jwks_url is None):
         raise BookAgentError("http.auth_conflict", "give exactly one of --jwt-public-key and --jwks-url",
                              remediation="a PEM public key file, or the identity provider's JWKS URL")
@@ -175,5 +228,19 @@ def jwt_verifier(settings: JwtSettings) -> Any:
         from book_agent.domain.network import check_endpoint
 
         check_endpoint(settings.jwks_url)  # https (or loopback http), no credentials in the URL
-    return JWTVerifier(public_key=key, jwks_uri=settings.jwks_url, issuer=settings.issuer,
-                       audience=settings.audience)
+
+    class LifetimeCheckedJWTVerifier(JWTVerifier):
+        """FastMCP's checks (signature, expiry, nbf, issuer, audience), then the lifetime's."""
+
+        async def load_access_token(self, token: str) -> AccessToken | None:
+            access = await super().load_access_token(token)
+            if access is None:
+                return None
+            problem = lifetime_problem(access.claims or {}, settings, time.time())
+            if problem is not None:
+                self.logger.info("Bearer token rejected for client %s: %s", access.client_id, problem)
+                return None
+            return access
+
+    return LifetimeCheckedJWTVerifier(public_key=key, jwks_uri=settings.jwks_url, issuer=settings.issuer,
+                                      audience=settings.audience)

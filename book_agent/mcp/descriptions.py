@@ -91,7 +91,7 @@ STATUS = """Health and capabilities of this book: package checks (hashes, schema
 index, vector matrix), which search channels, rerankers and source features are available, and
 diagnostics with remediation. Use it when another tool reports an error or a missing capability."""
 
-LIBRARY_INSTRUCTIONS = """This server answers from a LIBRARY of book packages ("{ref}": {count} book(s) now{more}).
+LIBRARY_INSTRUCTIONS = """This server answers from a LIBRARY of book packages ("{ref}": {count}{more}).
 Typical flow: `list_books` to see what the library holds -> `search` (the whole library, or
 `books: [...]` to narrow) -> answer only from the hits' text -> cite each claim with the hit's
 evidence_id ("book_id#record_id"), in square brackets. Every hit says its book_id; tools that

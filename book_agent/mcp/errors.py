@@ -1,9 +1,14 @@
-"""Errors become tool results here, in one place.
+"""Errors become tool results (or JSON-RPC errors) here, in one place.
 
 A BookAgentError becomes an MCP tool error (`isError: true`) whose one text block is the JSON
 document `{"error": {code, message, details, remediation}}`, the same shape as the CLI's
 `--json` errors. No structuredContent is sent with an error: strict clients validate
 structuredContent against the tool's output schema, which describes success only.
+
+A request the protocol itself cannot serve (a tool, resource or prompt this server does not
+have, a book outside the caller's token where no tool runs) is a JSON-RPC error instead, as the
+MCP specification asks (-32602, invalid params, for an unknown tool, resource or prompt): its
+message is the same JSON text, and its `data` the error's fields (`rpc_error`).
 
 Any other exception is a bug: its traceback goes to stderr (the log), and the client gets a
 masked `mcp.internal_error` that names the tool but leaks nothing of the internals.
@@ -20,6 +25,10 @@ from book_agent.domain.unicode_text import scrub_text
 
 if TYPE_CHECKING:
     from fastmcp.tools.base import ToolResult
+    from mcp.shared.exceptions import MCPError
+
+INVALID_PARAMS = -32602  # JSON-RPC: what MCP answers for a tool, resource or prompt it does not have
+INTERNAL_ERROR = -32603
 
 log = logging.getLogger("book_agent.mcp")
 
@@ -73,3 +82,28 @@ def unknown_tool(tool: str, available: list[str]) -> BookAgentError:
         remediation="call tools/list and use one of the tools it names",
     )
 
+
+
+def rpc_error(error: BookAgentError, code: int = INVALID_PARAMS, **data: Any) -> MCPError:
+    """The error as a JSON-RPC error: the JSON text as its message, its fields (and `data`) as data."""
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code, error_text(error), data={**data, "error": json.loads(error_text(error))["error"]})
+
+
+def unknown_resource(uri: str) -> BookAgentError:
+    return BookAgentError(
+        "mcp.unknown_resource",
+        f"there is no resource {scrub_text(uri)[:200]!r} on this server",
+        details={"uri": scrub_text(uri)[:200]},
+        remediation="call resources/list and read one of the resources it names",
+    )
+
+
+def unknown_prompt(name: str) -> BookAgentError:
+    return BookAgentError(
+        "mcp.unknown_prompt",
+        f"there is no prompt {scrub_text(name)[:200]!r} on this server",
+        details={"prompt": scrub_text(name)[:200]},
+        remediation="call prompts/list and use one of the prompts it names",
+    )

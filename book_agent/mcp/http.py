@@ -61,12 +61,15 @@ def check_bind(host: str, port: int, authenticated: bool = False) -> None:
                              remediation="pass --port between 1 and 65535")
 
 
-def add_health_route(server: FastMCP, session: BookSession) -> None:
+def add_health_route(server: FastMCP, session: BookSession, authenticated: bool = False) -> None:
+    """`/health` asks no token, so with tokens it says nothing of the books (a list's ids)."""
     from starlette.responses import JSONResponse
+
+    body = {"status": "ok"} if authenticated else {"status": "ok", "serving": session.book_id}
 
     @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "serving": session.book_id})
+        return JSONResponse(body)
 
 
 MAX_WORKERS = 64
@@ -204,7 +207,7 @@ def build_app(options: ServeOptions, auth: Any, write_log: Any) -> tuple[BookSes
         resolved = checked_start(session, options.book_ref)
         server = build_server(options.book_ref, session=session, resolved=resolved, warm_up=True, auth=auth)
         server.middleware.insert(0, tool_outcome_middleware())  # outermost: sees every refusal
-        add_health_route(server, session)
+        add_health_route(server, session, authenticated=auth is not None)
         middleware = http_middleware(auth, options.limits, write_log, options.log_queries, options.host_policy())
         app = server.http_app(path=MCP_PATH, transport="http", middleware=middleware, stateless_http=True,
                               json_response=True, **fastmcp_guard_off(server))
@@ -247,13 +250,19 @@ def http_middleware(auth: Any, limits: HttpLimits, write_log: Any, log_queries: 
 
 
 def jwt_settings(public_key: str | None, jwks_url: str | None, issuer: str | None,
-                 audience: str | None) -> JwtSettings | None:
-    """The JWT options as settings (None when none is given); issuer and audience are required."""
+                 audience: str | None, max_lifetime_s: float | None = None,
+                 allow_no_exp: bool = False) -> JwtSettings | None:
+    """The JWT options as settings (None when none is given); issuer and audience are required,
+    the lifetime options are checked (JwtSettings.checked)."""
     from book_agent.mcp.auth import JwtSettings
 
     if not any((public_key, jwks_url, issuer, audience)):
+        if max_lifetime_s is not None or allow_no_exp:
+            raise BookAgentError("http.auth_conflict", "--jwt-max-lifetime and --jwt-allow-no-exp apply to JWTs only",
+                                 remediation="add --jwt-public-key (or --jwks-url), --jwt-issuer and --jwt-audience")
         return None
     if not issuer or not audience:
         raise BookAgentError("http.auth_conflict", "JWTs need --jwt-issuer and --jwt-audience",
                              remediation="the issuer and audience your identity provider puts in its tokens")
-    return JwtSettings(issuer, audience, Path(public_key) if public_key else None, jwks_url)
+    return JwtSettings(issuer, audience, Path(public_key) if public_key else None, jwks_url,
+                       max_lifetime_s, allow_no_exp).checked()

@@ -10,7 +10,7 @@ from typing import Any
 
 # BookAgent at run time, as Library: the tools' signatures are read when registered.
 from book_agent.agent import BookAgent
-from book_agent.domain.book_refs import library_of, parse_book_ref
+from book_agent.domain.book_refs import ALL_BOOKS, library_of, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_TOP_K
 from book_agent.domain.search_results import SearchResult
@@ -21,9 +21,12 @@ from book_agent.mcp.registration import Library, served
 
 
 def list_books(agent: BookAgent, library: Library) -> Any:
+    """The served books the caller may use; `library` names the served list only without a
+    limit (a token for `a` on a server of `a,b` must not learn of `b`)."""
     allowed = library.allowed
-    return {"library": library.ref,
-            "books": [b for b in agent.library_books(library.ref) if allowed is None or b["book_id"] in allowed]}
+    books = [b for b in agent.library_books(library.ref) if allowed is None or b["book_id"] in allowed]
+    shown = library.ref if allowed is None or library.ref.strip() == ALL_BOOKS else ",".join(b["book_id"] for b in books)
+    return {"library": shown, "books": books}
 
 
 def search(agent: BookAgent, library: Library, query: P.Query, books: P.Books = None, top_k: P.TopK = DEFAULT_TOP_K,

@@ -8,8 +8,11 @@ holding a lone UTF-16 surrogate is refused too: it is not text (no UTF-8 form), 
 deep inside a tool or when the answer is written. Every refusal is `mcp.bad_arguments` with one
 entry per problem (where, what), never echoing the offending value back (it may be huge).
 
-A call to a tool the server does not have would come back as plain text ("Unknown tool: 'x'");
-it becomes `mcp.unknown_tool`, naming the tools there are.
+A call to a tool the server does not have would come back as a success result with `isError`
+and plain text ("Unknown tool: 'x'"); the MCP specification asks for a JSON-RPC error, -32602,
+so it becomes one whose message is the JSON of `mcp.unknown_tool` (naming the tools there are).
+An unknown resource or prompt, which FastMCP answers -32602 in prose, gets the same treatment
+(`mcp.unknown_resource`, `mcp.unknown_prompt`; a resource URI longer than 200 characters is cut).
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from fastmcp.tools.base import ToolResult
 from pydantic import ValidationError as PydanticValidationError
 
 from book_agent.domain.unicode_text import scrub_text, surrogate_paths
-from book_agent.mcp.errors import bad_arguments, error_result, unknown_tool
+from book_agent.mcp.errors import (
+    bad_arguments,
+    error_result,
+    rpc_error,
+    unknown_prompt,
+    unknown_resource,
+    unknown_tool,
+)
 from book_agent.mcp.schema_check import schema_problems
 
 
@@ -95,7 +105,21 @@ class ArgumentErrors(Middleware):
             return _refusal(tool, _pydantic_problems(exc))
         except (NotFoundError, DisabledError):
             # Raised by the dispatcher only: every tool body turns its own exceptions into results.
-            return error_result(unknown_tool(tool, await _tool_names(context)))
+            raise rpc_error(unknown_tool(tool, await _tool_names(context)), tool=tool) from None
+
+    async def on_read_resource(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        uri = scrub_text(str(context.message.uri))
+        try:
+            return await call_next(context)
+        except (NotFoundError, DisabledError):
+            raise rpc_error(unknown_resource(uri), uri=uri[:200]) from None
+
+    async def on_get_prompt(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        name = scrub_text(str(context.message.name))
+        try:
+            return await call_next(context)
+        except (NotFoundError, DisabledError):
+            raise rpc_error(unknown_prompt(name), prompt=name[:200]) from None
 
     async def _input_schema(self, context: MiddlewareContext[Any]) -> dict[str, Any] | None:
         """The tool's published inputSchema; None for a tool this server does not have."""

@@ -1,5 +1,7 @@
 """Resources: a book's skill (Markdown) and metadata (JSON), or a library server's skill and
-book list, read through the agent."""
+book list (exactly what `list_books` answers the caller, so a token's limit holds), read
+through the agent. A token's books are also held here by mcp/book_scope.py, which every read
+passes."""
 
 from __future__ import annotations
 
@@ -75,6 +77,10 @@ a hit carries.
 
 
 def register_library_resources(server: FastMCP, session: BookSession) -> None:
+    from book_agent.mcp.auth import allowed_books
+    from book_agent.mcp.library_tools import list_books
+    from book_agent.mcp.registration import Library
+
     ref = session.book_id
 
     @server.resource("book://library/skill", name="skill", mime_type="text/markdown",
@@ -85,5 +91,6 @@ def register_library_resources(server: FastMCP, session: BookSession) -> None:
     @server.resource("book://library/books", name="books", mime_type="application/json",
                      description="The books this library serves (as list_books returns them).")
     async def books() -> str:
-        data = await _read(session, "books resource", lambda a: {"library": ref, "books": a.library_books(ref)})
+        target = Library(ref, allowed_books())  # the token's books, read in the request's coroutine
+        data = await _read(session, "books resource", lambda a: list_books(a, target))
         return json.dumps(data, ensure_ascii=False, default=str, indent=2)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from book_agent.domain.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp import descriptions
 from book_agent.mcp.session import BookSession
@@ -119,16 +120,18 @@ def build_server(
     session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
     from book_agent import __version__
 
+    library = is_library(book_id)  # a bad reference fails here, at start, not at the first call
+    shown = public_ref(book_id, authenticated=auth is not None)
     server = FastMCP(
-        server_name(book_id),
+        server_name(shown),
         version=__version__,  # else fastmcp reports its own version in serverInfo
-        instructions=_instructions(book_id, resolved),
+        instructions=_instructions(shown, resolved if auth is None or not library else None),
         mask_error_details=True,
         on_duplicate="error",
-        middleware=[ArgumentErrors(), BackgroundWarmUp(session, enabled=warm_up), *_token_limits(book_id, auth)],
+        middleware=[*_book_scope(session, book_id, library, auth), ArgumentErrors(),
+                    BackgroundWarmUp(session, enabled=warm_up)],
         auth=auth,
     )
-    library = is_library(book_id)  # a bad reference fails here, at start, not at the first call
     register(server, session, TOOLS, library=library)
     if library:
         register_library_resources(server, session)
@@ -137,21 +140,34 @@ def build_server(
     return server
 
 
-def _token_limits(ref: str, auth: Any) -> list[Any]:
-    """With authentication, a token limited to some books is held to them (mcp/auth.py)."""
+PUBLIC_LIBRARY = "library"
+
+
+def public_ref(ref: str, authenticated: bool) -> str:
+    """How the server names what it serves in serverInfo and its instructions, which every
+    client gets: with tokens, a list (`a,b`) is just "library" (a token for `a` must not learn
+    of `b`); `@all` and one book (whose other tokens are refused everything) as they are."""
+    if authenticated and is_library(ref) and ref.strip() != ALL_BOOKS:
+        return PUBLIC_LIBRARY
+    return ref
+
+
+def _book_scope(session: BookSession, ref: str, library: bool, auth: Any) -> list[Any]:
+    """With authentication, a token limited to some books is held to them on every surface,
+    first of all (mcp/book_scope.py)."""
     if auth is None:
         return []
-    from book_agent.mcp.auth import token_books_middleware
+    from book_agent.mcp.book_scope import BookScope
 
-    return [token_books_middleware(ref, is_library(ref))]
+    return [BookScope(session, ref, library)]
 
 
 def _instructions(ref: str, resolved: Any) -> str:
-    if not is_library(ref):
-        return descriptions.INSTRUCTIONS.format(book_id=ref, title=_title(resolved))
-    count = len(resolved) if isinstance(resolved, list) else 0
-    more = "; books registered later are served too" if ref.strip() == "@all" else ""
-    return descriptions.LIBRARY_INSTRUCTIONS.format(ref=ref, count=count, more=more)
+    if ref == PUBLIC_LIBRARY or is_library(ref):
+        count = f"{len(resolved)} book(s) now" if isinstance(resolved, list) else "call list_books to see them"
+        more = "; books registered later are served too" if ref.strip() == ALL_BOOKS else ""
+        return descriptions.LIBRARY_INSTRUCTIONS.format(ref=ref, count=count, more=more)
+    return descriptions.INSTRUCTIONS.format(book_id=ref, title=_title(resolved))
 
 
 def _configure_logging() -> None:

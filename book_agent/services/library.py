@@ -69,6 +69,9 @@ class LibraryRecords(RecordSource):
         pass
 
 
+ENGINE_DOWN = frozenset({"engine.unavailable", "engine.timeout"})  # a backend's server, not its config
+
+
 class NarrowedLexical(LexicalIndex):
     """The library's BM25 index, its hits narrowed to the books searched (None: every book).
     An index found damaged while searching is rebuilt (`reopen`) and asked once more."""
@@ -198,19 +201,34 @@ class Library:
         """A HybridSearch over the library's channels, and what the result reports about it."""
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict)
-        lexical, index_info = self.lexical(opened, registered)
+        lexical, index_info, engine_down = self._lexical_or_unreachable(opened, registered)
         every = set(opened) == set(registered)
         groups = ModelGroups(opened, self._vectors.lookup(lambda: self._every_openable_book(opened, registered)))
         channels = SearchChannels(
             lexical=NarrowedLexical(lexical, None if every else sorted(opened),
-                                    lambda: self._rebuilt_lexical(opened, registered)),
-            vector_store=None, query_runtime=None, records=LibraryRecords(opened),
+                                    lambda: self._rebuilt_lexical(opened, registered)) if lexical else None,
+            lexical_problem=engine_down, vector_store=None, query_runtime=None, records=LibraryRecords(opened),
             language_evidence=groups.language_evidence() or LanguageEvidence(),
             vector_search=groups.search,
             locators=LibraryLocators({book_id: book.locators for book_id, book in opened.items()}))
         report = {"books": [{"book_id": b, "searched": True} for b in opened] + skipped,
                   "lexical_index": index_info, "groups": groups, "duplicates": list(ref.duplicates)}
         return HybridSearch(ref.text, channels), report
+
+    def _lexical_or_unreachable(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]
+                                ) -> tuple[LibraryLexicalIndex | None, dict[str, object], BookAgentError | None]:
+        """The lexical index, or, when a backend's server cannot be reached or is too slow
+        (`engine.unavailable`, `engine.timeout`, as such or under the build's code), no lexical
+        channel and why: the search degrades (a strict one fails) instead of failing whole, and
+        the server stays up. A misconfiguration still fails the search."""
+        try:
+            index, info = self.lexical(searched, registered)
+        except BookAgentError as exc:
+            if ENGINE_DOWN.isdisjoint({exc.code, exc.details.get("engine_code")}):
+                raise
+            return None, {"records": 0, "rebuilt": False, "unavailable": {
+                "code": exc.code, "reason": exc.message, "remediation": exc.remediation}}, exc
+        return index, info, None
 
     def search(self, ref: BookRef, query: str, top_k: int, strict: bool,
                query_vector: Sequence[float] | None, hints: Hints | None) -> SearchResult:

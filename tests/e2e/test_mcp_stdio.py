@@ -165,10 +165,12 @@ def test_stdout_is_protocol_only_and_stdin_close_ends_cleanly(data_dir: Path, tm
     assert len(by_id[2]["result"]["tools"]) == len(published_tool_names("mcp-tools.json"))
     assert by_id[3]["result"]["structuredContent"]["hits"][0]["record_id"] == "r0001"
     assert by_id[4]["result"]["isError"] is True
-    for ident, code in ((5, "mcp.unknown_tool"), (6, "search.empty_query")):
-        result = by_id[ident]["result"]  # a tool error in the promised JSON shape, not prose
-        assert result["isError"] is True and "structuredContent" not in result
-        assert json.loads(result["content"][0]["text"])["error"]["code"] == code
+    result = by_id[6]["result"]  # a tool error in the promised JSON shape, not prose
+    assert result["isError"] is True and "structuredContent" not in result
+    assert json.loads(result["content"][0]["text"])["error"]["code"] == "search.empty_query"
+    unknown = by_id[5]["error"]  # an unknown tool: a JSON-RPC error, as the MCP specification asks
+    assert unknown["code"] == -32602 and "result" not in by_id[5]
+    assert json.loads(unknown["message"])["error"]["code"] == unknown["data"]["error"]["code"] == "mcp.unknown_tool"
     assert "stray python print" in stderr and "stray fd-level write" in stderr
 
 

@@ -124,7 +124,8 @@ def test_every_malformed_request_is_answered_over_stdio(data_dir: Path, pdf_pack
             nulls.remove(code)
         else:
             assert [m["error"]["code"] for m in answers[ident]] == [code]
-    assert _tool_error(answers[n + 3])["code"] == "mcp.unknown_tool"
+    assert answers[n + 3][0]["error"]["code"] == -32602  # an unknown tool: a JSON-RPC error
+    assert answers[n + 3][0]["error"]["data"]["error"]["code"] == "mcp.unknown_tool"
     assert "error" in answers[n + 4][0] and "error" in answers[n + 5][0]  # JSON-RPC errors, written as UTF-8
     assert answers[n + 6][0]["result"]["structuredContent"]["package"]["healthy"] is True  # still serving
     assert session.close() == 0

@@ -115,14 +115,22 @@ def test_published_bounds_are_the_cores_own() -> None:
     assert (props["render_page"]["dpi"]["minimum"], props["render_page"]["dpi"]["maximum"]) == DPI_RANGE
 
 
-def test_unknown_tool_is_a_json_tool_error_and_the_session_goes_on() -> None:
+def test_unknown_tool_is_a_json_rpc_error_and_the_session_goes_on() -> None:
+    """MCP: a call to a tool the server does not have is a JSON-RPC error, -32602, not a result;
+    its message is the tool error's JSON, its data the error's fields."""
+    from mcp.shared.exceptions import MCPError
+
     server = build_server(BOOK, agent=Untouchable())
 
     async def body(c: Client[Any]) -> tuple[Any, list[Any]]:
-        return await c.call_tool("no_such_tool", {"x": 1}, raise_on_error=False), await c.list_tools()
+        with pytest.raises(MCPError) as info:
+            await c.call_tool_mcp("no_such_tool", {"x": 1})
+        return info.value, await c.list_tools()
 
-    result, tools = session(server, body)
-    err = error_of(result)
+    refused, tools = session(server, body)
+    assert refused.code == -32602
+    err = json.loads(refused.message)["error"]
+    assert err == refused.data["error"]
     assert err["code"] == "mcp.unknown_tool" and "tools/list" in err["remediation"]
     assert err["details"]["tool"] == "no_such_tool" and set(err["details"]["available"]) == TOOLS
     assert {t.name for t in tools} == TOOLS

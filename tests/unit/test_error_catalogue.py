@@ -10,7 +10,7 @@ from tests.support import REPO_ROOT, source_files
 ROOT = REPO_ROOT
 AREAS = ("package", "archive", "query", "network", "vector", "record", "search", "lexical", "book",
          "registry", "storage", "config", "cli", "eval", "library", "source", "render", "rerank", "host", "mcp",
-         "markdown", "skill", "http", "model")
+         "markdown", "skill", "http", "model", "engine")
 CODE = re.compile(r"^(?:" + "|".join(AREAS) + r")\.[a-z][a-z0-9_]*$")
 FILE_SUFFIXES = ("json", "toml", "sqlite", "lock", "md", "npy", "txt", "png")
 NOT_CODES = {"http.request", "http.disconnect"}  # ASGI message types (mcp/http_limits.py)

@@ -1,0 +1,292 @@
+"""The library's lexical channel in Milvus: our own BM25 as sparse vectors, never the engine's.
+
+Each record is a sparse vector over term ids whose values are its BM25 *document weights*,
+f (k1 + 1) / (f + k1 (1 - b + b D / avgdl)), from the same term counts as the local impact
+index (term_counts.py: FTS5's tokenizer, headings weighted 0.4) under the average length frozen
+for the channel's epoch. A query is the sparse vector of its terms' idf (from the term table's
+document frequencies at the reader's generation, terms.py), times each term's repeats: the
+inner product is then exactly the local index's BM25 sum, and Milvus's SPARSE_INVERTED_INDEX
+(drop ratio 0) finds the top k. `book_ids` filters in the engine; statistics stay the library's.
+
+Adding a book writes its rows and its terms' new document frequencies only (ledger.py keeps
+the generations); the frozen average drifts from the exact one as books come and go, until a
+`compact` writes a new epoch with exact statistics (a first build is one). Milvus's own BM25
+function is not used: its statistics are per segment, and its scores differ from ours.
+
+One approximation beyond the local index's: a one-character CJK prefix query (`"c"*`) is the
+sum of the terms it starts, each under its own idf (FTS5 pools their counts under one idf).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import LibraryIndexState, LibraryMember
+from book_agent.domain.records import LexicalHit
+from book_agent.ports import Progress
+from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
+from book_agent_adapters.library.milvus.engine import MilvusEngine
+from book_agent_adapters.library.milvus.ledger import Ledger
+from book_agent_adapters.library.milvus.records import (
+    INSERT_BATCH,
+    ChannelSpec,
+    Member,
+    Plan,
+    Pointer,
+    build_failed,
+    member_key,
+    stamp_sha,
+)
+from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
+from book_agent_adapters.storage.fts_terms import FtsTerms
+from book_agent_adapters.storage.impact_index import K1, idf, length_norm
+from book_agent_adapters.storage.runtime_files import build_lock
+from book_agent_adapters.storage.term_counts import BookTerms, book_terms
+
+CHANNEL = "lexical"
+REBUILD = "run `book-agent prepare @all` to load the library's lexical channel into Milvus"
+
+
+def _add_fields(schema: Any, data_type: Any) -> None:
+    schema.add_field("length", data_type.INT64)  # the record's length, to subtract it when its book leaves
+    schema.add_field("vector", data_type.SPARSE_FLOAT_VECTOR)
+
+
+def _add_index(index: Any) -> None:
+    # inner product over every posting (no drop ratio at build or search): exact sums
+    index.add_index("vector", index_type="SPARSE_INVERTED_INDEX", metric_type="IP", params={"drop_ratio_build": 0.0})
+
+
+SPEC = ChannelSpec(CHANNEL, "lex", _add_fields, _add_index, companions=(SUFFIX,))
+
+
+class MilvusLibraryIndex(LibraryIndex):
+    def __init__(self, engine: MilvusEngine, prefix: str, terms_dir: Path) -> None:
+        self.engine = engine
+        self.ledger = Ledger(engine, prefix, SPEC)
+        self.terms_dir = terms_dir  # per-book term counts, cached as the local backend caches them
+        self._lock = threading.Lock()
+
+    def state(self, expected: dict[str, str]) -> LibraryIndexState:
+        pointer, why = self.ledger.pointer()
+        if pointer is None:
+            return LibraryIndexState(present=False, fresh=False, records=0, reason=why)
+        generation = f"{pointer.collection}@{pointer.generation}"
+        if why:
+            return LibraryIndexState(present=True, fresh=False, records=0, generation=generation, reason=why)
+        if not self.ledger.has_collection(pointer.collection) or \
+                not self.ledger.has_collection(pointer.collection + SUFFIX):
+            return LibraryIndexState(present=True, fresh=False, records=0, generation=generation,
+                                     reason=f"damaged: its collection {pointer.collection} is missing")
+        records = int(pointer.extra.get("records", pointer.rows))
+        if pointer.stamp_sha != stamp_sha(expected):
+            return LibraryIndexState(present=True, fresh=False, records=records, generation=generation,
+                                     reason="stale: built for other books", intact=True)
+        return LibraryIndexState(present=True, fresh=True, records=records, generation=generation, intact=True)
+
+    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+              wait: bool = True) -> int:
+        return self._write(members, expected, progress, full=False)
+
+    def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+                wait: bool = True) -> int:
+        """A new epoch with the exact statistics of `members` (scores then equal a first build's)."""
+        return self._write(members, expected, progress, full=True)
+
+    def _write(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+               full: bool) -> int:
+        try:
+            self.terms_dir.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock, build_lock(self.terms_dir.parent):
+                current = self.state(expected)
+                if current.fresh and not full:
+                    return current.records
+                return self._load(members, expected, progress, full)
+        except BookAgentError as exc:
+            if exc.code.startswith("engine."):
+                raise build_failed("lexical.build_failed", "the library's lexical index", exc) from exc
+            raise
+        except OSError as exc:  # the data dir's build lock cannot be made
+            raise BookAgentError("lexical.build_failed", f"the library's lexical index could not be built: {exc}",
+                                 remediation="the data dir must be writable to load the library into Milvus; run "
+                                             "`book-agent prepare @all` where it is") from exc
+
+    def _load(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+              full: bool) -> int:
+        version = expected.get("tokenizer_version", "")
+        build = _Build()
+        wanted = [Member(m.book_id, f"{m.stamp}|{version}", build.rows_of(m.book_id, member_key(m.book_id,
+                         f"{m.stamp}|{version}")), m.record_count) for m in members]
+        sources = {w.key: m for w, m in zip(wanted, members, strict=True)}
+
+        def prepare(plan: Plan) -> Mapping[str, Any]:
+            for member in plan.added:  # every added book's counts before anything is written
+                build.counted[member.key] = _counted(self.terms_dir, sources[member.key])
+            return self._statistics(plan, build)
+        self.ledger.build(wanted, expected, progress, prepare=prepare, full=full)
+        pointer, _ = self.ledger.pointer()
+        return int(pointer.extra.get("records", 0)) if pointer else 0
+
+    def _statistics(self, plan: Plan, build: _Build) -> dict[str, Any]:
+        """The new generation's statistics and term ids (the term table written first)."""
+        table = TermTable(self.engine, plan.collection)
+        if plan.previous is None:
+            table.create()
+            stats: dict[str, Any] = {"records": 0, "total_length": 0.0, "next_term": 0, "avgdl": 0.0}
+        else:
+            table.roll_back(plan.previous.generation)
+            stats = dict(plan.previous.extra)
+        gained: Counter[str] = Counter()
+        for member in plan.added:
+            terms = build.counted[member.key]
+            df = np.bincount(terms.term_ids, minlength=len(terms.terms))
+            gained.update({t: int(n) for t, n in zip(terms.terms, df.tolist(), strict=True) if n})
+            stats["records"] += len(terms.record_ids)
+            stats["total_length"] += float(terms.lengths.sum())
+        lost: Counter[int] = Counter()
+        for key in plan.removed:
+            for batch in self.ledger.rows_of(plan.collection, key, ["vector", "length"]):
+                for row in batch:
+                    lost.update(_indices(row["vector"]))
+                    stats["records"] -= 1
+                    stats["total_length"] -= float(row["length"])
+        ids, stats["next_term"] = table.apply(gained, lost, plan.generation, int(stats["next_term"]))
+        exact = stats["total_length"] / stats["records"] if stats["records"] else 0.0
+        if plan.previous is None or not stats.get("avgdl"):
+            stats["avgdl"] = exact  # a new epoch (or a library that was empty): exact, frozen from here on
+        stats["drift"] = abs(float(stats["avgdl"]) - exact) / exact if exact else 0.0
+        build.avgdl = float(stats["avgdl"])
+        for member in plan.added:
+            terms = build.counted[member.key]
+            build.tids[member.key] = np.fromiter((ids.get(t, -1) for t in terms.terms), np.int64, len(terms.terms))
+        return stats
+
+    def open(self) -> LibraryLexicalIndex:
+        pointer, why = self.ledger.pointer()
+        return MilvusLibraryLexical(self.ledger, pointer, why)
+
+
+class _Build:
+    """One build's working state: the added books' counts and term ids, and the frozen avgdl
+    their weights are computed under (set by `_statistics` before any row is written)."""
+
+    def __init__(self) -> None:
+        self.counted: dict[str, BookTerms] = {}
+        self.tids: dict[str, np.ndarray] = {}
+        self.avgdl = 0.0
+
+    def rows_of(self, book_id: str, key: str) -> Any:
+        def rows() -> Iterator[list[dict[str, Any]]]:
+            yield from _sparse_rows(book_id, self.counted[key], self.tids[key], self.avgdl)
+        return rows
+
+
+def _counted(terms_dir: Path, member: LibraryMember) -> BookTerms:
+    try:
+        return book_terms(terms_dir, member)
+    except (OSError, ValueError) as exc:
+        raise BookAgentError("lexical.build_failed", f"book {member.book_id}'s records cannot be read: {exc}",
+                             details={"book_id": member.book_id, "path": str(member.database_path)},
+                             remediation=REBUILD) from exc
+    except Exception as exc:  # sqlite3.Error and kin from a damaged or missing package database
+        raise BookAgentError("lexical.build_failed", f"book {member.book_id}'s records cannot be read: {exc}",
+                             details={"book_id": member.book_id, "path": str(member.database_path)},
+                             remediation=REBUILD) from exc
+
+
+def _sparse_rows(book_id: str, terms: BookTerms, tids: np.ndarray, avgdl: float) -> Iterator[list[dict[str, Any]]]:
+    """The book's records as rows: evidence id, length, and {term id: document weight}."""
+    norm = length_norm(terms.lengths.astype(np.float64), avgdl)
+    order = np.argsort(terms.docs, kind="stable")
+    docs = terms.docs[order]
+    ids = tids[terms.term_ids[order]]
+    freqs = terms.freqs[order].astype(np.float64)
+    weights = (freqs * (K1 + 1) / (freqs + norm[docs])).astype(np.float32)
+    bounds = np.searchsorted(docs, np.arange(len(terms.record_ids) + 1))
+    batch: list[dict[str, Any]] = []
+    for doc, record_id in enumerate(terms.record_ids):
+        lo, hi = int(bounds[doc]), int(bounds[doc + 1])
+        keep = ids[lo:hi] >= 0
+        vector = dict(zip(ids[lo:hi][keep].tolist(), weights[lo:hi][keep].tolist(), strict=True))
+        batch.append({"evidence": f"{book_id}#{record_id}", "length": int(terms.lengths[doc]), "vector": vector})
+        if len(batch) >= INSERT_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _indices(vector: Any) -> list[int]:
+    """A sparse vector's term ids, as pymilvus returns it (a dict, or scipy-like rows)."""
+    if isinstance(vector, dict):
+        return [int(k) for k in vector]
+    indices = getattr(vector, "indices", None)
+    return [int(i) for i in indices] if indices is not None else []
+
+
+class MilvusLibraryLexical(LibraryLexicalIndex):
+    """One generation of the lexical channel, open. Safe to share between threads (the query
+    stemmer is locked; the client is gRPC's, thread-safe)."""
+
+    def __init__(self, ledger: Ledger, pointer: Pointer | None, why: str) -> None:
+        self.ledger = ledger
+        self.pointer = pointer if pointer is not None and not why else None
+        self.generation = f"{self.pointer.collection}@{self.pointer.generation}" if self.pointer else None
+        self._terms = FtsTerms()
+        self._lock = threading.Lock()
+
+    def search(self, query: str, top_k: int, book_ids: Sequence[str] | None = None) -> list[LexicalHit]:
+        if top_k <= 0 or self.pointer is None or (book_ids is not None and not book_ids):
+            return []
+        with self._lock:
+            words, prefixes = self._terms.query_terms(query)
+        if not words and not prefixes:
+            return []
+        pointer = self.pointer
+        records = int(pointer.extra.get("records", pointer.rows))
+        if records == 0:
+            return []
+        try:
+            vector = self._query_vector(pointer, records, words, prefixes)
+            if not vector:
+                return []
+            engine = self.ledger.engine
+            found = engine.call("lexical search", lambda c: c.search(
+                pointer.collection, data=[vector], anns_field="vector", limit=min(int(top_k), 16384),
+                filter=self.ledger.visible(pointer, book_ids), output_fields=["evidence"],
+                search_params={"metric_type": "IP", "params": {"drop_ratio_search": 0.0}},
+                consistency_level="Strong", timeout=engine.settings.timeout_s))
+        except BookAgentError as exc:
+            if exc.code == "engine.collection_missing":  # the library search rebuilds a damaged index and asks again
+                raise BookAgentError("lexical.index_damaged", f"the library's lexical index is damaged: {exc.message}",
+                                     details=exc.details, remediation=REBUILD) from exc
+            raise
+        hits = [LexicalHit(str(hit["entity"]["evidence"]), float(hit["distance"])) for hit in found[0]
+                if float(hit["distance"]) > 0]
+        hits.sort(key=lambda h: -h.score)
+        return hits
+
+    def _query_vector(self, pointer: Pointer, records: int, words: list[str], prefixes: list[str]) -> dict[int, float]:
+        """{term id: idf x repeats} at the reader's generation (FTS5 sums a repeated fragment once
+        per repetition)."""
+        table = TermTable(self.ledger.engine, pointer.collection)
+        repeats = Counter(words)
+        found = table.lookup(repeats, pointer.generation) if repeats else {}
+        vector: dict[int, float] = {}
+        for term, (tid, df) in found.items():
+            vector[tid] = vector.get(tid, 0.0) + float(idf(records, df)) * repeats[term]
+        for prefix in prefixes:
+            for tid, df in table.expand(prefix, pointer.generation).values():
+                vector[tid] = vector.get(tid, 0.0) + float(idf(records, df))
+        return vector
+
+    def close(self) -> None:
+        with self._lock:
+            self._terms.close()

@@ -1,0 +1,66 @@
+"""The collections the Milvus backend makes, and the filter expressions it sends.
+
+Milvus wants a vector field in every collection and an index on it before loading: the
+catalog's and the term table's is a constant 2-d vector under a FLAT index, never searched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from book_agent_adapters.library.milvus.engine import MilvusEngine, import_pymilvus
+
+CATALOG_VECTOR = [0.0, 1.0]  # the constant vector of the catalog's (and term table's) rows
+PAGE = 1000  # catalog rows read per query
+KEY_MAX = 1024
+BODY_MAX = 65535
+BOOK_MAX = 512
+EVIDENCE_MAX = 2048
+
+
+def expression(template: str, **values: object) -> str:
+    """A filter with its string values quoted as JSON (Milvus's string literals read the same
+    escapes), so a book id can never change the expression's meaning."""
+    return template.format(**{k: json.dumps(v, ensure_ascii=False) for k, v in values.items()})
+
+
+def create_catalog(engine: MilvusEngine, name: str) -> None:
+    """The prefix's catalog (pointer and member records), unless it is there."""
+    if engine.call("has_collection", lambda c: c.has_collection(name)):
+        return
+    data_type = import_pymilvus().DataType
+
+    def create(client: Any) -> None:
+        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("key", data_type.VARCHAR, is_primary=True, max_length=KEY_MAX)
+        schema.add_field("channel", data_type.VARCHAR, max_length=KEY_MAX)
+        schema.add_field("kind", data_type.VARCHAR, max_length=16)
+        schema.add_field("body", data_type.VARCHAR, max_length=BODY_MAX)
+        schema.add_field("v", data_type.FLOAT_VECTOR, dim=len(CATALOG_VECTOR))
+        index = client.prepare_index_params()
+        index.add_index("v", index_type="FLAT", metric_type="L2")
+        client.create_collection(name, schema=schema, index_params=index,
+                                 consistency_level="Strong", timeout=engine.settings.timeout_s)
+    engine.call("create catalog", create)
+
+
+def create_rows_collection(engine: MilvusEngine, name: str, add_vector_field: Callable[[Any, Any], None],
+                           add_vector_index: Callable[[Any], None]) -> None:
+    """A channel's rows: evidence id, book, member hash, the generation that added it, its vector."""
+    data_type = import_pymilvus().DataType
+
+    def create(client: Any) -> None:
+        schema = client.create_schema(auto_id=True, enable_dynamic_field=False)
+        schema.add_field("id", data_type.INT64, is_primary=True)
+        schema.add_field("evidence", data_type.VARCHAR, max_length=EVIDENCE_MAX)
+        schema.add_field("book_id", data_type.VARCHAR, max_length=BOOK_MAX)
+        schema.add_field("member", data_type.VARCHAR, max_length=64)
+        schema.add_field("added", data_type.INT64)
+        add_vector_field(schema, data_type)
+        index = client.prepare_index_params()
+        add_vector_index(index)
+        client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong",
+                                 timeout=max(60.0, engine.settings.timeout_s))
+    engine.call("create collection", create)

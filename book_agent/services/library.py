@@ -228,7 +228,7 @@ class Library:
                 raise
             return None, {"records": 0, "rebuilt": False, "unavailable": {
                 "code": exc.code, "reason": exc.message, "remediation": exc.remediation}}, exc
-        return index, info, None
+        return index, dict(info), None
 
     def search(self, ref: BookRef, query: str, top_k: int, strict: bool,
                query_vector: Sequence[float] | None, hints: Hints | None) -> SearchResult:

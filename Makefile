@@ -101,6 +101,7 @@ bench: install install-milvus
 bench-1m: install
 	$(PY) tools/bench_library_lexical.py --sizes 100000,1000000
 	$(PY) tools/bench_library_vectors.py --sizes 100000,1000000
+	$(PY) tools/bench_library_living.py --sizes 100000,1000000 --add 10000
 
 # Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev
 EVAL_ARGS ?=

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import shutil
 import subprocess
 import sys
@@ -76,18 +76,19 @@ def in_child(folder: Path, action: str, members: list[Any], texts: list[str], in
             at += 1
 
     thread = threading.Thread(target=search)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     thread.start()
-    run = subprocess.run([sys.executable, "-c", CHILD, str(folder), action, spec], capture_output=True, text=True,
-                         cwd=ROOT, env={"PYTHONPATH": f"{ROOT}:{ROOT / 'adapters'}", "PATH": "/usr/bin:/bin"})
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(folder), action, spec], stderr=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, cwd=ROOT,
+                             env={"PYTHONPATH": f"{ROOT}:{ROOT / 'adapters'}", "PATH": "/usr/bin:/bin"})
+    _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS (ru_maxrss, KiB)
     seconds = time.perf_counter() - started
     done.set()
     thread.join()
-    if run.returncode != 0:
-        raise SystemExit(run.stderr)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"s": round(seconds, 2), "peak_rss_mb": round(max(peak, before) / 1024) if peak > before else None,
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(child.stderr.read().decode() if child.stderr else "the child failed")
+    return {"s": round(seconds, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024),
             "search_p50_ms": round(percentile(times, 0.5), 1) if times else None,
             "search_p95_ms": round(percentile(times, 0.95), 1) if times else None,
             "searches": len(times), "search_failures": len(failures)}

@@ -25,7 +25,7 @@ from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 STALE_RETRY_S = 300.0  # a stale index served because it could not be rebuilt: how long before trying again
 BUSY_RETRY_S = 1.0  # ... because another writer held the library: it is asked again this soon
 GENERATION_RECHECK_S = 1.0  # how often an open generation is compared with the one in place
-COMPACT_DRIFT = 0.2  # `prepare` compacts once a fifth of the records changed since the last exact build
+COMPACT_DRIFT = 0.05  # `prepare` compacts once the frozen statistics are 5% off (the local backend does by itself)
 
 
 class LexicalGenerations:

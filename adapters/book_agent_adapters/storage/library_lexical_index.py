@@ -40,6 +40,7 @@ from book_agent_adapters.storage.living_generation import (
     TEMP_PREFIX,
     Delta,
     Living,
+    drift_of,
     drop_delta,
     drop_living,
     held_generation,
@@ -57,6 +58,7 @@ from book_agent_adapters.storage.term_counts import (
 
 INDEX_NAME = "lexical.sqlite"
 TERMS_DIR = "terms"
+AVERAGE_TOLERANCE = 0.05  # a change moving the average length further than this (relative) compacts instead
 MAX_DELTAS = 64  # books added since the base before a build merges them all (each costs a lookup per query)
 
 
@@ -95,7 +97,7 @@ class SqliteLibraryIndex(LibraryIndex):
             why = reason if not sound else "stale: built for other books"
         records = held.records if sound else 0
         return LibraryIndexState(present=True, fresh=fresh, records=records, generation=held.generation,
-                                 reason=why, intact=sound, drift=held.changed / max(records, 1))
+                                 reason=why, intact=sound, drift=held.drift if sound else 0.0)
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               wait: bool = True) -> int:
@@ -153,11 +155,17 @@ class SqliteLibraryIndex(LibraryIndex):
                 progress(done, max(total, done))
 
         terms_dir = self.dir / TERMS_DIR
+        counts = [(m, book_terms(terms_dir, m, counted)) for m in new]  # cached: a full build reuses them
+        records = held.base_records - sum(held.base_rows[b] for b in removed) + sum(
+            d.records for d in kept) + sum(len(c.record_ids) for _, c in counts)
+        length = held.base_length - sum(held.base_lengths[b] for b in removed) + sum(
+            d.length for d in kept) + sum(float(c.lengths.sum()) for _, c in counts)
+        if drift_of(held.average, length, records) > AVERAGE_TOLERANCE:
+            return None  # the frozen average would be too far off: compact (the new counts are cached)
         written: list[Delta] = []
         try:
-            for member in new:
-                written.append(write_delta(self.dir, member, book_terms(terms_dir, member, counted),
-                                            held.average))
+            for member, book in counts:
+                written.append(write_delta(self.dir, member, book, held.average))
             changed = held.changed + sum(d.records for d in written) + sum(d.records for d in dropped) + sum(
                 held.base_rows[b] for b in removed if b not in (living.removed if living else ()))
             crash_point("extend:before-pointer")
@@ -223,7 +231,8 @@ def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: d
         (m.book_id, book_terms(terms_dir, m, None if m.book_id in in_workers else counted)) for m in members]
     _prune(terms_dir, {cache_path(terms_dir, m) for m in members})
     stamp = {**expected, "members": json.dumps({m.book_id: m.stamp for m in members}, ensure_ascii=False),
-             "rows": json.dumps({b: len(c.record_ids) for b, c in books}, ensure_ascii=False)}
+             "rows": json.dumps({b: len(c.record_ids) for b, c in books}, ensure_ascii=False),
+             "lengths": json.dumps({b: float(c.lengths.sum()) for b, c in books}, ensure_ascii=False)}
     return write_index(out, books, stamp, postings)
 
 

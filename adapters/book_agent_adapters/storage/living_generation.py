@@ -48,6 +48,7 @@ class Delta:
     stamp: str
     head: str
     records: int
+    length: float = 0.0  # its records' total length (the live average length is computed from it)
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ def read_living(folder: Path) -> Living | None:
             raw = json.loads(handle.read(1 << 24).decode("utf-8"))
         if raw.get("format") != POINTER_FORMAT:
             return None
-        deltas = [Delta(str(d["book_id"]), str(d["stamp"]), str(d["head"]), int(d["records"])) for d in raw["deltas"]]
+        deltas = [Delta(str(d["book_id"]), str(d["stamp"]), str(d["head"]), int(d["records"]), float(d.get("length", 0)))
+                  for d in raw["deltas"]]
         living = Living(str(raw["base"]), int(raw["sequence"]), {str(k): str(v) for k, v in raw["stamp"].items()},
                         [str(b) for b in raw["removed"]], deltas, int(raw["changed"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -104,6 +106,21 @@ class Held:
     base_members: dict[str, str]  # the base's books and their member stamps
     base_rows: dict[str, int]
     base_records: int
+    base_lengths: dict[str, float]  # each base book's records' total length
+    length: float  # the live records' total length
+    base_length: float = 0.0  # the base's records' total length
+
+    @property
+    def drift(self) -> float:
+        """How far the frozen average length is from the live one (relative): BM25's one statistic
+        a change does not refresh (N and df are live at query time)."""
+        return drift_of(self.average, self.length, self.records)
+
+
+def drift_of(frozen: float, length: float, records: int) -> float:
+    if not records or not frozen:
+        return 0.0
+    return abs(length / records - frozen) / frozen
 
 
 def held_generation(folder: Path, meta: dict[str, str]) -> tuple[Held, Living | None]:
@@ -112,17 +129,22 @@ def held_generation(folder: Path, meta: dict[str, str]) -> tuple[Held, Living | 
     try:
         base_members = {str(k): str(v) for k, v in json.loads(meta.get("members", "{}")).items()}
         base_rows = {str(k): int(v) for k, v in json.loads(meta.get("rows", "{}")).items()}
+        base_lengths = {str(k): float(v) for k, v in json.loads(meta.get("lengths", "{}")).items()}
         base_records, average = int(meta.get("record_count", 0)), float(meta.get("norm_average", 0.0))
+        base_length = float(meta.get("average_length", 0.0)) * base_records
     except (ValueError, TypeError, AttributeError):
-        base_members, base_rows, base_records, average = {}, {}, 0, 0.0
+        base_members, base_rows, base_lengths, base_records, average, base_length = {}, {}, {}, 0, 0.0, 0.0
     base_rows = {b: base_rows.get(b, 0) for b in base_members}
+    base_lengths = {b: base_lengths.get(b, 0.0) for b in base_members}
     generation = meta.get("postings", "").removeprefix("postings-") or None
     living = read_living(folder)
     if living is None or living.base != meta.get("postings"):
-        return Held(meta, base_records, generation, 0, average, base_members, base_rows, base_records), None
+        return Held(meta, base_records, generation, 0, average, base_members, base_rows, base_records, base_lengths,
+                    base_length, base_length), None
     records = base_records - sum(base_rows.get(b, 0) for b in living.removed) + sum(d.records for d in living.deltas)
+    length = base_length - sum(base_lengths.get(b, 0.0) for b in living.removed) + sum(d.length for d in living.deltas)
     return Held(living.stamp, records, living.generation, living.changed, average, base_members, base_rows,
-                base_records), living
+                base_records, base_lengths, length, base_length), living
 
 
 def write_delta(folder: Path, member: LibraryMember, counts: BookTerms, average: float) -> Delta:
@@ -146,7 +168,7 @@ def write_delta(folder: Path, member: LibraryMember, counts: BookTerms, average:
         raise
     finally:
         tmp.unlink(missing_ok=True)
-    return Delta(member.book_id, member.stamp, head.name, len(counts.record_ids))
+    return Delta(member.book_id, member.stamp, head.name, len(counts.record_ids), float(counts.lengths.sum()))
 
 
 def drop_delta(folder: Path, head_name: str) -> None:

@@ -138,6 +138,7 @@ class RerankInfo(TypedDict, total=False):
 class FusionInfo(TypedDict):
     method: str
     vector_share: float
+    agreement_share: float  # the rank votes' share beside the normalised scores (contracts/fusion.md)
     weights: dict[str, float]
 
 
@@ -152,9 +153,13 @@ class LibraryBookRow(TypedDict, total=False):
     vector: str  # why its vector channel did not serve it
 
 
-class LibraryIndexInfo(TypedDict):
-    records: int
-    rebuilt: bool
+class LibraryIndexInfo(TypedDict, total=False):
+    records: Required[int]
+    rebuilt: Required[bool]  # brought up to date by this call (books added or removed, or compacted)
+    generation: str | None  # the generation the search read (the backend's name for it)
+    compacted: bool  # this call wrote the exact rebuild (prepare --full, or drift past COMPACT_DRIFT)
+    drift: float  # (prepare) share of records added or removed since the last exact build
+    stale: dict[str, str | None]  # why the generation served is not up to date (it could not be)
 
 
 class LibraryIndexVectors(TypedDict):
@@ -173,6 +178,7 @@ class ModelGroupRow(TypedDict, total=False):
 
 class LibraryInfo(TypedDict):
     books_searched: int
+    generation: str | None  # the lexical index generation served (a replica says which it sees)
     lexical_index: LibraryIndexInfo
     model_groups: list[ModelGroupRow]
 
@@ -199,9 +205,10 @@ class Scores(TypedDict):
     vector: dict[str, float]
 
 
-# Record ids per channel, plain RRF and the hybrid fusion, best first (the eval harness);
-# functional form: "plain-rrf" is no identifier.
+# Record ids per channel, the baselines (plain RRF, RAGFlow's rule) and the hybrid fusion,
+# best first (the eval harness); functional form: "plain-rrf" is no identifier.
 ChannelRankings = TypedDict("ChannelRankings", {
-    "lexical": list[str], "vector": list[str], "plain-rrf": list[str], "hybrid": list[str],
+    "lexical": list[str], "vector": list[str], "plain-rrf": list[str], "ragflow-rule": list[str],
+    "hybrid": list[str],
     "scores": Scores, "weights": dict[str, float], "ran": dict[str, bool],
 })

@@ -305,3 +305,15 @@ def test_mcp_read_source_takes_a_cfi(library: tuple[Path, BookAgent]) -> None:
     good, bad = asyncio.run(run())
     assert good.structured_content["char_start"] == loc["char_start"]
     assert bad.is_error and "source.cfi_not_found" in bad.content[0].text
+
+
+def test_the_page_image_hint_never_asks_an_epub_for_a_render(library: tuple[Path, BookAgent]) -> None:
+    data = str(library[0])
+    epub = run_cli("--data-dir", data, "--json", "search", EPUB_BOOK, "a table of figures for the lawyer")
+    advice = epub.json["visual_fallback"]
+    assert advice["reasons"] and not advice["recommended"] and advice["action"] == "read_source"
+    human = run_cli("--data-dir", data, "search", EPUB_BOOK, "a table of figures for the lawyer")
+    shown = " ".join(human.stdout.decode().split())  # as wrapped by the terminal width
+    assert "no fixed pages" in shown and "book-agent render" not in shown
+    pdf = run_cli("--data-dir", data, "search", PDF_BOOK, "表格 tabular")
+    assert "book-agent render" in " ".join(pdf.stdout.decode().split())

@@ -22,7 +22,7 @@ BLOCK_TAGS = frozenset(
 CELL_TAGS = frozenset({"td", "th"})
 SKIP_TAGS = frozenset({"head", "script", "style", "template", "svg", "math"})
 _SPACE = re.compile(r"\s+")
-_TOKEN = re.compile(r"(\s+)|\S+")  # a run of whitespace (collapsed to one space) or of other characters
+_COLLAPSING = re.compile(r"\s{2,}|[^\S ]")  # whitespace that collapsing to one space changes
 
 
 class _Builder:
@@ -73,15 +73,18 @@ class _Builder:
         if pre:
             self.add(raw, range(base, base + len(raw)))
             return
+        # only where collapsing changes something (a run of two or more, or a tab or newline):
+        # the single spaces between words map one to one
         pieces: list[str] = []
         origins: list[int] = []
-        for match in _TOKEN.finditer(raw):
-            if match.group(1) is not None:
-                pieces.append(" ")
-                origins.append(base + match.start())
-            else:
-                pieces.append(match.group())
-                origins.extend(range(base + match.start(), base + match.end()))
+        pos = 0
+        for match in _COLLAPSING.finditer(raw):
+            pieces += (raw[pos : match.start()], " ")
+            origins += range(base + pos, base + match.start())
+            origins.append(base + match.start())
+            pos = match.end()
+        pieces.append(raw[pos:])
+        origins += range(base + pos, base + len(raw))
         collapsed = "".join(pieces)
         if collapsed.startswith(" "):
             self.space(origins[0])

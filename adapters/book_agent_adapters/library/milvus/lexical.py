@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from book_agent.domain.bm25 import K1, idf, length_norm
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember
 from book_agent.domain.records import LexicalHit
@@ -46,7 +47,6 @@ from book_agent_adapters.library.milvus.records import (
 )
 from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
 from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.impact_index import K1, idf, length_norm
 from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.term_counts import BookTerms, book_terms
 

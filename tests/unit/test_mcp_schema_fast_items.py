@@ -25,7 +25,8 @@ SCHEMAS = {f"{path.stem}:{tool['name']}": tool["inputSchema"]
 def reference_problems(schema: dict[str, Any], arguments: Any) -> list[dict[str, Any]]:
     """schema_problems as it was: the standard Draft 2020-12 validator, item by item."""
     problems: list[dict[str, Any]] = []
-    for error in Draft202012Validator(schema).iter_errors(arguments):
+    sorted_schema = json.loads(json.dumps(schema, sort_keys=True))  # as schema_problems caches it
+    for error in Draft202012Validator(sorted_schema).iter_errors(arguments):
         problems += schema_check._problems_of(error)
         if len(problems) >= schema_check.MAX_PROBLEMS:
             break

@@ -49,6 +49,8 @@ class EngineSettings:
     token: str = ""
     db_name: str = ""
     timeout_s: float = 10.0
+    shards: int = 1  # a rows collection's shards (write parallelism on a Distributed cluster)
+    replicas: int = 1  # in-memory replicas each collection is loaded with (query nodes serving it)
 
 
 def import_pymilvus() -> Any:

@@ -151,17 +151,25 @@ class MilvusLibraryIndex(LibraryIndex):
             stats["records"] += len(terms.record_ids)
             stats["total_length"] += float(terms.lengths.sum())
         lost: Counter[int] = Counter()
+        removed_records = 0
         for key in plan.removed:
             for batch in self.ledger.rows_of(plan.collection, key, ["vector", "length"]):
                 for row in batch:
                     lost.update(_indices(row["vector"]))
-                    stats["records"] -= 1
+                    removed_records += 1
                     stats["total_length"] -= float(row["length"])
+        stats["records"] -= removed_records
         ids, stats["next_term"] = table.apply(gained, lost, plan.generation, int(stats["next_term"]))
         exact = stats["total_length"] / stats["records"] if stats["records"] else 0.0
         if plan.previous is None or not stats.get("avgdl"):
             stats["avgdl"] = exact  # a new epoch (or a library that was empty): exact, frozen from here on
-        stats["drift"] = abs(float(stats["avgdl"]) - exact) / exact if exact else 0.0
+        # the living library's drift: the share of records added or removed since the epoch's statistics
+        # were exact (prepare compacts past 0.2); avgdl_drift: how far the frozen average has moved
+        fresh_epoch = plan.previous is None
+        stats["churn"] = (0 if fresh_epoch else int(stats.get("churn", 0)) + sum(
+            len(build.counted[m.key].record_ids) for m in plan.added) + removed_records)
+        stats["drift"] = stats["churn"] / stats["records"] if stats["records"] else 0.0
+        stats["avgdl_drift"] = abs(float(stats["avgdl"]) - exact) / exact if exact else 0.0
         build.avgdl = float(stats["avgdl"])
         for member in plan.added:
             terms = build.counted[member.key]

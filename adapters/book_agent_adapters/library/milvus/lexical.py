@@ -54,8 +54,13 @@ CHANNEL = "lexical"
 REBUILD = "run `book-agent prepare @all` to load the library's lexical channel into Milvus"
 
 
+TIE_DIGITS = 6  # scores equal to this many significant digits are ties (float32 carries ~7)
+TIE_MARGIN = 50  # candidates fetched past top_k, so records tied at the cut are ordered as local orders them
+
+
 def _add_fields(schema: Any, data_type: Any) -> None:
     schema.add_field("length", data_type.INT64)  # the record's length, to subtract it when its book leaves
+    schema.add_field("seq", data_type.INT64)  # its place in its book: ties go to book order, then reading order
     schema.add_field("vector", data_type.SPARSE_FLOAT_VECTOR)
 
 
@@ -223,7 +228,8 @@ def _sparse_rows(book_id: str, terms: BookTerms, tids: np.ndarray, avgdl: float)
         lo, hi = int(bounds[doc]), int(bounds[doc + 1])
         keep = ids[lo:hi] >= 0
         vector = dict(zip(ids[lo:hi][keep].tolist(), weights[lo:hi][keep].tolist(), strict=True))
-        batch.append({"evidence": f"{book_id}#{record_id}", "length": int(terms.lengths[doc]), "vector": vector})
+        batch.append({"evidence": f"{book_id}#{record_id}", "length": int(terms.lengths[doc]), "seq": doc,
+                      "vector": vector})
         if len(batch) >= INSERT_BATCH:
             yield batch
             batch = []
@@ -267,8 +273,8 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
                 return []
             engine = self.ledger.engine
             found = engine.call("lexical search", lambda c: c.search(
-                pointer.collection, data=[vector], anns_field="vector", limit=min(int(top_k), 16384),
-                filter=self.ledger.visible(pointer, book_ids), output_fields=["evidence"],
+                pointer.collection, data=[vector], anns_field="vector", limit=min(int(top_k) + TIE_MARGIN, 16384),
+                filter=self.ledger.visible(pointer, book_ids), output_fields=["evidence", "seq"],
                 search_params={"metric_type": "IP", "params": {"drop_ratio_search": 0.0}},
                 consistency_level="Strong", timeout=engine.settings.timeout_s))
         except BookAgentError as exc:
@@ -276,10 +282,12 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
                 raise BookAgentError("lexical.index_damaged", f"the library's lexical index is damaged: {exc.message}",
                                      details=exc.details, remediation=REBUILD) from exc
             raise
-        hits = [LexicalHit(str(hit["entity"]["evidence"]), float(hit["distance"])) for hit in found[0]
-                if float(hit["distance"]) > 0]
-        hits.sort(key=lambda h: -h.score)
-        return hits
+        # records the local index scores equal come back within float32 rounding of each other (the
+        # engine sums in its own order): order those as the local index does (book, then reading order)
+        ranked = sorted((hit for hit in found[0] if float(hit["distance"]) > 0), key=lambda hit: (
+            -float(f"{float(hit['distance']):.{TIE_DIGITS}g}"), str(hit["entity"]["evidence"]).partition("#")[0],
+            int(hit["entity"]["seq"])))
+        return [LexicalHit(str(hit["entity"]["evidence"]), float(hit["distance"])) for hit in ranked[:top_k]]
 
     def _query_vector(self, pointer: Pointer, records: int, words: list[str], prefixes: list[str]) -> dict[int, float]:
         """{term id: idf x repeats} at the reader's generation (FTS5 sums a repeated fragment once

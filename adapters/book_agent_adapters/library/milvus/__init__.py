@@ -9,7 +9,7 @@ the local backend (contracts/beyond-one-node.md, "Milvus").
     uri = "http://milvus.internal:19530"   # or BOOK_AGENT_MILVUS_URI, which wins
     token_env = "MILVUS_TOKEN"             # the variable holding the token (never the token)
     prefix = "book_agent"                  # collection names start with it: one library per prefix
-    index_type = "IVF_FLAT"                # the dense index (FLAT, IVF_FLAT, HNSW, IVF_SQ8, ...)
+    index_type = "FLAT"                    # the dense index (FLAT: exact; HNSW, IVF_FLAT, IVF_SQ8, ...)
 
 pymilvus is an optional extra (`pip install 'book-agent[milvus]'`), imported on first use.
 """

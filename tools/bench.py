@@ -1,7 +1,12 @@
-"""`make bench`: runs every tools/bench_*.py and prints their figures, one section each."""
+"""`make bench`: runs every tools/bench_*.py and prints their figures, one section each.
+
+bench_peers.py runs under BENCH_PEERS_PYTHON (the Makefile's .venv-bench, which holds the peers
+it compares book-agent with); without it, it is skipped and said so.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +22,13 @@ def main() -> int:
         if only and name not in only:
             continue
         print(f"\n== {name} ==", flush=True)
-        result = subprocess.run([sys.executable, str(script)])
+        python = sys.executable
+        if name == "peers":
+            python = os.environ.get("BENCH_PEERS_PYTHON", "")
+            if not python:
+                print("skipped: BENCH_PEERS_PYTHON is not set (`make bench` sets it)", flush=True)
+                continue
+        result = subprocess.run([python, str(script)])
         failures += result.returncode != 0
     return 1 if failures else 0
 

@@ -67,11 +67,12 @@ def place_of(locator: dict[str, Any]) -> str:
 
 
 def _visual_tip(result: dict[str, Any]) -> str | None:
-    if not result.get("visual_fallback", {}).get("recommended") or not result["hits"]:
+    advice = result.get("visual_fallback", {})
+    if not (advice.get("recommended") or advice.get("action") == "read_source") or not result["hits"]:
         return None
     first = result["hits"][0]
     locator, book = first["source_locator"], first.get("book_id", result["book_id"])  # a library's hit names its book
-    if "page_index" not in locator:
+    if "page_index" not in locator or not advice.get("recommended"):
         return ("this looks like a question about a figure or table, and this book has no fixed pages: "
                 f"read the passage in the original with `book-agent locate {book} "
                 f"--record {result['hits'][0]['record_id']}` then `book-agent source`")

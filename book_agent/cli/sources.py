@@ -96,12 +96,17 @@ def source(
     locator_json: str = typer.Option(None, "--locator-json", help="A JSON file holding a locator ('-' for stdin)."),
     max_chars: int = typer.Option(DEFAULT_MAX_CHARS, "--max-chars", help=f"At most this many characters (1-{MAX_CHARS_LIMIT})."),
     page_label: str = typer.Option(None, "--page-label", help="A PDF page by its printed label (e.g. 55, iv)."),
+    cfi: str = typer.Option(None, "--cfi", help="An EPUB position as a reader app gives it: epubcfi(...)."),
 ) -> None:
     """The original's own text at a locator (PDF page via PDFium, EPUB chapter via selectolax)."""
-    if (locator_json is None) == (page_label is None):
-        raise BookAgentError("cli.usage", "give exactly one of --locator-json, --page-label",
-                             remediation="e.g. book-agent source BOOK --page-label 55")
-    locator = _read_json(locator_json, "locator") if locator_json is not None else {"page_label": page_label}
+    given = [v for v in (locator_json, page_label, cfi) if v is not None]
+    if len(given) != 1:
+        raise BookAgentError("cli.usage", "give exactly one of --locator-json, --page-label, --cfi",
+                             remediation="e.g. book-agent source BOOK --page-label 55, or --cfi 'epubcfi(/6/4!/4/2/1:0)'")
+    if locator_json is not None:
+        locator = _read_json(locator_json, "locator")
+    else:
+        locator = {"page_label": page_label} if page_label is not None else {"epub_cfi": cfi}
     emit(ctx, agent(ctx).read_source(book, locator, max_chars=max_chars), _render_source)
 
 

@@ -17,8 +17,9 @@ from book_agent.domain.errors import ErrorInfo
 from book_agent.domain.records import Record
 from book_agent.domain.source_results import Locator
 
-# Bump when verification gives other answers for the same package (normalisation, search order).
-VERIFIER_VERSION = "2"
+# Bump when verification gives other answers for the same package (normalisation, search order),
+# or the locators gain fields (3: EPUB locators carry their EPUB CFI).
+VERIFIER_VERSION = "3"
 METHODS = ("exact", "normalized", "fuzzy", "unverified", "record-metadata")
 VERIFIED_METHODS = frozenset({"exact", "normalized", "fuzzy"})
 FAILED_LISTED = 50  # record ids listed by status among those not verified
@@ -45,6 +46,7 @@ class LocatorSummary:
     by_method: dict[str, int] = field(default_factory=dict)
     by_stage: dict[str, int] = field(default_factory=dict)
     corrected: int = 0  # records whose claimed page/chapter or offsets were wrong
+    by_cfi: dict[str, int] = field(default_factory=dict)  # EPUB: verified | unverified | unavailable
     failed: list[str] = field(default_factory=list)  # first FAILED_LISTED ids not verified
     failed_count: int = 0
     seconds: float = 0.0
@@ -57,6 +59,8 @@ class LocatorSummary:
         stage = str(check.get("stage") or "none")
         self.by_stage[stage] = self.by_stage.get(stage, 0) + 1
         self.corrected += bool(check.get("corrected"))
+        if check.get("cfi"):
+            self.by_cfi[str(check["cfi"])] = self.by_cfi.get(str(check["cfi"]), 0) + 1
         if method not in VERIFIED_METHODS:
             self.failed_count += 1
             if len(self.failed) < FAILED_LISTED:
@@ -65,7 +69,8 @@ class LocatorSummary:
     def to_dict(self) -> dict[str, Any]:
         per_1000 = round(self.seconds * 1000 / self.records, 3) if self.records else 0.0
         return {"records": self.records, "by_method": {m: self.by_method.get(m, 0) for m in METHODS},
-                "by_stage": dict(self.by_stage), "corrected": self.corrected, "failed": list(self.failed),
+                "by_stage": dict(self.by_stage), "corrected": self.corrected, "by_cfi": dict(self.by_cfi),
+                "failed": list(self.failed),
                 "failed_count": self.failed_count, "seconds": round(self.seconds, 3),
                 "seconds_per_1000_records": per_1000}
 
@@ -73,6 +78,7 @@ class LocatorSummary:
     def from_dict(cls, data: dict[str, Any]) -> LocatorSummary:
         return cls(records=int(data.get("records") or 0), by_method=dict(data.get("by_method") or {}),
                    by_stage=dict(data.get("by_stage") or {}), corrected=int(data.get("corrected") or 0),
+                   by_cfi=dict(data.get("by_cfi") or {}),
                    failed=list(data.get("failed") or []), failed_count=int(data.get("failed_count") or 0),
                    seconds=float(data.get("seconds") or 0.0))
 

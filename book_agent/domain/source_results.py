@@ -17,6 +17,7 @@ class Verification(TypedDict, total=False):
     method: Required[str]  # exact | normalized | fuzzy | unverified | record-metadata
     score: float
     stage: str  # claimed | neighbour | book | none
+    cfi: str  # EPUB: verified | unverified | unavailable (whether epub_cfi resolves back to the passage)
     threshold: float
     corrected: dict[str, object]
     markdown: str  # verified | corrected | found | unverified | not_found | unchecked
@@ -35,6 +36,8 @@ class Locator(TypedDict, total=False):
     href: str | None
     spine_index: int | None
     fragment: str | None
+    epub_cfi: str | None  # EPUB: the passage as a range CFI (EPUB CFI 1.1), verified against the chapter's XHTML
+    epub_cfi_start: str | None  # EPUB: the CFI of the passage's first character, for readers that go to a point
     char_start: int | None
     char_end: int | None
     markdown_span: MarkdownSpan | None

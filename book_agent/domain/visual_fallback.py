@@ -1,11 +1,18 @@
 """When should an agent look at the page image instead of (or besides) the extracted text?
 
 Deterministic rules, no model: the query asks about something visual (figures, tables,
-charts, formulas, layout; English and Chinese vocabulary), the hits' text looks poorly
-extracted (tiny, U+FFFD replacement or private-use characters, mangled math), the page has
-little text (a scan: hits may carry `page_text_chars`), or a hint says so
-(`hints={"visual": true}`; `false` forces no). Reasons are stable codes plus a readable
-detail, so a caller can explain the recommendation.
+charts, formulas, layout; English and Chinese vocabulary), the hits' text shows a page whose
+text is not enough (a table or figure caption, rows of numbers, typeset maths broken up by
+extraction, a diagram's glyphs, U+FFFD replacement or private-use characters, a tiny text
+that is not code; visual_signals.py), the page has little text (a scan: hits may carry
+`page_text_chars`), or a hint says so (`hints={"visual": true}`; `false` forces no). Code is
+never taken for maths. Reasons are stable codes plus a readable detail, so a caller can
+explain the recommendation.
+
+A page image is recommended only when a hit's book can render one (a PDF): for an EPUB the
+reasons are kept, `recommended` is false and `action` says what to do instead (read the
+passage in the original, whose `images` lists the chapter's pictures). Measured on a labelled
+set of real pages: tools/eval_visual_fallback.py (contracts/search.md, "Visual fallback").
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
+
+from book_agent.domain import visual_signals as signals
 
 # English words match on word boundaries ("table" but not "vegetable" or "stable").
 _EN_VISUAL = re.compile(
@@ -31,10 +40,12 @@ _ZH_VISUAL = (
 # single characters that are far more often part of ordinary words than visuals
 _ZH_FALSE_FRIENDS = ("表示", "表达", "表達", "代表", "发表", "發表", "表现", "表現", "意图", "意圖", "试图", "試圖", "企图", "企圖", "地图", "地圖", "版图", "版圖", "图书", "圖書", "外表", "表面")
 
-MIN_HIT_TEXT_CHARS = 40  # shorter hit text is suspicious
+MIN_HIT_TEXT_CHARS = 40  # shorter hit text is suspicious when it holds maths or a diagram's glyphs
 LOW_PAGE_TEXT_CHARS = 200  # fewer extracted characters on a page: likely a scan or a figure
-_MATH_CHARS = "=+-*/^_<>≤≥∑∫√∂∞±×÷"
-_MATH_DEBRIS = re.compile(r"[=+\-*/^_<>≤≥∑∫√∂∞±×÷]{1}\s*[=+\-*/^_<>≤≥∑∫√∂∞±×÷]")
+TABLE_ROWS = 3  # lines of numeric cells that make a table
+FIGURE_GLYPHS = 3  # arrows and dingbats a drawn diagram leaves in the text
+EPUB_INSTEAD = ("this book is an EPUB: it has no page images to render; read the passage in the original "
+                "(read_source with the hit's locator, or `book-agent source`), whose `images` lists the chapter's pictures")
 
 
 def _query_reasons(query: str) -> list[dict[str, str]]:
@@ -68,24 +79,25 @@ def _text_reasons(index: int, text: str, min_chars: int) -> list[dict[str, str]]
     label = f"hit {index}"
     stripped = text.strip()
     out: list[dict[str, str]] = []
-    # the weighted length is never below the plain one: count wide characters only when short
-    if len(stripped) < min_chars and _weighted_length(stripped) < min_chars:
+    # the weighted length is never below the plain one: count wide characters only when short.
+    # A short line of code (`>>> 6**2 + 6`, `}`), output (`42`) or plain words (a heading) is
+    # text enough; a short text with a maths symbol or a diagram's glyph is a formula or a label.
+    if len(stripped) < min_chars and _weighted_length(stripped) < min_chars and signals.has_visual_glyph(stripped):
         out.append({"code": "hit.text_too_short", "detail": f"{label} has only {len(stripped)} characters of text"})
     if "\ufffd" in text:
         out.append({"code": "hit.replacement_chars", "detail": f"{label} contains U+FFFD replacement characters"})
     if _PRIVATE_USE.search(text):
         out.append({"code": "hit.private_use_chars", "detail": f"{label} contains private-use characters (unmapped glyphs)"})
-    if stripped and _has_math_debris(stripped):
-        out.append({"code": "hit.broken_math", "detail": f"{label} looks like mangled math"})
+    if stripped and signals.broken_math(stripped):
+        out.append({"code": "hit.broken_math", "detail": f"{label} looks like typeset maths broken up by extraction"})
+    kind = signals.caption(text)
+    if kind is not None:
+        out.append({"code": f"hit.{kind}_caption", "detail": f"{label} holds a {kind} caption: the {kind} is on its page"})
+    elif signals.numeric_rows(text) >= TABLE_ROWS:
+        out.append({"code": "hit.table_rows", "detail": f"{label} has rows of numeric cells (a table)"})
+    if signals.figure_glyphs(text) >= FIGURE_GLYPHS:
+        out.append({"code": "hit.figure_glyphs", "detail": f"{label} holds a drawn diagram's arrows and symbols"})
     return out
-
-
-def _has_math_debris(text: str) -> bool:
-    """Three or more operator pairs; a text with fewer than six operator characters has none to
-    look for (the regex scan is the costly part, and ordinary prose has few such characters)."""
-    if sum(text.count(c) for c in _MATH_CHARS) < 6:
-        return False
-    return len(_MATH_DEBRIS.findall(text)) >= 3
 
 
 def _hit_text(hit: Mapping[str, Any]) -> str | None:
@@ -102,9 +114,24 @@ def _page_chars(hit: Mapping[str, Any]) -> int | None:
     return None
 
 
-class VisualFallback(TypedDict):
-    recommended: bool
+class VisualFallback(TypedDict, total=False):
+    recommended: bool  # a page image (render_page) is advised, for a book that has pages
     reasons: list[dict[str, str]]  # [{code, detail}]
+    action: str | None  # render_page | read_source (the book cannot render: what to do instead) | None
+    detail: str  # why read_source instead of render_page
+
+
+def _renderable(hit: Mapping[str, Any]) -> bool | None:
+    """Whether the hit's book has page images: PDF yes, EPUB no, unknown None."""
+    locator = hit.get("source_locator")
+    if not isinstance(locator, Mapping):
+        return None
+    kind = locator.get("kind")
+    if kind in ("pdf", "epub"):
+        return bool(kind == "pdf")
+    if "page_index" in locator:
+        return True
+    return False if "href" in locator or "spine_index" in locator else None
 
 
 class VisualFallbackPolicy:
@@ -122,7 +149,8 @@ class VisualFallbackPolicy:
     ) -> VisualFallback:
         hints = hints or {}
         if hints.get("visual") is False:
-            return {"recommended": False, "reasons": [{"code": "hint.visual_off", "detail": "hints.visual is false"}]}
+            return {"recommended": False, "reasons": [{"code": "hint.visual_off", "detail": "hints.visual is false"}],
+                    "action": None}
         reasons: list[dict[str, str]] = []
         if hints.get("visual") is True:
             reasons.append({"code": "hint.visual", "detail": "hints.visual is true"})
@@ -138,4 +166,14 @@ class VisualFallbackPolicy:
                 reasons.append({"code": "page.little_text", "detail": f"hit {index}: its page has {chars} characters of text"})
         if isinstance(hints.get("page_text_chars"), int) and hints["page_text_chars"] < self.low_page_chars:
             reasons.append({"code": "page.little_text", "detail": f"the page has {hints['page_text_chars']} characters of text"})
-        return {"recommended": bool(reasons), "reasons": reasons}
+        return _advice(reasons, [h for h in hits or [] if isinstance(h, Mapping)])
+
+
+def _advice(reasons: list[dict[str, str]], hits: list[Mapping[str, Any]]) -> VisualFallback:
+    """A render only for a book that has pages: hits all from EPUBs get read_source instead."""
+    if not reasons:
+        return {"recommended": False, "reasons": reasons, "action": None}
+    kinds = {_renderable(h) for h in hits}
+    if hits and True not in kinds and None not in kinds:
+        return {"recommended": False, "reasons": reasons, "action": "read_source", "detail": EPUB_INSTEAD}
+    return {"recommended": True, "reasons": reasons, "action": "render_page"}

@@ -32,7 +32,10 @@ source_locator (already verified against the original: page_index and page_label
 char offsets, verification.method), markdown_span, scores and channels (lexical/vector). Answer only
 from hit text. {CITE}
 If visual_fallback.recommended is true, the answer may sit in a figure, table or formula that
-text extraction missed: render the hit's page with `render_page` before answering. strict=true
+text extraction missed: render the hit's page with `render_page` before answering. An EPUB has no
+pages to render: then visual_fallback.action is "read_source" (read the passage in the original;
+its images lists the chapter's pictures). EPUB hits' source_locator.epub_cfi is the passage's EPUB
+CFI, which reader apps open. strict=true
 fails instead of degrading (e.g. when the vector channel or reranker is unavailable); by default
 missing channels are reported in warnings. query_vector is only for callers that already hold an
 embedding made with exactly this book's model (dimensions are checked)."""
@@ -54,15 +57,18 @@ when you start working with this book."""
 LOCATE_SOURCE = f"""Find exactly where a passage is in the ORIGINAL book (PDF or EPUB), checking the text against
 the original rather than trusting metadata. Give exactly one of: hit (a search hit object as
 returned by `search`), record_id, or quote (a literal passage). Returns a locator:
-{{book_id, kind, page_index (PDF, 0-based) | href + fragment (EPUB), char_start, char_end,
+{{book_id, kind, page_index (PDF, 0-based) | href + fragment + epub_cfi (EPUB), char_start, char_end,
 markdown_span, verification: {{method: exact|normalized|fuzzy|record-metadata|unverified,
 score}}}}. Pass the locator unchanged to `read_source` or use its page_index with `render_page`.
+An EPUB locator's epub_cfi (a range) and epub_cfi_start (a point) are standard EPUB CFIs that
+reader apps open: give them to the user with the citation.
 {CITE} Say so when verification.method is unverified."""
 
 READ_SOURCE = """Read the original book's own text at a locator (from `locate_source`): the PDF page text or EPUB
 chapter text around the located span, with a truncated flag when cut at max_chars. Use it to
 quote the original exactly or to check wording the Markdown may have altered. A PDF page by the
-label printed on it: locator {"page_label": "55"} (an unknown label's error lists the nearest)."""
+label printed on it: locator {"page_label": "55"} (an unknown label's error lists the nearest).
+An EPUB position from a reader app: locator {"epub_cfi": "epubcfi(/6/10!/4/2/1:0)"}."""
 
 RENDER_PAGE = f"""Render a PDF page of the original book to a PNG image (written under the book's runtime
 folder, never into the package). Use it when a search result recommends the visual fallback, or

@@ -21,6 +21,7 @@ from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.text_match import normalize_key
 from book_agent.mcp.server import build_server
+from tests.support.cfi_resolver import epub_resolver
 from tests.support.cli_support import run_cli
 from tests.support.real_books import LSHORT_PDF, REAL_BOOKS, real_package
 
@@ -57,6 +58,8 @@ def test_init_verifies_every_record_exactly_or_normalised(library: tuple[Path, B
     assert check["records"] > 100 and check["failed_count"] == 0 and check["failed"] == []
     assert check["by_method"]["exact"] + check["by_method"]["normalized"] == check["records"]
     assert check["seconds_per_1000_records"] > 0
+    if REAL_BOOKS[book][0].suffix == ".epub":  # every EPUB record has a CFI that resolved back to it
+        assert check["by_cfi"] == {"verified": check["records"]}
 
 
 def test_the_pipelines_wrong_offsets_are_corrected(library: tuple[Path, BookAgent]) -> None:
@@ -72,6 +75,17 @@ def _assert_verified(agent: BookAgent, book: str, hit: dict[str, Any], labels: l
     read = agent.read_source(book, loc, max_chars=200_000)
     located = read["text"][read["span_in_text"]["start"] : read["span_in_text"]["end"]]
     assert normalize_key(located) == normalize_key(hit["text"])  # the offsets are the passage's
+    if loc["kind"] == "epub":
+        _assert_cfi_resolves(book, loc, located)
+
+
+def _assert_cfi_resolves(book: str, loc: dict[str, Any], located: str) -> None:
+    """The locator's CFI, resolved by the tests' own resolver in the original's XML, is the passage."""
+    assert loc["verification"]["cfi"] == "verified"
+    resolver = epub_resolver(str(REAL_BOOKS[book][0]), loc["href"])
+    squash = re.compile(r"\s+")
+    assert squash.sub("", resolver.text(loc["epub_cfi"])) == squash.sub("", located)
+    assert resolver.following(loc["epub_cfi_start"]).lstrip().startswith(located[:1])
 
 
 @pytest.mark.parametrize("book", list(REAL_BOOKS))
@@ -83,6 +97,27 @@ def test_every_search_hit_carries_a_verified_locator(library: tuple[Path, BookAg
         assert hits, query
         for hit in hits:
             _assert_verified(agent, book, hit, pdf_labels)
+
+
+@pytest.mark.parametrize("book", [EPUB_BOOK, "art-of-war-real"])
+def test_cli_and_mcp_hits_carry_cfis_a_reader_resolves(library: tuple[Path, BookAgent], book: str) -> None:
+    query = QUERIES[book][0]
+    cli = run_cli("--data-dir", str(library[0]), "--json", "search", book, query)
+    assert cli.code == 0 and cli.json["hits"]
+
+    async def run() -> Any:
+        async with Client(build_server(book, data_dir=library[0])) as client:
+            found = await client.call_tool("search", {"query": query, "top_k": 5})
+            first = found.structured_content["hits"][0]
+            located = await client.call_tool("locate_source", {"hit": {"record_id": first["record_id"]}})
+            return found, located
+
+    found, located = asyncio.run(run())
+    agent = library[1]
+    for hit in [*cli.json["hits"], *found.structured_content["hits"]]:
+        _assert_verified(agent, book, hit, [])
+        assert hit["source_locator"]["epub_cfi"].startswith("epubcfi(/6/")
+    assert located.structured_content["epub_cfi"] == found.structured_content["hits"][0]["source_locator"]["epub_cfi"]
 
 
 def test_library_hits_carry_their_books_verified_locators(library: tuple[Path, BookAgent], pdf_labels: list[str]) -> None:
@@ -225,3 +260,60 @@ def test_bad_input_on_a_real_book_is_a_coded_error(library: tuple[Path, BookAgen
     with pytest.raises(BookAgentError) as err:
         agent.locate_source(PDF_BOOK, "x" * 100_001)
     assert err.value.code == "source.quote_invalid"
+
+
+def test_a_readers_cfi_reads_the_passage_back(library: tuple[Path, BookAgent]) -> None:
+    """A CFI a reader app hands over (the range, or its start) opens the same passage."""
+    agent = library[1]
+    for book in (EPUB_BOOK, "art-of-war-real"):
+        for hit in agent.search(book, QUERIES[book][-1], top_k=5)["hits"]:
+            loc = hit["source_locator"]
+            read = agent.read_source(book, {"epub_cfi": loc["epub_cfi"]})
+            assert (read["href"], read["char_start"], read["char_end"]) == (loc["href"], loc["char_start"], loc["char_end"])
+            point = agent.read_source(book, {"epub_cfi": loc["epub_cfi_start"]})
+            assert point["char_start"] == point["char_end"] == loc["char_start"]
+    cli = run_cli("--data-dir", str(library[0]), "--json", "source", "art-of-war-real", "--cfi", loc["epub_cfi"])
+    assert cli.code == 0 and cli.json["char_start"] == loc["char_start"]
+
+
+@pytest.mark.parametrize(("cfi", "code"), [
+    ("epubcfi(/6/9999!/4/2/1:0)", "source.cfi_not_found"),  # no such itemref
+    ("epubcfi(/6/10!/4/2/1:0,/1:5", "source.cfi_invalid"),  # not closed
+    ("epubcfi(/6/10!/4/998/1:0)", "source.cfi_not_found"),  # no such element
+    ("epubcfi(/6/10!/4/2[no-such-id]/1:0)", "source.cfi_not_found"),  # the element's id differs
+    ("epubcfi(/6/10!/4/2[a]/1:99999)", "source.cfi_not_found"),  # past the text
+    ("epubcfi(/6/10!/4/2[a]/4/1:0,/1:0,/1:0)", "source.cfi_invalid"),  # a range's parent with an offset
+    ("epubcfi(/6/10!/4/2[a]/1~3.5)", "source.cfi_invalid"),  # a temporal offset
+    (42, "source.cfi_invalid"),
+])
+def test_a_cfi_that_names_nothing_is_a_coded_error(library: tuple[Path, BookAgent], cfi: Any, code: str) -> None:
+    with pytest.raises(BookAgentError) as err:
+        library[1].read_source(EPUB_BOOK, {"epub_cfi": cfi})
+    assert err.value.code == code and err.value.remediation
+
+
+def test_mcp_read_source_takes_a_cfi(library: tuple[Path, BookAgent]) -> None:
+    loc = library[1].search(EPUB_BOOK, "lawyer", top_k=1)["hits"][0]["source_locator"]
+
+    async def run() -> tuple[Any, Any]:
+        async with Client(build_server(EPUB_BOOK, data_dir=library[0])) as client:
+            good = await client.call_tool("read_source", {"locator": {"epub_cfi": loc["epub_cfi"]}})
+            bad = await client.call_tool("read_source", {"locator": {"epub_cfi": "epubcfi(/6/9999!/4/1:0)"}},
+                                         raise_on_error=False)
+            return good, bad
+
+    good, bad = asyncio.run(run())
+    assert good.structured_content["char_start"] == loc["char_start"]
+    assert bad.is_error and "source.cfi_not_found" in bad.content[0].text
+
+
+def test_the_page_image_hint_never_asks_an_epub_for_a_render(library: tuple[Path, BookAgent]) -> None:
+    data = str(library[0])
+    epub = run_cli("--data-dir", data, "--json", "search", EPUB_BOOK, "a table of figures for the lawyer")
+    advice = epub.json["visual_fallback"]
+    assert advice["reasons"] and not advice["recommended"] and advice["action"] == "read_source"
+    human = run_cli("--data-dir", data, "search", EPUB_BOOK, "a table of figures for the lawyer")
+    shown = " ".join(human.stdout.decode().split())  # as wrapped by the terminal width
+    assert "no fixed pages" in shown and "book-agent render" not in shown
+    pdf = run_cli("--data-dir", data, "search", PDF_BOOK, "表格 tabular")
+    assert "book-agent render" in " ".join(pdf.stdout.decode().split())

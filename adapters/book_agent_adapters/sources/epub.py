@@ -18,7 +18,9 @@ from typing import Any
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
+from book_agent.domain.epub_cfi import CfiStep, cfi_error, parse_cfi
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.sources.epub_cfi import ChapterCfi, package_steps, span_cfi
 from book_agent_adapters.sources.epub_chapter_text import (
     extract_chapter,
     extract_chapter_text,
@@ -60,6 +62,8 @@ class EpubSource:
         self._opf_dir = ""
         self._spine: list[SpineItem] | None = None
         self._chapters: dict[str, Chapter] = {}
+        self._cfi_maps: dict[str, ChapterCfi] = {}
+        self._package_steps: dict[str, tuple[CfiStep, CfiStep]] | None = None
 
     def _corrupt(self, what: str, exc: BaseException | None = None) -> BookAgentError:
         return BookAgentError(
@@ -180,6 +184,52 @@ class EpubSource:
         with self._lock:
             self._chapters[item.zip_path] = chapter
         return chapter
+
+    def _cfi_parts(self, item: SpineItem) -> tuple[tuple[CfiStep, CfiStep] | None, ChapterCfi]:
+        chapter = self.chapter(item)
+        with self._lock:
+            if self._package_steps is None:
+                opf_path, opf = self.package_document()
+                self._package_steps = package_steps(opf, posixpath.dirname(opf_path))
+            mapped = self._cfi_maps.get(item.zip_path)
+            if mapped is None:
+                mapped = ChapterCfi.build(self._read(item.zip_path), chapter.text)
+                self._cfi_maps[item.zip_path] = mapped
+            return self._package_steps.get(item.zip_path), mapped
+
+    def resolve_cfi(self, cfi: Any) -> tuple[SpineItem, int, int]:
+        """(chapter, char_start, char_end) a CFI names; a point CFI gives an empty span.
+        source.cfi_invalid (malformed), source.cfi_not_found (no such chapter, element or text).
+        The itemref's position decides the chapter: readers write either its id or its idref
+        as the step's assertion, so that one is not checked; the chapter's own ids are."""
+        parsed = parse_cfi(cfi)
+        self.spine  # noqa: B018  # opens the book (and raises if it cannot be read)
+        wanted = tuple(s.index for s in parsed.start.package)
+        if parsed.end is not None and tuple(s.index for s in parsed.end.package) != wanted:
+            raise cfi_error(cfi, "a range's two ends are in different chapters")
+        for item in self.spine:
+            steps, mapped = self._cfi_parts(item)
+            if steps is None or tuple(s.index for s in steps) != wanted:
+                continue
+            if mapped.xml is None:
+                raise BookAgentError("source.cfi_not_found", f"the chapter {item.href} has no CFI positions: "
+                                     f"{mapped.why_not}", details={"href": item.href},
+                                     remediation="read the chapter by its href (read_source with href)")
+            start = mapped.offset_of(parsed.start, after=False)
+            end = mapped.offset_of(parsed.end, after=True) if parsed.end is not None else start
+            return item, start, max(start, end)
+        raise BookAgentError("source.cfi_not_found", f"the CFI names no chapter of this book's spine: "
+                             f"{''.join(str(s) for s in parsed.start.package)}",
+                             details={"steps": "".join(str(s) for s in parsed.start.package),
+                                      "chapter_count": len(self.spine)},
+                             remediation="use a CFI from this book's locators (epub_cfi / epub_cfi_start)")
+
+    def cfi(self, item: SpineItem, start: int, end: int) -> dict[str, Any]:
+        """The EPUB CFI of [start, end) in a chapter's text: {epub_cfi (a range), epub_cfi_start,
+        cfi: verified | unverified | unavailable, why?} (sources/epub_cfi.py). Each chapter's
+        XML map is built once and kept, as its text is."""
+        steps, mapped = self._cfi_parts(item)
+        return span_cfi(mapped, steps, self.chapter(item).text, start, end)
 
     def _image_path(self, item: SpineItem, src: str) -> str | None:
         src = unquote(src.partition("#")[0])

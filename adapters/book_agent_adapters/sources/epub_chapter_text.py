@@ -13,6 +13,7 @@ heading, section...) rather than a footnote marker inside the previous paragraph
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 BLOCK_TAGS = frozenset(
@@ -21,40 +22,80 @@ BLOCK_TAGS = frozenset(
 CELL_TAGS = frozenset({"td", "th"})
 SKIP_TAGS = frozenset({"head", "script", "style", "template", "svg", "math"})
 _SPACE = re.compile(r"\s+")
+_COLLAPSING = re.compile(r"\s{2,}|[^\S ]")  # whitespace that collapsing to one space changes
 
 
 class _Builder:
-    def __init__(self) -> None:
+    """The chapter's text as it grows; with `track`, also where each character came from
+    (`origins`: an index into the raw character data, -1 for a break the walk inserted),
+    which the EPUB CFI map needs (epub_cfi_map.py)."""
+
+    def __init__(self, track: bool = False) -> None:
         self.parts: list[str] = []
         self.length = 0
         self.last = "\n"  # as if after a line break: no leading whitespace
+        self.origins: list[int] | None = [] if track else None
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, origins: Sequence[int] | None = None) -> None:
         if text:
             self.parts.append(text)
             self.length += len(text)
             self.last = text[-1]
+            if self.origins is not None:
+                self.origins.extend(origins if origins is not None else [-1] * len(text))
 
-    def space(self) -> None:
+    def space(self, origin: int = -1) -> None:
         if self.last not in " \n\t":
-            self.add(" ")
+            self.add(" ", [origin])
 
     def newline(self) -> None:
         if self.length and self.last != "\n":
             if self.last == " ":  # a trailing space before a break carries nothing
                 self.parts[-1] = self.parts[-1][:-1]
                 self.length -= 1
+                if self.origins is not None:
+                    self.origins.pop()
             self.add("\n")
 
-    def text(self, raw: str, pre: bool) -> None:
-        if pre:
-            self.add(raw)
+    def text(self, raw: str, pre: bool, base: int = -1) -> None:
+        """Add a text node's data (whitespace collapsed unless in <pre>); `base` is the
+        origin of raw[0] when tracking."""
+        if self.origins is None:
+            if pre:
+                self.add(raw)
+                return
+            collapsed = _SPACE.sub(" ", raw)
+            if collapsed.startswith(" "):
+                self.space()
+                collapsed = collapsed[1:]
+            self.add(collapsed)
             return
-        collapsed = _SPACE.sub(" ", raw)
+        if pre:
+            self.add(raw, range(base, base + len(raw)))
+            return
+        # only where collapsing changes something (a run of two or more, or a tab or newline):
+        # the single spaces between words map one to one
+        pieces: list[str] = []
+        origins: list[int] = []
+        pos = 0
+        for match in _COLLAPSING.finditer(raw):
+            pieces += (raw[pos : match.start()], " ")
+            origins += range(base + pos, base + match.start())
+            origins.append(base + match.start())
+            pos = match.end()
+        pieces.append(raw[pos:])
+        origins += range(base + pos, base + len(raw))
+        collapsed = "".join(pieces)
         if collapsed.startswith(" "):
-            self.space()
-            collapsed = collapsed[1:]
-        self.add(collapsed)
+            self.space(origins[0])
+            collapsed, origins = collapsed[1:], origins[1:]
+        self.add(collapsed, origins)
+
+    def result(self) -> str:
+        text = "".join(self.parts).rstrip()
+        if self.origins is not None:
+            del self.origins[len(text):]
+        return text
 
 
 def _is_note_link(tag: str, attrs: Any) -> bool:
@@ -115,7 +156,7 @@ def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, 
         stack.append((node, True, pre, anchor))
         child_pre = pre or tag == "pre"
         stack.extend((c, False, child_pre, None) for c in reversed(_children(node)))
-    text = "".join(out.parts).rstrip()
+    text = out.result()
     return text, {k: min(v, len(text)) for k, v in fragments.items()}, _extents(text, anchors)
 
 

@@ -236,7 +236,11 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
             out.update(page_index=page, page_label=self.page_label(page, claimed_label), extracted_by="pdfium")
         else:
             epub = self.epub()
-            item, fragment = self._epub_item(locator)
+            if locator.get("epub_cfi") is not None and locator.get("href") is None and locator.get("spine_index") is None:
+                item, start, end = epub.resolve_cfi(locator["epub_cfi"])  # a reader app's position
+                fragment = None
+            else:
+                item, fragment = self._epub_item(locator)
             chapter = epub.chapter(item)
             text = chapter.text
             fragment = fragment or locator.get("fragment")

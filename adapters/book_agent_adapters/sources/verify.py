@@ -183,7 +183,13 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
     else:
         unit, match = found.unit, found.match
         verification.update(method=match.method, score=round(match.score, 4))
-        loc.update(_place(resolver, unit, match.start, match.end, claim))
+        place = _place(resolver, unit, match.start, match.end, claim)
+        cfi_check = place.pop("_cfi", None)
+        if cfi_check is not None:  # EPUB: whether the CFI resolved back to the passage (contracts/sources.md)
+            verification["cfi"] = cfi_check["cfi"]
+            if cfi_check.get("why"):
+                warnings.append(f"no EPUB CFI: {cfi_check['why']}")
+        loc.update(place)
         loc.update(char_start=match.start, char_end=match.end)
         field_name = "page_index" if resolver.kind == "pdf" else "spine_index"
         if claim.unit is not None and unit != claim.unit:
@@ -217,8 +223,11 @@ def _place(resolver: OpenOriginal, unit: int, start: int, end: int, claim: Claim
     epub = resolver.epub()
     item = epub.spine[unit]
     chapter = epub.chapter(item)
+    cfi = epub.cfi(item, start, end)
     return {"href": item.href, "spine_index": item.index,
-            "fragment": nearest_fragment(chapter.fragments, chapter.anchors, start, end, claim.fields.get("fragment"))}
+            "fragment": nearest_fragment(chapter.fragments, chapter.anchors, start, end, claim.fields.get("fragment")),
+            "epub_cfi": cfi["epub_cfi"], "epub_cfi_start": cfi["epub_cfi_start"],
+            "_cfi": {k: v for k, v in cfi.items() if k in ("cfi", "why")}}
 
 
 def nearest_fragment(fragments: dict[str, int], anchors: dict[str, tuple[int, int]], start: int, end: int,

@@ -72,15 +72,21 @@ class FaissGroupIndex(LibraryVectorIndex):
         return self._rescore(rows.astype(np.int64), query, int(depth))
 
     def _rescore(self, rows: npt.NDArray[np.int64], query: F32, depth: int) -> list[tuple[str, float]]:
-        """Exact scores against each book's own rows; ties go to book order, then reading order."""
+        """Exact scores against each book's own rows; ties go to book order, then reading order
+        (the global row order: books hold consecutive ranges). Sorted rows put each book's
+        candidates in one slice, scored by one product against its rows, and one lexsort ranks
+        them all (no per-candidate Python)."""
+        if len(rows) == 0:
+            return []
+        rows = np.sort(rows)
         owners = np.searchsorted(self.offsets, rows, side="right") - 1
-        scored: list[tuple[float, int, int]] = []  # (score, book, global row)
-        for book in np.unique(owners):
-            mine = np.sort(rows[owners == book])
-            scores = self._matrix(int(book))[mine - self.offsets[book]] @ query
-            scored += [(float(s), int(book), int(r)) for s, r in zip(scores, mine, strict=True)]
-        scored.sort(key=lambda item: (-item[0], item[2]))  # ties: book order, then reading order
-        return [(f"{self.book_ids[book]}#{self.ids[row]}", score) for score, book, row in scored[:depth]]
+        scores = np.empty(len(rows), dtype=np.float32)
+        starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+        for start, end in zip(starts, [*starts[1:], len(rows)], strict=True):
+            book = int(owners[start])
+            scores[start:end] = self._matrix(book)[rows[start:end] - self.offsets[book]] @ query
+        best = np.lexsort((rows, -scores))[:depth]
+        return [(f"{self.book_ids[owners[i]]}#{self.ids[int(rows[i])]}", float(scores[i])) for i in best]
 
     def _matrix(self, book: int) -> F32:
         """The book's float32 rows (mapped, its record ids not read), checked against the index."""

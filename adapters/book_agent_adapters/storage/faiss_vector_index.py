@@ -10,12 +10,12 @@ Files, in data_dir/library/vectors/ (derived data, never in a package; faiss_ind
 
     <group>.json                the pointer: stamp, the rows of each book in index order, and
                                 the generation's files with their size, hash and state
-    <group>-<generation>.faiss  the index (memory-mapped by readers)
+    <group>-<generation>.faiss  the index (read into memory by readers)
     <group>-<generation>.ids    row -> record id (memory-mapped)
 
 A rebuild writes a new generation under the library's build lock and then replaces the
 pointer in one rename: a reader sees the old index or the new one, never half of one. Old
-generations are then deleted (a reader that mapped one keeps it until it closes). Row r of the
+generations are then deleted (a reader that opened one keeps it in memory until it closes). Row r of the
 index is row r - offset[i] of book i (the books in id order, each holding its matrix's rows in
 order); the books' matrices are pinned by the stamp's database hashes, and each book's row
 count is checked when its matrix is first used.
@@ -232,9 +232,13 @@ def _omp_threads(faiss: Any, threads: int) -> Iterator[None]:
 
 
 def _read_index(faiss: Any, path: Path) -> Any:
-    """Memory-mapped where faiss can (the OS shares and pages it), else read by Python into memory."""
+    """Read into memory, by faiss where it can open the path, else by Python. Not memory-mapped:
+    searching a mapped IVF-SQ8 index took 4.6x as long at 100k vectors and 2x at 1M (its lists
+    scanned through page faults and the page cache); the codes in memory cost about one byte per
+    dimension per vector (~370 MB at 1M x 384), most of which a mapped index also had resident
+    once warm (tools/bench_peers.py measures both)."""
     try:
-        return faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+        return faiss.read_index(str(path))
     except RuntimeError:
         pass
     try:

@@ -1,0 +1,106 @@
+"""What a hit's extracted text says about the page it came from: code, broken maths, a table,
+a figure. Deterministic, regexes only (this runs on every search's hits).
+
+Tuned on half of a labelled set of real pages (tools/eval_visual_fallback.py,
+eval/visual_fallback/README.md: precision and recall on the other half). What the set taught:
+
+- Code is not maths. Source code and REPL sessions are full of ASCII operators (`6**2 + 6`,
+  `i++`, `a // b`, `>>>`), so ASCII operators are never evidence of maths; typeset maths
+  is. A TeX page's formulas come out of PDFium as Unicode mathematical symbols (−, √, ∑ or
+  its Computer Modern stand-in, ∞, ≤, Greek letters) scattered over many lines of one or two
+  characters (each sub- and superscript, each stacked part of a fraction on a line of its own).
+- A table or figure usually has its caption in the text: `表 3.2: ...`, `Figure 1: ...` (the
+  colon tells a caption from a reference such as "见表 3.2" or "see Figure 1").
+- A table without a caption is lines of cells, several of them bare numbers.
+- A diagram drawn by TeX leaves arrow and dingbat glyphs (✲ ❄ ➝) behind.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Unicode maths: the mathematical operators blocks, arrows used in formulas, Greek letters,
+# the mathematical alphanumerics, and the few Latin-1 operators. Not ⟨ ⟩ (a manual's meta
+# arguments) and nothing ASCII.
+_MATH = re.compile("[\u2200-\u22ff\u2a00-\u2aff\u0391-\u03a9\u03b1-\u03c9\u03d1\u03d5\u03f5\u00b1\u00d7\u00f7\u2032\u2033"
+                   "\u221a\U0001d400-\U0001d7ff]")
+_TINY_LINE = re.compile(r"^[ \t]*\S{1,3}[ \t]*$", re.MULTILINE)  # a sub/superscript or a stacked part
+_CAPTION = re.compile(r"(?:^|\s)(表|图|圖|Table|TABLE|Figure|FIGURE|Fig\.)\s?[0-9０-９]+(?:[.\-][0-9]+)*\s?[:：]")
+_FIGURE_GLYPHS = re.compile("[\u2190-\u21ff\u2700-\u27bf\u25a0-\u25ff]")
+_NUMBER = re.compile(r"^[-+]?(?:\d+(?:[.,]\d+)*|\d*\.\d+)(?:%|pt|mm|cm|ms|s|h|KB|MB|GB)?$")
+# marks of code: prompts, keywords, braces and statement ends, calls, TeX commands
+_CODE_LINE = re.compile(
+    r"^\s*(?:>>>|\.\.\.\s|\$\s|#\s?include|#!|%|//|/\*|\*/|In \[\d+\]:)"
+    r"|\b(?:def|return|import|class|lambda|elif|int|void|char|printf|malloc|sizeof|struct|for|while|if)\b.*[(:{;]"
+    r"|[{};]\s*$|\w\(.*\)|\\[a-zA-Z]+[{\[]|\b\w+\s*(?:\+=|-=|\*=|==|!=|->|<<|>>|\*\*|//)\s*\w",
+    re.MULTILINE,
+)
+_CODE_PUNCT = re.compile(r"[(){};=\[\]$\\]")
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def code_share(text: str) -> float:
+    """The share of the text's lines that look like code (0 for text without line breaks
+    that shows no code at all)."""
+    lines = _lines(text)
+    if len(lines) <= 1:
+        return 1.0 if _CODE_LINE.search(text) and len(_CODE_PUNCT.findall(text)) >= 2 else 0.0
+    return sum(bool(_CODE_LINE.search(line)) for line in lines) / len(lines)
+
+
+def looks_like_code(text: str) -> bool:
+    return code_share(text) >= 0.5
+
+
+def broken_math(text: str) -> bool:
+    """Typeset maths as PDFium extracts it: Unicode maths symbols, and (when the line breaks
+    survive) one line in eight or more of one to three characters; in text whose lines were
+    joined, a denser run of maths symbols. ASCII operators never count: they are code's."""
+    symbols = len(_MATH.findall(text))
+    if symbols < 4:
+        return False
+    lines = _lines(text)
+    if len(lines) >= 8:
+        tiny = len(_TINY_LINE.findall(text))
+        return tiny >= 6 and tiny >= 0.12 * len(lines)
+    return symbols >= 6 and symbols >= 0.004 * len(text)
+
+
+def caption(text: str) -> str | None:
+    """`table` or `figure` when the text holds a caption (`表 3.2: ...`, `Figure 1: ...`)."""
+    found = _CAPTION.search(text)
+    if found is None:
+        return None
+    return "table" if found.group(1) in ("表", "Table", "TABLE") else "figure"
+
+
+def numeric_rows(text: str) -> int:
+    """Lines that read as table rows: three or more cells, two or more of them bare numbers,
+    and no code (an index's `name, 12, 45` has its numbers after commas; a REPL line is code).
+    A text whose lines were joined counts one row per three bare numbers when they are 40%
+    of its words or more (an index, 30%, is not a table)."""
+    lines = _lines(text)
+    if len(lines) <= 2:
+        cells = text.split()
+        numbers = sum(bool(_NUMBER.match(c)) for c in cells)
+        return numbers // 3 if cells and numbers >= 0.4 * len(cells) and not looks_like_code(text) else 0
+    rows = 0
+    for line in lines:
+        cells = line.split()
+        if len(cells) < 3 or _CODE_PUNCT.search(line) or _CODE_LINE.search(line):
+            continue
+        if sum(bool(_NUMBER.match(c)) for c in cells) >= 2:
+            rows += 1
+    return rows
+
+
+def has_visual_glyph(text: str) -> bool:
+    """A Unicode maths symbol or a diagram's glyph (never an ASCII operator: those are code's)."""
+    return bool(_MATH.search(text) or _FIGURE_GLYPHS.search(text))
+
+
+def figure_glyphs(text: str) -> int:
+    return len(_FIGURE_GLYPHS.findall(text))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,8 @@ from book_agent.ports import Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.ledger import Ledger
+from book_agent_adapters.library.milvus.lexical_rows import REBUILD, Build, counted, indices
 from book_agent_adapters.library.milvus.records import (
-    INSERT_BATCH,
     ChannelSpec,
     Member,
     Plan,
@@ -46,12 +46,10 @@ from book_agent_adapters.library.milvus.records import (
 )
 from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
 from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.impact_index import K1, idf, length_norm
+from book_agent_adapters.storage.impact_index import idf
 from book_agent_adapters.storage.runtime_files import build_lock
-from book_agent_adapters.storage.term_counts import BookTerms, book_terms
 
 CHANNEL = "lexical"
-REBUILD = "run `book-agent prepare @all` to load the library's lexical channel into Milvus"
 
 
 TIE_DIGITS = 6  # scores equal to this many significant digits are ties (float32 carries ~7)
@@ -126,20 +124,20 @@ class MilvusLibraryIndex(LibraryIndex):
     def _load(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               full: bool) -> int:
         version = expected.get("tokenizer_version", "")
-        build = _Build()
+        build = Build()
         wanted = [Member(m.book_id, f"{m.stamp}|{version}", build.rows_of(m.book_id, member_key(m.book_id,
                          f"{m.stamp}|{version}")), m.record_count) for m in members]
         sources = {w.key: m for w, m in zip(wanted, members, strict=True)}
 
         def prepare(plan: Plan) -> Mapping[str, Any]:
             for member in plan.added:  # every added book's counts before anything is written
-                build.counted[member.key] = _counted(self.terms_dir, sources[member.key])
+                build.counted[member.key] = counted(self.terms_dir, sources[member.key])
             return self._statistics(plan, build)
         self.ledger.build(wanted, expected, progress, prepare=prepare, full=full)
         pointer, _ = self.ledger.pointer()
         return int(pointer.extra.get("records", 0)) if pointer else 0
 
-    def _statistics(self, plan: Plan, build: _Build) -> dict[str, Any]:
+    def _statistics(self, plan: Plan, build: Build) -> dict[str, Any]:
         """The new generation's statistics and term ids (the term table written first)."""
         table = TermTable(self.engine, plan.collection)
         if plan.previous is None:
@@ -160,7 +158,7 @@ class MilvusLibraryIndex(LibraryIndex):
         for key in plan.removed:
             for batch in self.ledger.rows_of(plan.collection, key, ["vector", "length"]):
                 for row in batch:
-                    lost.update(_indices(row["vector"]))
+                    lost.update(indices(row["vector"]))
                     removed_records += 1
                     stats["total_length"] -= float(row["length"])
         stats["records"] -= removed_records
@@ -184,65 +182,6 @@ class MilvusLibraryIndex(LibraryIndex):
     def open(self) -> LibraryLexicalIndex:
         pointer, why = self.ledger.pointer()
         return MilvusLibraryLexical(self.ledger, pointer, why)
-
-
-class _Build:
-    """One build's working state: the added books' counts and term ids, and the frozen avgdl
-    their weights are computed under (set by `_statistics` before any row is written)."""
-
-    def __init__(self) -> None:
-        self.counted: dict[str, BookTerms] = {}
-        self.tids: dict[str, np.ndarray] = {}
-        self.avgdl = 0.0
-
-    def rows_of(self, book_id: str, key: str) -> Any:
-        def rows() -> Iterator[list[dict[str, Any]]]:
-            yield from _sparse_rows(book_id, self.counted[key], self.tids[key], self.avgdl)
-        return rows
-
-
-def _counted(terms_dir: Path, member: LibraryMember) -> BookTerms:
-    try:
-        return book_terms(terms_dir, member)
-    except (OSError, ValueError) as exc:
-        raise BookAgentError("lexical.build_failed", f"book {member.book_id}'s records cannot be read: {exc}",
-                             details={"book_id": member.book_id, "path": str(member.database_path)},
-                             remediation=REBUILD) from exc
-    except Exception as exc:  # sqlite3.Error and kin from a damaged or missing package database
-        raise BookAgentError("lexical.build_failed", f"book {member.book_id}'s records cannot be read: {exc}",
-                             details={"book_id": member.book_id, "path": str(member.database_path)},
-                             remediation=REBUILD) from exc
-
-
-def _sparse_rows(book_id: str, terms: BookTerms, tids: np.ndarray, avgdl: float) -> Iterator[list[dict[str, Any]]]:
-    """The book's records as rows: evidence id, length, and {term id: document weight}."""
-    norm = length_norm(terms.lengths.astype(np.float64), avgdl)
-    order = np.argsort(terms.docs, kind="stable")
-    docs = terms.docs[order]
-    ids = tids[terms.term_ids[order]]
-    freqs = terms.freqs[order].astype(np.float64)
-    weights = (freqs * (K1 + 1) / (freqs + norm[docs])).astype(np.float32)
-    bounds = np.searchsorted(docs, np.arange(len(terms.record_ids) + 1))
-    batch: list[dict[str, Any]] = []
-    for doc, record_id in enumerate(terms.record_ids):
-        lo, hi = int(bounds[doc]), int(bounds[doc + 1])
-        keep = ids[lo:hi] >= 0
-        vector = dict(zip(ids[lo:hi][keep].tolist(), weights[lo:hi][keep].tolist(), strict=True))
-        batch.append({"evidence": f"{book_id}#{record_id}", "length": int(terms.lengths[doc]), "seq": doc,
-                      "vector": vector})
-        if len(batch) >= INSERT_BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _indices(vector: Any) -> list[int]:
-    """A sparse vector's term ids, as pymilvus returns it (a dict, or scipy-like rows)."""
-    if isinstance(vector, dict):
-        return [int(k) for k in vector]
-    indices = getattr(vector, "indices", None)
-    return [int(i) for i in indices] if indices is not None else []
 
 
 class MilvusLibraryLexical(LibraryLexicalIndex):

@@ -119,17 +119,19 @@ class BookAgent:
         return book_status(self.ports, self.books, book_ref, verify)
 
     def prepare(self, book_ref: str, progress: Progress | None = None,
-                phases: Phases | None = None) -> Prepared | LibraryPrepared:
+                phases: Phases | None = None, full: bool = False) -> Prepared | LibraryPrepared:
         """(Re)build the runtime sidecars that are missing, corrupt or stale. Idempotent. For a
-        library reference (a,b or @all): each book's, then the library's index. `phases` names
-        each phase (a book's index, the library's) and takes its progress."""
+        library reference (a,b or @all): each book's, then the library's index (brought up to
+        date book by book; `full`: the exact rebuild, compacting it). `phases` names each phase
+        (a book's index, the library's) and takes its progress."""
         ref = parse_book_ref(book_ref)
         if ref.single:
             return self._registration.prepare(book_ref, phases or _one_phase(progress))
         ids = self._library.book_ids(ref)
         named = phases or _one_phase(None)
         books = [self._registration.prepare(b, _numbered(named, n, len(ids))) for n, b in enumerate(ids, 1)]
-        return cast(LibraryPrepared, {**self._library.prepare(ref, phases or _one_phase(progress)), "books": books})
+        return cast(LibraryPrepared, {**self._library.prepare(ref, phases or _one_phase(progress), full=full),
+                                      "books": books})
 
     def configure(self, book_ref: str, **settings: object) -> Configured:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""

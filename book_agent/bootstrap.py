@@ -118,8 +118,13 @@ class ChosenLibraryIndex(LibraryIndex):
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
         return self.chosen.backend().lexical.state(expected)
 
-    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
-        return self.chosen.backend().lexical.build(members, expected, progress)
+    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+              wait: bool = True) -> int:
+        return self.chosen.backend().lexical.build(members, expected, progress, wait=wait)
+
+    def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+                wait: bool = True) -> int:
+        return self.chosen.backend().lexical.compact(members, expected, progress, wait=wait)
 
     def open(self) -> LibraryLexicalIndex:
         return self.chosen.backend().lexical.open()

@@ -2,12 +2,14 @@
 mixed calls, with faults injected, next to the same N clients each on its own stdio server.
 
     .venv/bin/python tools/bench_http_load.py [--clients 32] [--seconds 30] [--auth token-file|jwt]
-                                              [--replicas 1] [--workers 1] [--skip-stdio] [--no-faults] [--json]
+                                              [--replicas 1] [--workers 1] [--shared-token] [--skip-stdio]
+                                              [--no-faults] [--json]
 
 Loopback only (127.0.0.1), bounded in time (--seconds per phase) and count (--max-calls per
 client). It builds a small library of real PDF book packages under .bench/http-load/, starts
 `book-agent serve @all` in a subprocess with one token per client (a token file, or JWTs signed
-by a key made for the run), and runs N clients, each with its own token, calling search,
+by a key made for the run), and runs N clients, each with its own token (with --shared-token,
+all of them with one: a team's agents behind one key), calling search,
 read_entry, locate_source and render_page in turn over raw JSON-RPC (httpx), checking every
 answer against the book's own text. Meanwhile:
 
@@ -204,6 +206,11 @@ class Tally:
     latencies: dict[str, list[float]] = field(default_factory=lambda: {t: [] for t in TOOL_MIX})
     errors: list[str] = field(default_factory=list)
     calls: int = 0
+    refused_429: int = 0  # answers 429 (http.too_many_requests): also counted in errors
+
+    def status(self, code: int) -> None:
+        if code == 429:
+            self.refused_429 += 1
 
     def error(self, text: str) -> None:
         self.errors.append(text[:300])
@@ -282,6 +289,7 @@ async def http_client(url: str, token: str, checker: Checker, deadline: float, m
     headers = headers_for(token)
     async with httpx.AsyncClient(timeout=60, headers=headers) as client:
         answer = await client.post(url, json=rpc("initialize", INIT, 0))
+        tally.status(answer.status_code)
         if answer.status_code != 200:
             tally.error(f"initialize: HTTP {answer.status_code}")
             return
@@ -294,6 +302,7 @@ async def http_client(url: str, token: str, checker: Checker, deadline: float, m
             try:
                 response = await client.post(url, json=rpc("tools/call", {"name": tool, "arguments": arguments}, turn))
                 elapsed = (time.perf_counter() - started) * 1000
+                tally.status(response.status_code)
                 if response.status_code != 200:
                     tally.error(f"{tool}: HTTP {response.status_code} {response.text[:200]}")
                     continue
@@ -471,8 +480,8 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
         deadline = began + args.seconds
         fault_deadline = began + args.seconds * 0.9
         url = replicas[0].url
-        tasks = [http_client(replicas[i % len(replicas)].url, creds.good[i], Checker(books, i), deadline,
-                             args.max_calls, tally) for i in range(args.clients)]
+        tasks = [http_client(replicas[i % len(replicas)].url, creds.good[0 if args.shared_token else i],
+                             Checker(books, i), deadline, args.max_calls, tally) for i in range(args.clients)]
         if not args.no_faults:
             tasks += [disconnecting_client(url, creds.good[args.clients + j], fault_deadline, j, faults)
                       for j in range(disconnectors)]
@@ -503,7 +512,8 @@ async def http_phase(args: argparse.Namespace, data: Path, books: dict[str, dict
         "server_cpu_ms_per_call": round(cpu_used * 1000 / max(tally.calls, 1), 2),
         "client_cpu_ms_per_call": round(own_used * 1000 / max(tally.calls, 1), 2),
         **latency_figures(tally),
-        "errors": len(tally.errors), "error_samples": tally.errors[:10],
+        "errors": len(tally.errors), "error_samples": tally.errors[:10], "http_429": tally.refused_429,
+        "shared_token": args.shared_token,
         "rss_start_mb": round(sum(rss_start), 1), "rss_end_mb": round(sum(rss_end), 1),
         "rss_peak_mb": round(max(rss_peak), 1), "mb_per_user": round(sum(rss_end) / args.clients, 1),
         "faults": {"disconnected_mid_call": faults.disconnects, "disconnector_answers": faults.disconnect_refusals,
@@ -626,7 +636,8 @@ async def stdio_phase(args: argparse.Namespace, data: Path, books: dict[str, dic
 def table(http: dict[str, Any], stdio: dict[str, Any] | None) -> str:
     rows = [("clients", "clients", "clients"), ("throughput (calls/s)", "throughput_per_s", "throughput_per_s"),
             ("p50 ms", "p50_ms", "p50_ms"), ("p95 ms", "p95_ms", "p95_ms"), ("p99 ms", "p99_ms", "p99_ms"),
-            ("errors (well-behaved)", "errors", "errors"), ("calls", "calls", "calls"),
+            ("errors (well-behaved)", "errors", "errors"), ("of which HTTP 429", "http_429", "-"),
+            ("calls", "calls", "calls"),
             ("server CPU ms per call", "server_cpu_ms_per_call", "-"),
             ("clients' CPU ms per call", "client_cpu_ms_per_call", "-"),
             ("RSS at start, MB", "rss_start_mb", "rss_start_total_mb"),
@@ -667,6 +678,8 @@ def main() -> int:
                                                                  "clients spread over them, as a load balancer would)")
     parser.add_argument("--workers", type=int, default=1, help="`serve --workers N`: N processes on each "
                                                               "server's one port")
+    parser.add_argument("--shared-token", action="store_true", help="every well-behaved client uses one token "
+                                                                    "(a team's agents behind one key)")
     parser.add_argument("--skip-stdio", action="store_true", help="no stdio comparison")
     parser.add_argument("--no-faults", action="store_true", help="well-behaved clients only (a baseline)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -686,7 +699,8 @@ def main() -> int:
     machine = {"cpus": os.cpu_count(), "load_average_before": round(load_before, 1),
                "load_average_after": round(os.getloadavg()[0], 1)}
     results = {"http": http, "stdio": stdio, "machine": machine}
-    out = BENCH / f"results-{args.auth}-{args.clients}x{int(args.seconds)}s-r{args.replicas}w{args.workers}.json"
+    shared = "-shared" if args.shared_token else ""
+    out = BENCH / f"results-{args.auth}{shared}-{args.clients}x{int(args.seconds)}s-r{args.replicas}w{args.workers}.json"
     out.write_text(json.dumps(results, indent=1))
     print(json.dumps(results, indent=1) if args.json else table(http, stdio))
     print(f"machine: {machine['cpus']} CPUs, 1-minute load average {machine['load_average_before']} before, "

@@ -135,7 +135,7 @@ def integrity_costs(index: Any, stamp: dict[str, str]) -> dict[str, float]:
     from book_agent_adapters.storage.impact_checks import Postings, read_head
 
     started = time.perf_counter()
-    assert index.state(stamp)["fresh"]
+    assert index.state(stamp).fresh
     state_ms = (time.perf_counter() - started) * 1000
     con = connect_readonly(index.path, immutable=False)
     postings = Postings(con, index.dir, read_head(con)[0])

@@ -140,18 +140,26 @@ def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path
 def registered_library(agent: Any, eval_set: EvalSet, split: str, parts: int, work_dir: Path = WORK_DIR,
                        progress: bool = True) -> list[str]:
     """The split's book cut into `parts` books of consecutive documents, each registered."""
-    docs = eval_set.book_docs(split)
-    vectors = document_vectors(eval_set, docs, progress)
-    size = -(-len(docs) // parts)
     ids = []
-    for part in range(parts):
-        book_id = f"{eval_set.book_id(split)}-part{part + 1}of{parts}"
-        chunk = slice(part * size, min(len(docs), (part + 1) * size))
-        package = build_package(eval_set, split, vectors[chunk], work_dir / "library" / book_id,
-                                docs=docs[chunk], book_id=book_id)
+    for book_id, package in library_packages(eval_set, split, parts, work_dir, progress):
         agent.init(package, replace=True)
         ids.append(book_id)
     return ids
+
+
+def library_packages(eval_set: EvalSet, split: str, parts: int, work_dir: Path = WORK_DIR,
+                     progress: bool = True) -> list[tuple[str, Path]]:
+    """(book id, package) of the split's book cut into `parts` books of consecutive documents."""
+    docs = eval_set.book_docs(split)
+    vectors = document_vectors(eval_set, docs, progress)
+    size = -(-len(docs) // parts)
+    out = []
+    for part in range(parts):
+        book_id = f"{eval_set.book_id(split)}-part{part + 1}of{parts}"
+        chunk = slice(part * size, min(len(docs), (part + 1) * size))
+        out.append((book_id, build_package(eval_set, split, vectors[chunk], work_dir / "library" / book_id,
+                                           docs=docs[chunk], book_id=book_id)))
+    return out
 
 
 def registered_book(agent: Any, eval_set: EvalSet, split: str, work_dir: Path = WORK_DIR,

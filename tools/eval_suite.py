@@ -10,7 +10,10 @@ has a reranker configured). Then warm search p50: text queries through `BookAgen
 encoded by the local model as a user's would be. The first run encodes documents and
 queries (minutes); later runs reuse the caches.
 
-Checks printed under the table: hybrid >= best single channel - 0.005, and >= plain RRF.
+Checks printed under the table: hybrid >= best single channel - 0.005, and >= plain RRF. With
+`--library N`: the book split into N books ranks within 0.01 of the one book, and the living
+library (the N books added one at a time, then one removed) ranks within 0.01 of the exact
+rebuild of the same books after every change.
 
 `--library-backend milvus` (with `--library N`) also asks the same questions of the book and of
 its N parts through the `milvus` library backend (each as `@all` of its own data dir, so even
@@ -37,6 +40,7 @@ from eval_sets import (
     SETS_DIR,
     WORK_DIR,
     EvalSet,
+    library_packages,
     load_set,
     query_vectors,
     registered_book,
@@ -114,6 +118,49 @@ def library_figures(name: str, split: str, parts: int, one_book: dict[str, Any],
             "within_tolerance": all(abs(d) <= LIBRARY_TOLERANCE for d in deltas.values())}
 
 
+def library_sequence(name: str, split: str, parts: int, sets_dir: Path, work_dir: Path) -> dict[str, Any]:
+    """The living library through a sequence of changes: the set's book split into `parts` books
+    added one at a time, then the second removed. After each change the library as it lives
+    (books added to and removed from its base, never compacted) is evaluated against the exact
+    rebuild of the same books (`prepare --full` in a second data dir): nDCG@10 deltas per channel."""
+    import shutil
+
+    from book_agent import BookAgent
+
+    eval_set = load_set(name, sets_dir)
+    packages = library_packages(eval_set, split, parts, work_dir)
+    questions = work_dir / "questions" / f"{name}-{split}.jsonl"
+    folders = [work_dir / f"data-sequence-{name}-{split}-{parts}-{kind}" for kind in ("living", "exact")]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    steps: list[dict[str, Any]] = []
+    changes = [("add", book_id, package) for book_id, package in packages] + [("remove", packages[1][0], None)]
+    with BookAgent(folders[0]) as living, BookAgent(folders[1]) as exact:
+        held: list[str] = []
+        for change, book_id, package in changes:
+            for agent in (living, exact):
+                if change == "add":
+                    agent.init(package, replace=True)
+                else:
+                    agent.remove(book_id)
+            held = [*held, book_id] if change == "add" else [b for b in held if b != book_id]
+            if len(held) < 2:
+                continue
+            started = time.perf_counter()
+            prepared = living.prepare("@all")
+            living_s = time.perf_counter() - started
+            exact.prepare("@all", full=True)
+            ref = ",".join(held)
+            got = {c: m["ndcg@10"] for c, m in living.evaluate(ref, questions, k=100)["summary"].items()}
+            want = {c: m["ndcg@10"] for c, m in exact.evaluate(ref, questions, k=100)["summary"].items()}
+            steps.append({"change": f"{change} {book_id}", "books": len(held), "prepare_s": round(living_s, 2),
+                          "drift": prepared["lexical_index"].get("drift"),
+                          "generation": prepared["lexical_index"].get("generation"),
+                          "delta_vs_rebuild": {c: round(got[c] - want[c], 4) for c in got}})
+    worst = max((abs(d) for s in steps for d in s["delta_vs_rebuild"].values()), default=0.0)
+    return {"books": parts, "steps": steps, "worst_delta": round(worst, 4), "within_tolerance": worst <= LIBRARY_TOLERANCE}
+
+
 def backend_figures(name: str, split: str, parts: int, backend: str, sets_dir: Path, work_dir: Path) -> dict[str, Any]:
     """The questions asked of the set's book cut into `parts` books (1: the book itself) as the
     `@all` of a data dir of their own, through library backend `backend` and through `local`;
@@ -176,6 +223,10 @@ def render(results: list[dict[str, Any]]) -> str:
             lib = r["library"]
             shown = ", ".join(f"{c} {v:.4f} ({lib['delta_vs_one_book'][c]:+.4f})" for c, v in lib["ndcg@10"].items())
             lines.append(f"{'':24s}  split into {lib['books']} books, nDCG@10: {shown}")
+        for step in (r.get("library_sequence") or {}).get("steps", []):
+            shown = ", ".join(f"{c} {d:+.4f}" for c, d in step["delta_vs_rebuild"].items())
+            lines.append(f"{'':24s}  living, {step['change']} ({step['books']} books, prepare {step['prepare_s']} s): "
+                         f"nDCG@10 vs rebuild {shown}")
         for row in r.get("backend", []):
             shown = ", ".join(f"{c} {v:.4f} ({row['delta_vs_local'].get(c, 0.0):+.4f})"
                               for c, v in row["ndcg@10"].items())
@@ -219,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
                 results[-1]["library"] = library_figures(name, args.split, args.library, results[-1],
                                                          args.sets_dir, args.work_dir)
                 results[-1]["checks"]["library_within_0.01"] = results[-1]["library"]["within_tolerance"]
+                sequence = library_sequence(name, args.split, args.library, args.sets_dir, args.work_dir)
+                results[-1]["library_sequence"] = sequence
+                results[-1]["checks"]["living_within_0.01"] = sequence["within_tolerance"]
             if args.library_backend != "local":
                 compare_backend(results[-1], name, args)
             if not args.json:

@@ -64,13 +64,14 @@ def status(
     emit(ctx, agent(ctx).status(book, verify=verify), render_status)
 
 
-def prepare(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id, a,b or @all.")) -> None:
+def prepare(ctx: typer.Context, book: str = typer.Argument(..., metavar="BOOK", help="A registered book_id, a,b or @all."),
+            full: bool = typer.Option(False, "--full", help="For a,b or @all: the exact rebuild of the library index (compacts it).")) -> None:
     """Rebuild the book's runtime sidecars that are missing, corrupt or stale (idempotent); for a,b or
     @all, each book's and then the library's index (else built at the first library search)."""
     from book_agent.cli.render_books import render_prepare
 
     with phase_progress() as phases:
-        result = agent(ctx).prepare(book, phases=phases)
+        result = agent(ctx).prepare(book, phases=phases, full=full)
     emit(ctx, result, render_prepare)
 
 

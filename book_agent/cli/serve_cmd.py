@@ -20,6 +20,34 @@ if TYPE_CHECKING:
 
 LOOPBACK = "127.0.0.1"
 
+MAX_BODY_BYTES = typer.Option(L.MAX_BODY_BYTES, "--max-body-bytes", metavar="N",
+                              help="Refuse a larger request body (413).")
+MAX_CONNECTIONS = typer.Option(L.MAX_CONNECTIONS, "--max-connections", metavar="N",
+                               help="Open connections for everyone; past it idle ones of the biggest holders make "
+                                    "room, else 503.")
+MAX_CONCURRENT_PER_CLIENT = typer.Option(
+    L.MAX_CONCURRENT_PER_CLIENT, "--max-concurrent-per-client", metavar="N",
+    help="Calls in flight per token (or per client address without authentication); more wait in the queue. "
+         "initialize, ping and the lists count toward nothing.")
+READ_TIMEOUT = typer.Option(L.READ_TIMEOUT_S, "--read-timeout", metavar="SECONDS",
+                            help="A request's head and its body must each arrive within this (a late body gets 408).")
+SHUTDOWN_TIMEOUT = typer.Option(L.SHUTDOWN_TIMEOUT_S, "--shutdown-timeout", metavar="SECONDS",
+                                help="On SIGTERM or Ctrl-C, let the requests in flight finish for at most this long.")
+QUEUE_PER_CLIENT = typer.Option(
+    L.QUEUE_PER_CLIENT, "--queue-per-client", metavar="N",
+    help="Calls past --max-concurrent-per-client that wait for a slot, per client; more get 429 with Retry-After.")
+QUEUE_WAIT = typer.Option(L.QUEUE_WAIT_S, "--queue-wait", metavar="SECONDS",
+                          help="How long a queued call waits for a slot before its 429.")
+MAX_CONNECTIONS_PER_ADDRESS = typer.Option(
+    L.MAX_CONNECTIONS_PER_ADDRESS, "--max-connections-per-address", metavar="N",
+    help="Open connections from one client address (429 past it); raise it behind a proxy.")
+MAX_UNAUTHENTICATED_PER_ADDRESS = typer.Option(
+    L.MAX_UNAUTHENTICATED_PER_ADDRESS, "--max-unauthenticated-per-address", metavar="N",
+    help="Requests without a valid token in flight from one address (429 past it).")
+UNAUTHENTICATED_RATE = typer.Option(
+    L.UNAUTHENTICATED_RATE, "--unauthenticated-rate", metavar="PER_S",
+    help="Requests without a valid token a second from one address, bursts of twice that (429 past it).")
+
 WORKERS = typer.Option(
     1, "--workers", metavar="N",
     help="Worker processes accepting on the one port (stateless: any answers any request); one per core "
@@ -61,19 +89,16 @@ def register(app: typer.Typer) -> None:
         jwt_audience: str = typer.Option(None, "--jwt-audience", metavar="AUD", help="The JWTs' expected audience."),
         jwt_max_lifetime: float = JWT_MAX_LIFETIME,
         jwt_allow_no_exp: bool = JWT_ALLOW_NO_EXP,
-        max_body_bytes: int = typer.Option(L.MAX_BODY_BYTES, "--max-body-bytes", metavar="N",
-                                           help="Refuse a larger request body (413)."),
-        max_concurrent_per_client: int = typer.Option(L.MAX_CONCURRENT_PER_CLIENT, "--max-concurrent-per-client", metavar="N",
-                                                      help="Requests in flight per token (or per client address "
-                                                           "without authentication); more get 429."),
-        read_timeout: float = typer.Option(L.READ_TIMEOUT_S, "--read-timeout", metavar="SECONDS",
-                                           help="A request's head and its body must each arrive within this "
-                                                "(a late body gets 408)."),
-        max_connections: int = typer.Option(L.MAX_CONNECTIONS, "--max-connections", metavar="N",
-                                            help="Open connections for everyone (503 past it)."),
-        shutdown_timeout: float = typer.Option(L.SHUTDOWN_TIMEOUT_S, "--shutdown-timeout", metavar="SECONDS",
-                                               help="On SIGTERM or Ctrl-C, let the requests in flight finish "
-                                                    "for at most this long."),
+        max_body_bytes: int = MAX_BODY_BYTES,
+        max_concurrent_per_client: int = MAX_CONCURRENT_PER_CLIENT,
+        queue_per_client: int = QUEUE_PER_CLIENT,
+        queue_wait: float = QUEUE_WAIT,
+        read_timeout: float = READ_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
+        max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS,
+        max_unauthenticated_per_address: int = MAX_UNAUTHENTICATED_PER_ADDRESS,
+        unauthenticated_rate: float = UNAUTHENTICATED_RATE,
+        shutdown_timeout: float = SHUTDOWN_TIMEOUT,
         access_log: str = typer.Option(None, "--access-log", metavar="FILE",
                                        help="Append the access log (one JSON line per request) to FILE "
                                             "instead of stderr."),
@@ -93,7 +118,10 @@ def register(app: typer.Typer) -> None:
         data_dir = common.data_dir(ctx)
         limits = L.HttpLimits(max_body_bytes=max_body_bytes, max_concurrent_per_client=max_concurrent_per_client,
                               read_timeout=read_timeout, max_connections=max_connections,
-                              shutdown_timeout=shutdown_timeout)
+                              shutdown_timeout=shutdown_timeout, queue_per_client=queue_per_client,
+                              queue_wait=queue_wait, max_connections_per_address=max_connections_per_address,
+                              max_unauthenticated_per_address=max_unauthenticated_per_address,
+                              unauthenticated_rate=unauthenticated_rate)
         jwt = jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience, jwt_max_lifetime, jwt_allow_no_exp)
         options = ServeOptions(
             books, str(data_dir) if data_dir is not None else None, host, port, token_file, jwt, limits, access_log,

@@ -31,6 +31,10 @@ class LibraryIndexState:
     generation: str | None = None  # the complete generation a reader opens now (None when absent)
     reason: str | None = None  # why it is not fresh (None when it is)
     intact: bool = False  # its integrity checks pass (perhaps stale): it may serve while it cannot be rebuilt
+    # how far its frozen statistics are from an exact rebuild's, relative: for BM25 split as
+    # domain/bm25.py splits it, |live average length - frozen one| / frozen one (N and df are
+    # live at query time); 0 right after a full build or compaction
+    drift: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from book_agent.domain.config_checks import ConfigError, check_keys, optional_str
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 
-# Query parameters that carry a secret: a URL is stored, logged and shown, a key must not be.
-_SECRET_PARAMS = re.compile(
-    r"(x[-_])?(api[-_]?key|key|token|access[-_]?token|secret|password|passwd|auth|sig|signature)", re.IGNORECASE)
 _UNSAFE_CHARS = re.compile(r"[\s\\\x00-\x1f\x7f]")
+# A delimiter written percent-encoded (or a percent sign itself, for a double encoding): a server
+# that decodes the path before routing would read a query, a fragment, params or userinfo there.
+_ENCODED_DELIMITER = re.compile(r"%(3f|23|3b|40|3d|26|25)", re.IGNORECASE)
 _IPV6_LOOPBACK = ipaddress.IPv6Address("::1")
 
 
@@ -51,11 +51,13 @@ def endpoint_problem(url: Any) -> tuple[str, str, str] | None:
     """(code, message, remediation) for an endpoint URL that may not be used, else None.
 
     One rule for every URL book-agent may request (allowed endpoints, query and reranker
-    endpoints): a full http(s) URL, no credentials in it (user:password@ or a key-like query
-    parameter: the key belongs in the variable named by auth_env), and plain http only to
-    a loopback host (the key travels in a header).
+    endpoints): a full http(s) URL; nothing a credential could hide in, decided by structure,
+    not by a list of names (`?client_secret=`, `?X-Amz-Signature=`, `#access_token=`,
+    `;token=` and `?%74oken=` alike): no userinfo (`user:password@`), no query, no fragment,
+    no `;params`, no percent-encoded delimiter in the path (the key belongs in the variable
+    named by auth_env); and plain http only to a loopback host (the key travels in a header).
     """
-    bad = ("config.bad_endpoint", f"{url!r} is not a full http(s) URL",
+    bad = ("config.bad_endpoint", f"{shown_url(url)} is not a full http(s) URL",
            "pass the exact URL, e.g. https://api.siliconflow.cn/v1/embeddings")
     if not isinstance(url, str) or not url.isprintable() or _UNSAFE_CHARS.search(url):
         return bad  # isprintable: also no lone surrogate (undecodable bytes)
@@ -66,16 +68,43 @@ def endpoint_problem(url: Any) -> tuple[str, str, str] | None:
         return bad
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return bad
-    secret_params = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) if _SECRET_PARAMS.fullmatch(k)]
-    if "@" in parts.netloc or secret_params:
-        what = "user:password@" if "@" in parts.netloc else f"the query parameter {secret_params[0]!r}"
-        return ("config.endpoint_credentials", f"the endpoint URL carries credentials ({what})",
-                "remove them from the URL; export the key in an environment variable and name it with "
-                "--auth-env NAME (the key itself is never stored)")
+    carried = carried_part(url)
+    if carried is not None:
+        return ("config.endpoint_credentials",
+                f"the endpoint URL carries {carried}, where a credential could hide (the URL is stored and shown)",
+                f"pass the bare endpoint, without {carried}; put the key in the environment variable the config "
+                "names (auth_env, set with --auth-env NAME) and export it there: the key itself is never stored")
     if parts.scheme == "http" and not is_loopback_host(parts.hostname):
         return ("config.insecure_endpoint", f"{url} is plain HTTP to another machine",
                 "use the provider's https:// URL (plain http is allowed for localhost, 127.x.x.x and [::1] only)")
     return None
+
+
+def carried_part(url: str) -> str | None:
+    """The part of `url` (an http(s) URL) beyond scheme, host, port and path, named (never
+    quoted: it may be the secret), else None."""
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        return "userinfo (user:password@)"
+    if "%" in parts.netloc:
+        return "a percent-encoded host or port"
+    if "?" in url:
+        return "a query (?...)"
+    if "#" in url:
+        return "a fragment (#...)"
+    if ";" in parts.path:
+        return "parameters (;...)"
+    if _ENCODED_DELIMITER.search(parts.path):
+        return "a percent-encoded delimiter (%3F, %23, %3B, %40, %3D, %26 or %25)"
+    return None
+
+
+def shown_url(url: Any) -> str:
+    """`url` as an error may show it: withheld when it has a part a credential could hide in
+    (or is not a printable string)."""
+    if not isinstance(url, str) or not url.isprintable() or any(c in url for c in "@?#;%"):
+        return "(withheld: it may hold credentials)" if isinstance(url, str) else repr(url)[:100]
+    return repr(url)
 
 
 def check_endpoint(url: Any, error: type[BookAgentError] = BookAgentError) -> None:
@@ -83,7 +112,7 @@ def check_endpoint(url: Any, error: type[BookAgentError] = BookAgentError) -> No
     problem = endpoint_problem(url)
     if problem is not None:
         code, message, remediation = problem
-        shown = url if problem[0] != "config.endpoint_credentials" else "(withheld: it holds credentials)"
+        shown = url if shown_url(url) == repr(url) else "(withheld: it may hold credentials)"
         raise error(code, message, details={"url": shown}, remediation=remediation)
 
 

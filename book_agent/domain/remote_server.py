@@ -5,8 +5,9 @@ never known to book-agent: `token_env` is the NAME of the variable the host read
 at run time (only hosts that can do that accept it). Rules (contracts/hosts.md, "A team
 server over HTTP"):
 
-- URL: a full http(s) URL with a host; no user:password@, no key-like query parameter, no
-  fragment (the one URL rule of domain/network.py, with the host install's own codes);
+- URL: a full http(s) URL with a host, and nothing a credential could hide in: no
+  user:password@, no query, no `;params`, no percent-encoded delimiter (the one URL rule of
+  domain/network.py, decided by structure, with the host install's own codes), no fragment;
 - plain http only to a loopback address (the token would cross the network in clear),
   unless `allow_insecure_http` says the network is trusted (a VPN, a lab LAN);
 - token_env: an environment variable name, `[A-Za-z_][A-Za-z0-9_]*`.
@@ -41,13 +42,16 @@ def remote_server(url: str, token_env: str | None = None, *, allow_insecure_http
     """A checked RemoteServer; a URL or variable name that may not be written is a coded error."""
     if not isinstance(url, str) or len(url) > MAX_URL_CHARS:
         raise _bad_url(url, f"longer than {MAX_URL_CHARS} characters")
+    if "#" in url:
+        raise _bad_url(url, "it has a #fragment")
     problem = endpoint_problem(url)
     if problem is not None:
         code = problem[0]
         if code == "config.endpoint_credentials":
             raise BookAgentError(
-                "host.url_credentials", "the URL carries credentials (user:password@ or a key-like query "
-                "parameter); a host config is no place for them", details={"url": "(withheld: it holds credentials)"},
+                "host.url_credentials", "the URL carries userinfo, a query, parameters or an encoded delimiter, "
+                "where a credential could hide; a host config is no place for them",
+                details={"url": "(withheld: it may hold credentials)"},
                 remediation="pass the bare endpoint, e.g. https://books.example.org/mcp, and the token's variable "
                             "name with --token-env NAME (the token itself is never written)")
         if code != "config.insecure_endpoint" or not allow_insecure_http:
@@ -59,8 +63,6 @@ def remote_server(url: str, token_env: str | None = None, *, allow_insecure_http
                                 "plain http is accepted for localhost, 127.x.x.x and [::1], or with "
                                 "--allow-insecure-http on a network you trust (a VPN)")
             raise _bad_url(url, "not a full http(s) URL with a host")
-    if urlsplit(url).fragment or url.endswith("#"):
-        raise _bad_url(url, "it has a #fragment")
     if token_env is not None and not _ENV_NAME.fullmatch(token_env):
         raise BookAgentError(
             "host.bad_token_env", "--token-env takes the NAME of an environment variable, not a token",
@@ -73,7 +75,7 @@ def remote_server(url: str, token_env: str | None = None, *, allow_insecure_http
 def _bad_url(url: object, why: str) -> BookAgentError:
     if not isinstance(url, str) or not url.isprintable():
         shown = "(unprintable)"
-    elif "@" in url:
+    elif any(c in url for c in "@?#;%"):
         shown = "(withheld: it may hold credentials)"
     else:
         shown = url[:200]

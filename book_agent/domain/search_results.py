@@ -152,9 +152,13 @@ class LibraryBookRow(TypedDict, total=False):
     vector: str  # why its vector channel did not serve it
 
 
-class LibraryIndexInfo(TypedDict):
-    records: int
-    rebuilt: bool
+class LibraryIndexInfo(TypedDict, total=False):
+    records: Required[int]
+    rebuilt: Required[bool]  # brought up to date by this call (books added or removed, or compacted)
+    generation: str | None  # the generation the search read (the backend's name for it)
+    compacted: bool  # this call wrote the exact rebuild (prepare --full, or drift past COMPACT_DRIFT)
+    drift: float  # (prepare) share of records added or removed since the last exact build
+    stale: dict[str, str | None]  # why the generation served is not up to date (it could not be)
 
 
 class LibraryIndexVectors(TypedDict):
@@ -173,6 +177,7 @@ class ModelGroupRow(TypedDict, total=False):
 
 class LibraryInfo(TypedDict):
     books_searched: int
+    generation: str | None  # the lexical index generation served (a replica says which it sees)
     lexical_index: LibraryIndexInfo
     model_groups: list[ModelGroupRow]
 

@@ -13,7 +13,8 @@ anything listens (`http.auth_required`). `--token-file` turns on static-token au
 
 Every request to `/mcp` must name a Host the server answers and, from a browser, an allowed
 Origin (mcp/http_origin.py: DNS-rebinding protection; 403 `http.bad_host` / `http.bad_origin`).
-Limits (mcp/http_limits.py: body size, time to send, concurrent calls per client, connections)
+Limits (mcp/http_limits.py: body size, time to send, calls per client with a short queue, requests
+without a valid token and connections per address)
 and the access log (mcp/access_log.py) are ASGI middleware in front of FastMCP's app; uvicorn's
 own settings come from the same limits. SIGTERM or Ctrl-C: uvicorn stops accepting, lets the
 requests in flight finish (up to `shutdown_timeout` seconds), then re-raises the signal.

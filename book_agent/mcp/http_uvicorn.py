@@ -4,7 +4,10 @@
   timeout of the connection opening or of the previous answer; else the connection is closed.
   (uvicorn restarts its keep-alive timer on every byte, so a client trickling a head would hold
   the connection forever.) The same deadline bounds how long an unread body is drained after a
-  413. A module-level class, so that worker processes can be handed it.
+  413. A module-level class, so that worker processes can be handed it. It also keeps the
+  connections per client address (mcp/http_connections.py): one past the address's cap is
+  answered 429 and closed, and at the cap for everyone an idle connection of the address
+  holding the most makes room, so one client cannot deny everyone.
 - `uvicorn_settings`: the connection cap, the time limits, graceful shutdown, and no default
   access log (mcp/access_log.py writes one line per request instead).
 - `run_one`: the app in this process. `run_workers`: `--workers N` processes accepting on one
@@ -25,17 +28,38 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from book_agent import settings
-from book_agent.mcp.http_limits import KEEP_ALIVE_S, READ_TIMEOUT_S, HttpLimits
+from book_agent.mcp.http_connections import OVER_CAP_HEAD_S, ConnectionLedger
+from book_agent.mcp.http_limits import (
+    KEEP_ALIVE_S,
+    MAX_CONNECTIONS,
+    READ_TIMEOUT_S,
+    HttpLimits,
+)
+from book_agent.mcp.http_refusals import too_many_connections
 
 WORKER_APP = "book_agent.mcp.http:worker_app"
 
 
 class GuardedH11Protocol(H11Protocol):
-    head_timeout = READ_TIMEOUT_S  # set from the limits before serving (`uvicorn_settings`)
+    head_timeout = READ_TIMEOUT_S  # these three are set from the limits before serving (`uvicorn_settings`)
+    per_address = MAX_CONNECTIONS
+    everyone = MAX_CONNECTIONS
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
+        self.address = str(self.client[0]) if self.client else "unknown"
+        self.ledger: ConnectionLedger | None = ConnectionLedger.of(self.server_state, self.per_address, self.everyone)
+        if not self.ledger.admit(self, self.address, len(self.connections), _idle):
+            self.connections.discard(self)  # counts toward nobody's cap: refused at its first request
+            self.app = too_many_connections(self.per_address).before(self.app)
+            self.head_timeout = min(self.head_timeout, OVER_CAP_HEAD_S)
+            self.ledger = None
         self._arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.ledger is not None:
+            self.ledger.leave(self, self.address)
+        super().connection_lost(exc)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -50,9 +74,17 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.close()
 
 
+def _idle(connection: Any) -> bool:
+    """No request on `connection` now (none yet, or the last one answered), and not closing."""
+    cycle = connection.cycle
+    return (cycle is None or cycle.response_complete) and not connection.transport.is_closing()
+
+
 def uvicorn_settings(limits: HttpLimits) -> dict[str, Any]:
     """uvicorn.Config keywords for these limits (and the head deadline set for this process)."""
     GuardedH11Protocol.head_timeout = limits.read_timeout
+    GuardedH11Protocol.per_address = limits.max_connections_per_address
+    GuardedH11Protocol.everyone = limits.max_connections
     return {
         "http": GuardedH11Protocol,
         "limit_concurrency": limits.max_connections,

@@ -9,11 +9,17 @@ and found through the entry-point group `book_agent.library_backends` (contracts
 
 The write side is *bring the index to these members*: `build(members, expected)` leaves the
 index holding exactly `members`, stamped `expected` (each member's stamp names what its
-records were built from). A backend may rebuild everything (the local one does) or add and
-remove only the members whose stamps changed, in a new generation; either way readers keep
-the complete generation they opened until they close it, and writers are serialised by the
-backend (a file lock, a server's transaction). `state().generation` names the generation a
-new reader gets.
+records were built from). A living backend adds and removes only the members whose stamps
+changed, in a new generation, at the cost of those books (BM25 split as domain/bm25.py
+splits it: document-side weights under an average length frozen per generation, idf from the
+live document frequencies at query time); `compact(members, expected)` writes the exact
+rebuild, which every sequence of builds converges to (`state().drift` says how far the frozen
+statistics are from it: 0 right after a compaction). Either way readers keep the complete
+generation they opened until they close it (`reader.generation` names it), writers are
+serialised by the backend (a file lock, a server's transaction), and a writer asked not to
+wait (`wait=False`, what a search asks) gives up at once with `lexical.build_busy` while
+another one writes, so a search serves the generation in place instead of waiting.
+`state().generation` names the generation a new reader gets.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ Stamp = dict[str, str]  # what an index must have been built from (domain/librar
 class LibraryLexicalIndex(Protocol):
     """One open generation of the library's lexical index. Safe to share between threads."""
 
+    generation: str | None  # the generation this reader serves (None: an empty, never built index)
+
     def search(self, query: str, top_k: int, book_ids: Sequence[str] | None = None) -> list[LexicalHit]:
         """BM25 with the whole library's statistics, best first, at most `top_k` (none for
         `top_k` <= 0); record ids are `book_id#record_id`; `book_ids` narrows the hits, never
@@ -49,11 +57,21 @@ class LibraryIndex(Protocol):
     def state(self, expected: Stamp) -> LibraryIndexState:
         """What is in place, fresh when it was built for exactly `expected` and is intact."""
         ...
-    def build(self, members: Sequence[LibraryMember], expected: Stamp, progress: Progress | None) -> int:
+    def build(self, members: Sequence[LibraryMember], expected: Stamp, progress: Progress | None,
+              wait: bool = True) -> int:
         """Make the index hold exactly `members` (see the module docstring); returns its record
         count. When it is already fresh for `expected` (another writer just built it) nothing is
-        rebuilt and the generation stays. A build that fails leaves the previous generation in
-        place and raises BookAgentError (`lexical.build_failed`)."""
+        rebuilt and the generation stays. A living backend adds the new members and removes the
+        gone ones (a changed stamp: both), costing about those books, and may compact when its
+        statistics drifted too far. A build that fails leaves the previous generation in place
+        and raises BookAgentError (`lexical.build_failed`); with `wait=False`, one that would
+        wait for another writer raises `lexical.build_busy` at once."""
+        ...
+    def compact(self, members: Sequence[LibraryMember], expected: Stamp, progress: Progress | None,
+                wait: bool = True) -> int:
+        """The exact rebuild for `members` (statistics of exactly these records, `drift` 0): what
+        `prepare @all --full` runs and what builds converge to; scores then equal a fresh index's.
+        Same errors as `build`; the previous generation serves until it is done."""
         ...
     def open(self) -> LibraryLexicalIndex:
         """A reader of the newest complete generation."""

@@ -11,7 +11,6 @@ evidence ids (`book_id#record_id`), unique across books; each hit says its book.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -20,13 +19,12 @@ from book_agent.domain.book_refs import BookRef
 from book_agent.domain.book_reports import LibraryBook
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
-from book_agent.domain.lexical_text import TOKENIZER_VERSION
-from book_agent.domain.library import library_stamp
 from book_agent.domain.records import LexicalHit, Record
 from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.search_results import (
     Hints,
     LibraryBookRow,
+    LibraryIndexInfo,
     SearchHit,
     SearchResult,
 )
@@ -34,14 +32,13 @@ from book_agent.ports import LexicalIndex, Phases, Progress, RecordSource
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
+from book_agent.services.library_lexical import LexicalGenerations
 from book_agent.services.library_vector_indexes import GroupIndexes
 from book_agent.services.library_vector_indexes import library_member as _member
 from book_agent.services.library_vectors import ModelGroups
 from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
-
-STALE_RETRY_S = 300.0  # a stale index served because it could not be rebuilt: how long before trying again
 
 
 class LibraryRecords(RecordSource):
@@ -103,8 +100,7 @@ class Library:
         self._ports = ports
         self._books = books
         self._index = index
-        self._open: tuple[str, LibraryLexicalIndex, int] | None = None  # (stamp, index, records) while fresh
-        self._stale: tuple[float, dict[str, str | None]] | None = None  # (when to try again, why) while serving stale
+        self._lexical = LexicalGenerations(index)
         self._vectors = GroupIndexes(ports.library_vectors)  # approximate indexes of large model groups
 
     def book_ids(self, ref: BookRef) -> list[str]:
@@ -156,47 +152,25 @@ class Library:
                                 "remediation": exc.remediation})
         return opened, skipped
 
-    def prepare(self, ref: BookRef, phases: Phases | None = None) -> dict[str, Any]:
-        """Build the library index now (with progress per phase), instead of at the first library search."""
+    def prepare(self, ref: BookRef, phases: Phases | None = None, full: bool = False) -> dict[str, Any]:
+        """Bring the library index up to date now (with progress per phase), instead of at the
+        first library search; compacted when its statistics drifted past COMPACT_DRIFT, or always
+        with `full` (the exact rebuild)."""
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict=False)
         _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None,
-                               serve_stale=False)
+                               serve_stale=False, compact=True if full else None)
         vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
                                         phases("library: vector indexes") if phases else None)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
-                progress: Progress | None = None, serve_stale: bool = True) -> tuple[LibraryLexicalIndex, dict[str, Any]]:
-        """The library-wide BM25 index over every registered book that opens (rebuilt when a
-        book was registered, replaced or removed since it was built, or found damaged). When it
-        cannot be rebuilt (a full disk, a read-only data dir), a search keeps the last good
-        index (intact, only stale) and says so in `stale`; `prepare` raises the error."""
+                progress: Progress | None = None, serve_stale: bool = True,
+                compact: bool | None = False) -> tuple[LibraryLexicalIndex, LibraryIndexInfo]:
+        """The library-wide BM25 index over every registered book that opens (services/
+        library_lexical.py: brought up to date, never waited for by a search)."""
         members = [_member(book) for book in self._every_openable_book(searched, registered)]
-        expected = library_stamp(members, TOKENIZER_VERSION)
-        key = expected["books"]
-        if self._open is not None and self._open[0] == key:  # open and fresh: no file to read
-            if self._stale is None:
-                return self._open[1], {"records": self._open[2], "rebuilt": False}
-            # serving a stale index: picked up as soon as another process rebuilt it (a state
-            # check, milliseconds); the rebuild itself is tried again only after STALE_RETRY_S
-            if serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
-                return self._open[1], {"records": self._open[2], "rebuilt": False, "stale": self._stale[1]}
-            self.close()
-        state = self._index.state(expected)
-        info: dict[str, Any] = {"records": state.records, "rebuilt": False}
-        if not state.fresh:
-            try:
-                info.update(records=self._index.build(members, expected, progress), rebuilt=True)
-            except BookAgentError as exc:
-                if not (serve_stale and state.intact):
-                    raise
-                info["stale"] = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
-        self.close()
-        self._open = (key, self._index.open(), int(info["records"]))
-        if "stale" in info:  # a build is minutes at scale: not tried again by every search
-            self._stale = (time.monotonic() + STALE_RETRY_S, info["stale"])
-        return self._open[1], info
+        return self._lexical.current(members, progress, serve_stale, compact)
 
     def _rebuilt_lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]
                          ) -> LibraryLexicalIndex:
@@ -206,10 +180,7 @@ class Library:
 
     def close(self) -> None:
         """Close the lexical index (it is reopened when the library changes)."""
-        if self._open is not None:
-            self._open[1].close()
-            self._open = None
-        self._stale = None
+        self._lexical.close()
 
     def close_all(self) -> None:
         self.close()
@@ -257,7 +228,7 @@ class Library:
                 raise
             return None, {"records": 0, "rebuilt": False, "unavailable": {
                 "code": exc.code, "reason": exc.message, "remediation": exc.remediation}}, exc
-        return index, info, None
+        return index, dict(info), None
 
     def search(self, ref: BookRef, query: str, top_k: int, strict: bool,
                query_vector: Sequence[float] | None, hints: Hints | None) -> SearchResult:
@@ -272,6 +243,7 @@ class Library:
                 book["vector"] = vector_notes[book["book_id"]]
         result["books"] = report["books"]
         result["library"] = {"books_searched": sum(1 for b in report["books"] if b["searched"]),
+                             "generation": report["lexical_index"].get("generation"),
                              "lexical_index": report["lexical_index"], "model_groups": groups.describe()}
         result["warnings"] += [f"book {b['book_id']} was skipped: {b['reason']}" for b in report["books"]
                                if not b["searched"]]

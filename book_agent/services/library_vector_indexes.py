@@ -50,26 +50,38 @@ class GroupIndexes:
             out.append({**row, "search": "approximate" if index is not None else "exact", **described})
         return out
 
-    def index(self, model: str, dims: int, members: list[OpenBook], progress: Progress | None = None
-              ) -> tuple[LibraryVectorIndex | None, dict[str, Any]]:
+    def index(self, model: str, dims: int, members: list[OpenBook], progress: Progress | None = None,
+              wait: bool = True) -> tuple[LibraryVectorIndex | None, dict[str, Any]]:
         """The group's index over `members` (every searchable registered book of the group),
-        rebuilt when stale; None (search exactly) and a note when it cannot be built or read."""
+        rebuilt when stale; None (search exactly) and a note when it cannot be built or read,
+        or, when not `wait`ing (a search), while another thread of this process builds one."""
         metrics = {str((b.package.vector_manifest or {}).get("metric") or "cosine") for b in members}
         if len(metrics) != 1:
             return None, {"note": "its books use different metrics: searched exactly"}
         expected = vector_group_stamp(model, dims, metrics.pop(), [library_member(b) for b in members])
-        with self._lock:
-            cached = self._open.get((model, dims))
-            if cached is not None and cached[0] == expected:  # open and fresh: no file to read
-                return cached[1], {"vector_index": {"vectors": cached[2], "rebuilt": False}}
-            stores = {b.book_id: store for b in members if (store := b.vector_parts[0]) is not None}
-            try:
-                index, count, rebuilt = self._load(model, dims, expected, stores, progress)
-            except BookAgentError as exc:
-                return None, {"note": f"{exc.message}: searched exactly"}
-            if cached is not None:
-                cached[1].close()
-            self._open[(model, dims)] = (expected, index, count)
+        cached = self._open.get((model, dims))
+        if cached is not None and cached[0] == expected:  # open and fresh: no lock, no file to read
+            return cached[1], {"vector_index": {"vectors": cached[2], "rebuilt": False}}
+        if not self._lock.acquire(blocking=wait):  # a search never waits for another thread's build
+            return None, {"note": "its approximate index is being built or opened: searched exactly meanwhile"}
+        try:
+            return self._index_locked(model, dims, expected, members, progress)
+        finally:
+            self._lock.release()
+
+    def _index_locked(self, model: str, dims: int, expected: dict[str, str], members: list[OpenBook],
+                      progress: Progress | None) -> tuple[LibraryVectorIndex | None, dict[str, Any]]:
+        cached = self._open.get((model, dims))
+        if cached is not None and cached[0] == expected:  # open and fresh: no file to read
+            return cached[1], {"vector_index": {"vectors": cached[2], "rebuilt": False}}
+        stores = {b.book_id: store for b in members if (store := b.vector_parts[0]) is not None}
+        try:
+            index, count, rebuilt = self._load(model, dims, expected, stores, progress)
+        except BookAgentError as exc:
+            return None, {"note": f"{exc.message}: searched exactly"}
+        if cached is not None:
+            cached[1].close()
+        self._open[(model, dims)] = (expected, index, count)
         return index, {"vector_index": {"vectors": count, "rebuilt": rebuilt}}
 
     def _load(self, model: str, dims: int, expected: dict[str, str], stores: dict[str, VectorStore],
@@ -104,7 +116,7 @@ class GroupIndexes:
             if not found:
                 found.extend(every())
             members = [b for b in found if searchable(b) and group_of(b) == (model, dims)]
-            index, described = self.index(model, dims, members)
+            index, described = self.index(model, dims, members, wait=False)
             if index is None:
                 return None, described
             wanted = {b.book_id for b in books}

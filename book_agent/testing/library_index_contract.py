@@ -178,6 +178,36 @@ class LibraryIndexContract:
         assert built.state(stamp_of(members)).fresh
         assert search(built, "river water", 10) == before
 
+    def test_a_reader_names_the_generation_it_serves(self, built: LibraryIndex, members: list[LibraryMember]) -> None:
+        reader = built.open()
+        try:
+            reader.search("river", 3)
+            assert reader.generation == built.state(stamp_of(members)).generation
+        finally:
+            reader.close()
+
+    def test_adds_and_removes_converge_on_the_exact_rebuild_by_compaction(
+            self, make_index: Callable[[], LibraryIndex], members: list[LibraryMember]) -> None:
+        """Books added one at a time and one removed, then compacted: every score is a fresh
+        index's for the same books (and the statistics' drift is 0)."""
+        living = make_index()
+        for upto in range(1, len(members) + 1):
+            living.build(members[:upto], stamp_of(members[:upto]), None)
+            assert living.state(stamp_of(members[:upto])).fresh
+        kept = [members[0], members[2]]
+        living.build(kept, stamp_of(kept), None)
+        assert [k for k, _ in search(living, MARKERS["b1"], 5)] == []  # a removal takes effect at once
+        before = living.state(stamp_of(kept)).generation
+        assert living.compact(kept, stamp_of(kept), None) == sum(m.record_count for m in kept)
+        state = living.state(stamp_of(kept))
+        assert state.fresh and state.drift == 0 and state.generation != before
+        exact = make_index()
+        exact.build(kept, stamp_of(kept), None)
+        for query in QUERIES:
+            got, want = dict(search(living, query, 500)), dict(search(exact, query, 500))
+            assert got.keys() == want.keys()
+            assert all(abs(got[k] - want[k]) <= 1e-6 * max(1.0, abs(want[k])) for k in got)
+
     @pytest.mark.parametrize("query", ODD_QUERIES)
     def test_any_query_text_is_safe(self, built: LibraryIndex, query: str) -> None:
         hits = search(built, query, 5)

@@ -75,11 +75,17 @@ class MemoryLibraryIndex(LibraryIndex):
             return LibraryIndexState(present=False, fresh=False, records=0, reason="missing")
         fresh = _matches(self.current.stamp, expected)
         return LibraryIndexState(True, fresh, len(self.current.lengths), self.current.generation,
-                                 None if fresh else "stale: built for other books")
+                                 None if fresh else "stale: built for other books", intact=True)
 
-    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None) -> int:
+    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+              wait: bool = True) -> int:
         if self.current is not None and _matches(self.current.stamp, expected):
             return len(self.current.lengths)
+        return self.compact(members, expected, progress)
+
+    def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+                wait: bool = True) -> int:
+        """Every build is exact here (statistics computed at query time): a compaction is a rebuild."""
         words: dict[str, Counter[str]] = {}
         for member in members:
             for record in self.books.records_of(member):
@@ -97,6 +103,7 @@ class MemoryLibraryIndex(LibraryIndex):
 class MemoryLibraryLexical(LibraryLexicalIndex):
     def __init__(self, postings: _Postings) -> None:
         self.postings = postings
+        self.generation = postings.generation if postings.stamp else None
 
     def search(self, query: str, top_k: int, book_ids: Sequence[str] | None = None) -> list[LexicalHit]:
         p = self.postings

@@ -64,7 +64,7 @@ def team(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
     logs = tmp_path_factory.mktemp("team")
     (logs / "tokens").write_text(f"{digest(TEAM)}\n{digest(OTHER)}\n")
     served = start_server(library, logs, "--token-file", str(logs / "tokens"), "--max-concurrent-per-client", "2",
-                          "--access-log", str(logs / "access.log"))
+                          "--queue-per-client", "0", "--access-log", str(logs / "access.log"))
     yield served, logs / "access.log"
     stop_server(served)
     output = served.output()
@@ -103,28 +103,31 @@ def test_a_declared_oversized_body_gets_413_before_it_is_read(team: tuple[Served
 
 
 def test_a_client_past_its_concurrent_calls_gets_429(team: tuple[Served, Path]) -> None:
+    """Two slow renders hold the token's two slots (no queue on this server): its third call is
+    refused at once, another token's is served. (The queue, protocol calls and per-address
+    limits: tests/e2e/test_http_fair_share.py.)"""
     served, _ = team
     body = rpc_body("list_books", {})
     held = []
-    for _ in range(2):  # two calls in flight: heads sent, bodies held back
-        sock = connect(served.port)
-        sock.sendall(head(served.port, len(body), TEAM) + body[:5])
+    for dpi in (301, 302):  # renders run one at a time: the second waits behind the first
+        render = rpc_body("render_page", {"book_id": "pdf-book", "page_index": 1, "dpi": dpi})
+        sock = connect(served.port, timeout=120)
+        sock.sendall(head(served.port, len(render), TEAM) + render)
         held.append(sock)
     try:
         deadline = time.monotonic() + 10
-        while True:  # once the server has read both heads, the third call is refused
-            third = httpx.post(served.base + "/mcp", content=body, headers=bearer())
+        while True:  # once the server holds both renders, the third call is refused
+            third = httpx.post(served.base + "/mcp", content=body, headers=bearer(), timeout=120)
             if third.status_code == 429 or time.monotonic() > deadline:
                 break
         assert third.status_code == 429 and third.headers["retry-after"] == "1"
         assert third.json()["error"]["code"] == "http.too_many_requests"
         assert third.json()["error"]["details"]["limit"] == 2
-        other = httpx.post(served.base + "/mcp", content=body, headers=bearer(OTHER))
+        other = httpx.post(served.base + "/mcp", content=body, headers=bearer(OTHER), timeout=120)
         assert other.status_code == 200  # the limit is per token
         for sock in held:  # the held calls complete, answered as usual
-            sock.sendall(body[5:])
             status, _, answer = read_response(sock)
-            assert status == 200 and sse_result(answer)["result"]["structuredContent"]["books"]
+            assert status == 200 and sse_result(answer)["result"]["structuredContent"]["width_px"] > 0
     finally:
         for sock in held:
             sock.close()

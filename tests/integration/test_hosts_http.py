@@ -164,6 +164,11 @@ def test_no_token_literal_reaches_any_file_or_output(tmp_path: Path) -> None:
     ("https://" + "a" * 2100 + ".org/mcp", "host.bad_url"),
     ("https://reader:hunter2-secret@books.example.org/mcp", "host.url_credentials"),
     ("https://books.example.org/mcp?access_token=hunter2-secret", "host.url_credentials"),
+    ("https://books.example.org/mcp?%61ccess_token=hunter2-secret", "host.url_credentials"),
+    ("https://books.example.org/mcp?client_secret=hunter2-secret", "host.url_credentials"),
+    ("https://books.example.org/mcp;token=hunter2-secret", "host.url_credentials"),
+    ("https://books.example.org/mcp#access_token=hunter2-secret", "host.bad_url"),
+    ("https://books.example.org/team/mcp?lang=en", "host.url_credentials"),  # any query: decided by structure
     ("http://10.1.2.3:8765/mcp", "host.insecure_url"),
     ("http://books.example.org/mcp", "host.insecure_url"),
     ("http://127.1/mcp", "host.insecure_url"),  # not a form every resolver reads as loopback
@@ -176,7 +181,7 @@ def test_a_bad_url_is_refused_with_its_code_and_nothing_written(url: str, code: 
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8765/mcp", "http://localhost:8765/mcp", "http://[::1]:8765/mcp",
-                                 "https://books.example.org/team/mcp?lang=en"])
+                                 "https://books.example.org/team/mcp"])
 def test_loopback_http_and_https_are_accepted(url: str, tmp_path: Path) -> None:
     out = host(tmp_path, "plan", "codex", "--url", url, "--home", str(tmp_path / "home"))
     assert out.code == 0 and out.json["url"] == url

@@ -134,11 +134,15 @@ def test_prepare_builds_the_library_index_ahead_of_the_first_search(split_librar
     _, library = split_library
     seen: list[tuple[int, int]] = []
     first = library.prepare("@all", progress=lambda done, total: seen.append((done, total)))
-    assert first["lexical_index"] == {"records": 60, "rebuilt": True} and seen[-1] == (60, 60)
+    generation = first["lexical_index"]["generation"]
+    assert first["lexical_index"] == {"records": 60, "rebuilt": True, "generation": generation, "drift": 0.0}
+    assert generation
+    assert seen[-1] == (60, 60)
     assert [b["book_id"] for b in first["books"]] == ["part-0", "part-1", "part-2"]
     assert library.prepare("@all")["lexical_index"]["rebuilt"] is False
     result = library.search("@all", "river water")
-    assert result["library"]["lexical_index"] == {"records": 60, "rebuilt": False}
+    assert result["library"]["lexical_index"] == {"records": 60, "rebuilt": False, "generation": generation}
+    assert result["library"]["generation"] == generation
 
 
 def test_one_book_commands_refuse_a_library_reference(split_library):

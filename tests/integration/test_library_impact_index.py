@@ -176,7 +176,8 @@ def test_counts_are_cached_per_book_and_a_new_book_counts_only_itself(tmp_path):
     index.build(members, {"books": "three"}, lambda done, total: seen.append((done, total)))
     after = sorted((tmp_path / "library" / TERMS_DIR).glob("*.npz"))
     assert len(after) == 3 and all(p.stat().st_mtime_ns == before[p] for p in cached)
-    assert seen[-1] == (120, 120)
+    assert seen[-1] == (40, 40)  # the added book alone is counted and written (its own postings)
+    assert len(list((tmp_path / "library").glob("lexical-delta-*.sqlite"))) == 1
     index.build(members[1:], {"books": "later two"}, None)  # a removed book's counts are dropped
     assert len(list((tmp_path / "library" / TERMS_DIR).glob("*.npz"))) == 2
 
@@ -218,7 +219,10 @@ def test_a_reader_keeps_its_index_through_a_rebuild_and_old_postings_are_dropped
     reader = index.open()
     before = reader.search("river water", 10)
     first_postings = sorted(p.name for p in (tmp_path / "library").glob("postings-*.npy"))
-    index.build(members[:1], {"books": "one"}, None)  # replaced while the reader holds the old index
+    index.build(members[:1], {"books": "one"}, None)  # two removed while the reader holds the generation
+    assert reader.search("river water", 10) == before
+    assert all(h.record_id.startswith("book-0#") for h in search(index, "river water", 10))  # at once
+    index.compact(members[:1], {"books": "one"}, None)  # the base replaced while the reader holds it
     assert reader.search("river water", 10) == before
     reader.close()
     after = sorted(p.name for p in (tmp_path / "library").glob("postings-*.npy"))

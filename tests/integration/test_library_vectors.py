@@ -154,6 +154,37 @@ def test_registering_or_removing_a_book_rebuilds_the_index(library, packages):
     assert files == sorted([f"{group_key(MODEL, DIMS)}.json", current["index"]["name"], current["ids"]["name"]])
 
 
+def test_a_search_does_not_wait_for_another_threads_build_and_searches_exactly_meanwhile(library, packages):
+    """While one thread builds the group's index (holding the library's vector lock), a search
+    from another thread does not wait: the group is searched exactly, with a note, and the hits
+    are the exact ones; once the build is done the index serves again."""
+    approximate, exact = library
+    approximate.prepare("@all")
+    approximate.init(packages["late"])  # stale now: the next search would rebuild it
+    groups = approximate._library._vectors
+    vector = list(map(float, clustered(400, 20)[7]))
+    held, release = threading.Event(), threading.Event()
+
+    def builder() -> None:
+        with groups._lock:
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=builder)
+    thread.start()
+    try:
+        assert held.wait(10)
+        result = approximate.search("@all", "", top_k=10, query_vector=vector)
+    finally:
+        release.set()
+        thread.join()
+    group = result["library"]["model_groups"][0]
+    assert group["search"] == "exact" and "being built" in group["note"]
+    assert [(h["evidence_id"], h["scores"]["vector"]) for h in result["hits"]] == vector_hits(exact, "@all", vector)
+    after = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
+    assert after["search"] == "approximate" and after["vector_index"]["rebuilt"] is True
+
+
 def test_a_list_narrows_the_approximate_search_to_its_books(library):
     approximate, exact = library
     recalls = []

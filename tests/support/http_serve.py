@@ -106,10 +106,18 @@ def head(port: int, length: int | None, token: str | None = None, path: str = "/
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def connect(port: int, timeout: float = 10) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+def connect(port: int, timeout: float = 10, source: str | None = None) -> socket.socket:
+    """A connection to the server on 127.0.0.1; `source` binds the client's end to another
+    loopback address (127.0.0.2, ...: Linux routes all of 127/8 to lo), a client of its own."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                    source_address=(source, 0) if source else None)
     sock.settimeout(timeout)
     return sock
+
+
+def client_from(source: str, timeout: float = 30, **options: Any) -> httpx.Client:
+    """An httpx client whose connections come from the loopback address `source`."""
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=timeout, **options)
 
 
 def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:

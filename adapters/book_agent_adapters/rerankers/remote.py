@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host
+from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host, shown_url
 from book_agent.domain.providers import SILICONFLOW_RERANK_ENDPOINT
 from book_agent.domain.search_results import ProviderInfo, RerankHealth
 from book_agent_adapters.rerankers import errors
@@ -156,11 +156,13 @@ def _require_http_url(url: str, plain_http_checked_later: bool = False) -> None:
     if problem is None or (plain_http_checked_later and problem[0] == "config.insecure_endpoint"):
         return
     code, message, remediation = problem
+    withheld = shown_url(url) != repr(url)  # it has a part a credential could hide in
     if code == "config.bad_endpoint":  # as before: a malformed URL is a reranker config error
-        raise errors.rerank_error(errors.CONFIG_INVALID, f"not an http(s) URL: {url!r}",
-                                  errors.REMEDIATION_CONFIG, endpoint=url)
-    shown = "(withheld: it holds credentials)" if code == "config.endpoint_credentials" else url
-    raise errors.rerank_error(code, message, remediation, endpoint=shown)
+        raise errors.rerank_error(errors.CONFIG_INVALID, f"not an http(s) URL: {shown_url(url)}",
+                                  errors.REMEDIATION_CONFIG, endpoint="(withheld: it may hold credentials)"
+                                  if withheld else url)
+    raise errors.rerank_error(code, message, remediation,
+                              endpoint="(withheld: it may hold credentials)" if withheld else url)
 
 
 def require_loopback(url: str) -> None:

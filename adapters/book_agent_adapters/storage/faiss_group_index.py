@@ -24,7 +24,7 @@ from book_agent.ports import VectorStore
 from book_agent.ports.library import LibraryVectorIndex
 from book_agent_adapters.storage.faiss_index_files import RowIds
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
-from book_agent_adapters.storage.vector_matrix import VectorMatrix
+from book_agent_adapters.storage.vector_matrix import VectorMatrix, still_whole
 
 NPROBE = 64  # lists searched per query
 RESCORE_MIN = 50  # candidates rescored exactly, at least ...
@@ -91,11 +91,11 @@ class FaissGroupIndex(LibraryVectorIndex):
     def _matrix(self, book: int) -> F32:
         """The book's float32 rows (mapped, its record ids not read), checked against the index."""
         loaded = self._matrices.get(book)
-        if loaded is not None:
+        if loaded is not None and still_whole(loaded):
             return loaded
         with self._lock:
             loaded = self._matrices.get(book)
-            if loaded is None:
+            if loaded is None or not still_whole(loaded):  # truncated under us: the store loads it again
                 store = self._stores.get(self.book_ids[book])
                 if store is None:
                     raise _unusable(f"book {self.book_ids[book]} is not open")

@@ -22,6 +22,7 @@ import numpy as np
 
 from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage.safe_files import open_regular, require_regular
+from book_agent_adapters.storage.vector_sidecar import COPY_BELOW_BYTES
 
 FORMAT = 2
 FILES = ("index", "ids")
@@ -111,7 +112,10 @@ class RowIds:
     def __init__(self, path: Path, rows: int) -> None:
         with open_regular(path) as handle:
             size = os.fstat(handle.fileno()).st_size
-            mapped = np.asarray(np.memmap(handle, dtype=np.uint8, mode="r")) if size else np.zeros(0, np.uint8)
+            if size <= COPY_BELOW_BYTES:  # read whole: a truncation under a running process cannot fault it
+                mapped = np.frombuffer(handle.read(), dtype=np.uint8)
+            else:
+                mapped = np.asarray(np.memmap(handle, dtype=np.uint8, mode="r"))
         head = (rows + 1) * 8
         if len(mapped) < head:
             raise ValueError("the ids file is shorter than its offsets")

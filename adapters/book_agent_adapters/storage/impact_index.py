@@ -2,10 +2,10 @@
 
 FTS5 computes bm25() for every record matching any query term, so at a million records a
 query holding a common word costs a second (contracts/scale-study.md). This index keeps,
-per term, its posting list as two arrays: the records holding it and each one's *impact*,
-its share of FTS5's bm25() computed when the index is built (the statistics are fixed until
-the library changes, and then the index is rebuilt). A query sums its terms' impacts per
-record with numpy and takes the top k. Same terms (fts_terms.py asks FTS5 to stem), same
+per term, its posting list as two arrays: the records holding it and each one's BM25
+*document weight* (domain/bm25.py), computed when the index is built; a query multiplies each
+term's weights by the term's idf (from its df, kept beside it) and sums these impacts per
+record with numpy, taking the top k. Same terms (fts_terms.py asks FTS5 to stem), same
 formula, same statistics (document frequency, record count and average length of the whole
 library), so it ranks as the book sidecar's `bm25(fts, 1.0, 0.4)` ranks, in milliseconds.
 
@@ -13,7 +13,7 @@ An SQLite file, replaced atomically: `meta` (stamp, record count, average length
 its postings), `ids` (row -> book_id, record_id), `books` (each book's row range), `lengths`
 (each record's length, one blob) and `terms` (term, df, first posting); beside it the postings
 themselves, all terms' in term order, as two memory-mapped arrays named after the build
-(`NAME.docs.npy` int32 rows, `NAME.impacts.npy` float32 BM25 shares): a query reads slices
+(`NAME.docs.npy` int32 rows, `NAME.impacts.npy` float32 document weights): a query reads slices
 of them without copying, and millions of terms do not cost millions of blobs.
 """
 
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from book_agent.domain.bm25 import document_weights, frequencies, idf, length_norm
 from book_agent_adapters.storage.impact_checks import (
     DamagedIndex,
     Postings,
@@ -36,16 +37,15 @@ from book_agent_adapters.storage.impact_checks import (
 from book_agent_adapters.storage.safe_files import create_npy
 from book_agent_adapters.storage.term_counts import BookTerms
 
-K1 = 1.2  # FTS5's bm25() constants (sqlite/ext/fts5/fts5_aux.c)
-B = 0.75
-MIN_IDF = 1e-6  # FTS5 floors a non-positive idf (a term in over half the records) here
-FORMAT = "impact-3"  # an index of another format (an older one, without integrity checks) is stale
+FORMAT = "impact-4"  # postings hold document weights (idf applied at query time); another format is stale
 
 
 def write_index(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], stamp: dict[str, str],
-                postings: Path) -> int:
+                postings: Path, norm_average: float | None = None) -> int:
     """Merge the books' counts into `out` (an empty database) and the arrays `postings`.docs.npy
-    and .impacts.npy (new names: the index in use keeps its own). Returns the record count."""
+    and .impacts.npy (new names: the index in use keeps its own). Returns the record count.
+    `norm_average`: the average length the document weights are computed with, when not these
+    records' own (a book added to a living generation takes the generation's frozen one)."""
     out.execute("PRAGMA journal_mode=OFF")
     out.execute("PRAGMA synchronous=OFF")
     out.executescript(
@@ -66,23 +66,13 @@ def write_index(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]],
     lengths = np.concatenate([c.lengths for _, c in books]).astype(np.float64) if books else np.zeros(0)
     average = float(lengths.mean()) if len(lengths) else 0.0
     out.execute("INSERT INTO lengths VALUES (1, ?)", (lengths.astype("<f4").tobytes(),))
-    checked = _write_terms(out, books, length_norm(lengths, average), postings)
+    frozen = average if norm_average is None else norm_average
+    checked = _write_terms(out, books, length_norm(lengths, frozen), postings)
     meta = {**stamp, **checked, "record_count": str(first), "average_length": repr(average), "format": FORMAT,
-            "postings": postings.name}
+            "norm_average": repr(frozen), "postings": postings.name}
     out.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
     out.commit()
     return first
-
-
-def length_norm(lengths: np.ndarray, average: float) -> np.ndarray:
-    """BM25's length part of the denominator, per record: k1 * (1 - b + b * D / avgdl)."""
-    return K1 * (1 - B + B * lengths / (average or 1.0))
-
-
-def idf(records: int, hits: np.ndarray | int) -> np.ndarray:
-    """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), floored at MIN_IDF (not at 0: every term counts)."""
-    value = np.log((records - np.asarray(hits, dtype=np.float64) + 0.5) / (np.asarray(hits, dtype=np.float64) + 0.5))
-    return np.where(value > 0, value, MIN_IDF)
 
 
 def postings_files(postings: Path) -> tuple[Path, Path]:
@@ -91,8 +81,8 @@ def postings_files(postings: Path) -> tuple[Path, Path]:
 
 def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], norm: np.ndarray,
                  postings: Path) -> dict[str, str]:
-    """Each term's postings with their BM25 impacts: idf x f (k1 + 1) / (f + norm[doc]), so a
-    query only sums. Terms are numbered in sorted order, so rows go into the table in key order.
+    """Each term's postings with their BM25 document weights, f (k1 + 1) / (f + norm[doc])
+    (domain/bm25.py): a query multiplies each term's by its idf and sums. Terms are numbered in sorted order, so rows go into the table in key order.
 
     Each book's postings are scattered straight to their places in the output arrays (memory-
     mapped .npy files, allocated on disk first: a full disk is an OSError, not a SIGBUS): a term's
@@ -106,7 +96,6 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
         df += np.bincount(mapping[counts.term_ids], minlength=len(names))
     starts = np.zeros(len(names) + 1, np.int64)
     np.cumsum(df, out=starts[1:])
-    weights = idf(len(norm), df) * (K1 + 1)
     docs_path, impacts_path = postings_files(postings)
     try:
         docs_out = create_npy(docs_path, "<i4", int(starts[-1]))
@@ -117,7 +106,7 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
     next_free = starts[:-1].copy()
     first = 0
     for (_, counts), mapping in zip(books, to_global, strict=True):
-        _scatter(counts, mapping, first, next_free, weights, norm, docs_out, impacts_out)
+        _scatter(counts, mapping, first, next_free, norm, docs_out, impacts_out)
         first += len(counts.record_ids)
     docs_out.flush()
     impacts_out.flush()
@@ -129,7 +118,7 @@ def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]]
     return {"postings_count": str(int(starts[-1])), **state_meta({"docs": docs_path, "impacts": impacts_path})}
 
 
-def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.ndarray, weights: np.ndarray,
+def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.ndarray,
              norm: np.ndarray, docs_out: np.ndarray, impacts_out: np.ndarray) -> None:
     """One book's postings (sorted by its own term ids) into each term's next free places."""
     if len(counts.term_ids) == 0:
@@ -141,37 +130,102 @@ def _scatter(counts: BookTerms, mapping: np.ndarray, first: int, next_free: np.n
     docs = counts.docs.astype(np.int64) + first
     freqs = counts.freqs.astype(np.float64)
     docs_out[places] = docs
-    impacts_out[places] = weights[terms] * freqs / (freqs + norm[docs])
+    impacts_out[places] = document_weights(freqs, norm[docs])
     next_free[terms[run_starts]] += run_lengths
 
 
-class ImpactScorer:
-    """Scores queries against an open index: sums of the query terms' impacts per record."""
+class Segment:
+    """One head and its postings, open: the base of a generation, or a book added to it since."""
 
     def __init__(self, con: sqlite3.Connection, folder: Path) -> None:
         """Raises DamagedIndex (impossible values, postings of another size), OSError (postings
         missing: a rebuild removed them) or sqlite3.Error."""
         meta, self.records, lengths, self.ranges = read_head(con)
-        self.norm = length_norm(lengths, float(meta["average_length"]))
+        self.norm = length_norm(lengths, _norm_average(meta))
         self.postings = Postings(con, folder, meta)
         self.con = con
-        self.identity = ""  # the head file's (inode, ctime, size), set by who opened it
+        self.name = meta["postings"]
 
     def close(self) -> None:
         self.postings.close()
         self.con.close()
 
+    def terms(self, wanted: Sequence[str]) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """(term, docs, document weights) of each wanted term this segment holds."""
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return [(str(t), *self.postings.slice(_count(n), _count(s)))
+                for t, n, s in self.con.execute(f"SELECT term, df, start FROM terms WHERE term IN ({marks})",
+                                                list(wanted))]
+
+    def prefixed(self, prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(docs, document weights) of every term starting with `prefix`."""
+        return [self.postings.slice(_count(df), _count(start)) for df, start in self.con.execute(
+            "SELECT df, start FROM terms WHERE term >= ? AND term < ?", (prefix, prefix + "\U0010ffff"))]
+
+    def ids_of(self, rows: list[int]) -> dict[int, str]:
+        if not rows:
+            return {}
+        found = self.con.execute(
+            f"SELECT rowid, book_id, record_id FROM ids WHERE rowid IN ({','.join('?' * len(rows))})", rows).fetchall()
+        return {int(r): f"{book}#{rid}" for r, book, rid in found}
+
+
+class ImpactScorer:
+    """Scores queries against one generation: its segments (rows numbered across them, base
+    first) minus the rows of books removed since the base was built. Each term's impact is its
+    document weight times the idf from the live records and the live records holding it
+    (domain/bm25.py), so a split of the same records scores as one index holding them."""
+
+    def __init__(self, segments: Sequence[Segment], removed: Sequence[str] = (), generation: str = "") -> None:
+        self.segments = list(segments)
+        self.offsets = np.cumsum([0, *(s.records for s in self.segments)]).tolist()
+        self.records = int(self.offsets[-1])
+        self.norm = self.segments[0].norm if len(self.segments) == 1 else np.concatenate([s.norm for s in self.segments])
+        self.ranges: dict[str, list[tuple[int, int]]] = {}
+        gone = set(removed)
+        self.live: np.ndarray | None = None  # None: every row is live
+        for segment, offset in zip(self.segments, self.offsets, strict=False):
+            for book_id, (first, count) in segment.ranges.items():
+                if offset == 0 and book_id in gone:  # removed books are the base's (segment 0)
+                    if self.live is None:
+                        self.live = np.ones(self.records, dtype=bool)
+                    self.live[first:first + count] = False
+                else:
+                    self.ranges.setdefault(book_id, []).append((first + offset, count))
+        self.live_records = self.records if self.live is None else int(self.live.sum())
+        self.generation = generation or self.segments[0].name.removeprefix("postings-")
+        self.identity = ""  # the base head file's (inode, ctime, size), set by who opened it
+        self.con = self.segments[0].con
+
+    def close(self) -> None:
+        for segment in self.segments:
+            segment.close()
+
+    def _live(self, docs: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.live is None:
+            return docs, weights
+        keep = self.live[docs]
+        return docs[keep], weights[keep]
+
     def top(self, terms: list[str], prefixes: list[str], top_k: int,
             book_ids: Sequence[str] | None) -> list[tuple[int, float]]:
         """(row, score) best first; rows of books outside `book_ids` are not returned."""
-        if top_k <= 0 or self.records == 0:
+        if top_k <= 0 or self.live_records == 0:
             return []
-        self.postings.notice_changes()
+        for segment in self.segments:
+            segment.postings.notice_changes()
         repeats = Counter(terms)  # FTS5 sums a repeated fragment once per repetition
-        marks = ",".join("?" * len(repeats))
-        found = [self._weighted(self.postings.slice(_count(n), _count(s)), repeats[t])
-                 for t, n, s in self.con.execute(f"SELECT term, df, start FROM terms WHERE term IN ({marks})",
-                                                 list(repeats))] if terms else []
+        by_term: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        for segment, offset in zip(self.segments, self.offsets, strict=False):
+            for term, docs, weights in segment.terms(list(repeats)):
+                by_term.setdefault(term, []).append(self._live(docs + offset if offset else docs, weights))
+        found = []
+        for term, parts in by_term.items():
+            df = sum(len(d) for d, _ in parts)  # the live records holding it
+            times = repeats[term] * float(idf(self.live_records, df))
+            found += [(d, np.asarray(w, dtype=np.float64) * times) for d, w in parts]
         found += [self._prefix(p) for p in prefixes]
         found = [pair for pair in found if len(pair[0])]
         if not found:
@@ -191,36 +245,49 @@ class ImpactScorer:
         hits = hits[np.lexsort((hits, -totals[hits]))]
         return [(int(row), float(totals[row])) for row in hits]
 
-    @staticmethod
-    def _weighted(pair: tuple[np.ndarray, np.ndarray], times: int) -> tuple[np.ndarray, np.ndarray]:
-        docs, impacts = pair
-        return pair if times == 1 else (docs, np.asarray(impacts, dtype=np.float64) * times)
-
     def _prefix(self, prefix: str) -> tuple[np.ndarray, np.ndarray]:
         """One prefix phrase as FTS5 scores it: the counts of every term it starts, summed per
         record, under the idf of the records holding any. Each count is recovered from its
-        impact (the formula inverted with the term's idf and the record's length)."""
+        document weight (the formula inverted with the record's length)."""
         docs_parts, freq_parts = [], []
-        for df, start in self.con.execute(
-                "SELECT df, start FROM terms WHERE term >= ? AND term < ?", (prefix, prefix + "\U0010ffff")):
-            docs, impacts = self.postings.slice(_count(df), _count(start))
-            impacts = np.asarray(impacts, dtype=np.float64)
-            weight = float(idf(self.records, df)) * (K1 + 1)
-            docs_parts.append(docs)
-            freq_parts.append(impacts * self.norm[docs] / np.maximum(weight - impacts, 1e-12))
+        for segment, offset in zip(self.segments, self.offsets, strict=False):
+            for docs, weights in segment.prefixed(prefix):
+                docs, weights = self._live(docs + offset if offset else docs, weights)
+                docs_parts.append(docs)
+                freq_parts.append(frequencies(weights, self.norm[docs]))
         if not docs_parts:
             return np.zeros(0, np.int32), np.zeros(0, np.float32)
         docs, inverse = np.unique(np.concatenate(docs_parts), return_inverse=True)
         freqs = np.bincount(inverse, weights=np.concatenate(freq_parts))
-        impacts = idf(self.records, len(docs)) * freqs * (K1 + 1) / (freqs + self.norm[docs])
-        return docs.astype(np.int32), impacts.astype(np.float32)
+        impacts = idf(self.live_records, len(docs)) * document_weights(freqs, self.norm[docs])
+        return docs, impacts
 
     def _rows_of(self, book_ids: Sequence[str]) -> np.ndarray:
         keep = np.zeros(self.records, dtype=bool)
         for book_id in book_ids:
-            first, count = self.ranges.get(book_id, (0, 0))
-            keep[first:first + count] = True
+            for first, count in self.ranges.get(book_id, ()):
+                keep[first:first + count] = True
         return keep
+
+    def ids_of(self, rows: list[int]) -> dict[int, str]:
+        """Each row's evidence id (`book_id#record_id`), from the segment holding it."""
+        found: dict[int, str] = {}
+        for index, segment in enumerate(self.segments):
+            low, high = self.offsets[index], self.offsets[index + 1]
+            mine = [r - low for r in rows if low <= r < high]
+            found.update({r + low: key for r, key in segment.ids_of(mine).items()})
+        return found
+
+
+def _norm_average(meta: dict[str, str]) -> float:
+    """The average length a segment's weights were computed with (its own, or the generation's)."""
+    try:
+        value = float(meta.get("norm_average", meta["average_length"]))
+    except (KeyError, ValueError) as exc:
+        raise DamagedIndex("its head has no valid norm_average") from exc
+    if not value >= 0 or value == float("inf"):
+        raise DamagedIndex(f"its head's norm_average {value} is impossible")
+    return value
 
 
 def _count(value: object) -> int:

@@ -24,9 +24,11 @@ from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.impact_checks import DamagedIndex, Postings, read_head
-from book_agent_adapters.storage.impact_index import FORMAT, ImpactScorer
+from book_agent_adapters.storage.impact_index import FORMAT, ImpactScorer, Segment
+from book_agent_adapters.storage.living_generation import read_living
 from book_agent_adapters.storage.safe_files import open_regular, require_regular
 
+OPEN_ATTEMPTS = 4  # a generation replaced while being opened is read again (writers commit in milliseconds)
 DAMAGED_SUFFIX = ".damaged"  # beside the head: "this head (inode, ctime) was found damaged by a search"
 REBUILD = "run `book-agent prepare @all` to rebuild the library index (a library search also rebuilds a damaged one)"
 
@@ -61,8 +63,8 @@ def inspect(path: Path) -> Inspection:
             return Inspection(meta, True, False, f"damaged: {found}")
         meta, _, _, _ = read_head(con, light=True)
         postings = Postings(con, path.parent, meta)
-        _check_term_ends(con, postings.count)
-        try:
+        try:  # the mapped files are closed however the checks end (a head without its terms table)
+            _check_term_ends(con, postings.count)
             if postings.changed_files():
                 postings.verify_all()
         finally:
@@ -135,7 +137,7 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
                 scorer = self._open()
                 try:
                     top = scorer.top(terms, prefixes, top_k, book_ids)
-                    ids = _ids_of(scorer.con, [row for row, _ in top])
+                    ids = scorer.ids_of([row for row, _ in top])
                     if any(row not in ids for row, _ in top):
                         raise DamagedIndex("its head lost record ids")
                 except (DamagedIndex, sqlite3.DatabaseError, KeyError, ValueError, MemoryError, OverflowError,
@@ -152,25 +154,43 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
         return [LexicalHit(ids[row], score) for row, score in top]
 
     def _open(self) -> ImpactScorer:
-        """The scorer of the index in place; one retry when a rebuild replaced it between
-        reading its head and mapping its postings."""
+        """The scorer of the generation in place (the base head, and the books added since when
+        the pointer extends it); one retry when a writer replaced it while it was being opened."""
         if self._scorer is None:
-            for attempt in (1, 2):
+            for attempt in range(1, OPEN_ATTEMPTS + 1):
                 identity = _head_identity(self.path)
-                con = connect_readonly(self.path, check_same_thread=False, immutable=False)
+                segments: list[Segment] = []
                 try:
-                    self._scorer = ImpactScorer(con, self.path.parent)
+                    segments.append(_segment(self.path))
+                    living = read_living(self.path.parent)
+                    if living is not None and living.base == segments[0].name:
+                        for delta in living.deltas:  # one at a time: each opened is closed if a later one fails
+                            segments.append(_segment(self.path.parent / delta.head))
+                        self._scorer = ImpactScorer(segments, living.removed, living.generation)
+                    else:
+                        self._scorer = ImpactScorer(segments)
                     self._scorer.identity = identity
                     break
                 except BaseException as exc:
-                    con.close()
+                    for segment in segments:
+                        segment.close()
                     if isinstance(exc, (DamagedIndex, sqlite3.DatabaseError)):
                         mark_damaged(self.path, identity, str(exc))
                         raise DamagedIndex(str(exc)) from exc
-                    if attempt == 2 or not isinstance(exc, FileNotFoundError):
+                    if attempt == OPEN_ATTEMPTS or not isinstance(exc, FileNotFoundError):
                         raise
         assert self._scorer is not None
         return self._scorer
+
+    @property
+    def generation(self) -> str | None:  # type: ignore[override]
+        """The generation this reader serves (opened now if it was not yet; None when it cannot be:
+        the search then says why)."""
+        with self._lock:
+            try:
+                return self._open().generation
+            except (DamagedIndex, sqlite3.Error, OSError):
+                return None
 
     def _forget(self) -> None:
         if self._scorer is not None:
@@ -183,9 +203,16 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
             self._terms.close()
 
 
-def _ids_of(con: sqlite3.Connection, rows: list[int]) -> dict[int, str]:
-    if not rows:
-        return {}
-    found = con.execute(f"SELECT rowid, book_id, record_id FROM ids WHERE rowid IN ({','.join('?' * len(rows))})",
-                        rows).fetchall()
-    return {int(r): f"{book}#{rid}" for r, book, rid in found}
+def _segment(path: Path) -> Segment:
+    """One head and its postings, open. A head a writer removed meanwhile is FileNotFoundError
+    (the generation is read again), never damage."""
+    try:
+        con = connect_readonly(path, check_same_thread=False, immutable=False)
+    except sqlite3.OperationalError:
+        require_regular(path)  # FileNotFoundError when it is gone
+        raise
+    try:
+        return Segment(con, path.parent)
+    except BaseException:
+        con.close()
+        raise

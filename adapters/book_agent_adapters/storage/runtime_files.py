@@ -30,14 +30,22 @@ UNLOCKED_PREFIXES = (".config.json.", ".vectors.", ".render-")
 
 
 @contextmanager
-def build_lock(runtime_dir: Path) -> Iterator[None]:
-    """Hold the runtime dir's build lock (cross-process) for the duration of the block."""
+def build_lock(runtime_dir: Path, wait: bool = True) -> Iterator[None]:
+    """Hold the runtime dir's build lock (cross-process) for the duration of the block. With
+    `wait` False, a lock another process holds is `lexical.build_busy` at once (a search does
+    not wait for a writer: it serves what is in place)."""
     portalocker = portalocker_module(runtime_dir)
 
-    lock = portalocker.Lock(str(runtime_dir / LOCK_NAME), mode="a", timeout=LOCK_TIMEOUT_S)
+    lock = portalocker.Lock(str(runtime_dir / LOCK_NAME), mode="a", timeout=LOCK_TIMEOUT_S if wait else 0,
+                            fail_when_locked=not wait)
     try:
         lock.acquire()
     except portalocker.exceptions.LockException as exc:
+        if not wait:
+            raise BookAgentError(
+                "lexical.build_busy", f"another process is writing {runtime_dir}",
+                details={"runtime_dir": str(runtime_dir)},
+                remediation="nothing to do: searches serve the generation in place until the writer is done") from exc
         raise BookAgentError(
             "book.runtime_locked", f"another process is building {runtime_dir} (waited {LOCK_TIMEOUT_S:.0f} s)",
             details={"runtime_dir": str(runtime_dir)},

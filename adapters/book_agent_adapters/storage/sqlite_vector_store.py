@@ -133,8 +133,9 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         return prepare_query(query_vector, self.dimensions, self.metric)
 
     def load(self) -> vector_matrix.VectorMatrix:
-        """The matrix (loaded on first use, then shared by the whole process)."""
-        if self._matrix is None:
+        """The matrix (loaded on first use, then shared by the whole process; loaded again when
+        its sidecar file was truncated under it: vector_sidecar.still_whole)."""
+        if self._matrix is None or not vector_matrix.still_whole(self._matrix.matrix):
             dims, normalize = self._loadable()
             self._matrix = vector_matrix.load_matrix(
                 self.database_path, dims, normalize, self.sidecar_dir, self.database_sha256)
@@ -143,7 +144,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
     def rows(self) -> vector_matrix.F32:
         """The matrix's rows alone, in load()'s order, without reading its record ids when the
         sidecar is sound (for a caller that keeps its own row -> id map)."""
-        if self._matrix is not None:
+        if self._matrix is not None and vector_matrix.still_whole(self._matrix.matrix):
             return self._matrix.matrix
         dims, normalize = self._loadable()
         return vector_matrix.load_rows(self.database_path, dims, normalize, self.sidecar_dir, self.database_sha256)

@@ -38,6 +38,8 @@ class VectorMatrix:
     report: dict[str, Any] = field(default_factory=dict)
 
 
+still_whole = vector_sidecar.still_whole  # for holders of a loaded matrix: check before each use
+
 _CACHE: dict[tuple[Any, ...], VectorMatrix] = {}
 _ROWS: dict[tuple[Any, ...], F32] = {}  # matrices mapped without their ids (load_rows)
 _LOCK = threading.Lock()
@@ -61,8 +63,9 @@ def load_matrix(
     path, key, stamp = _identity(database_path, dimensions, normalize_at_load, sidecar_dir, database_sha256)
     with _LOCK:
         cached = _CACHE.get(key)
-        if cached is not None:
+        if cached is not None and vector_sidecar.still_whole(cached.matrix):
             return cached
+        _ROWS.pop(key, None)  # truncated under us (or not loaded yet): load again
         loaded = _load_uncached(path, stamp, sidecar_dir)
         _CACHE[key] = loaded
         return loaded
@@ -80,11 +83,13 @@ def load_rows(
     path, key, stamp = _identity(database_path, dimensions, normalize_at_load, sidecar_dir, database_sha256)
     with _LOCK:
         cached = _CACHE.get(key)
-        if cached is not None:
+        if cached is not None and vector_sidecar.still_whole(cached.matrix):
             return cached.matrix
         rows = _ROWS.get(key)
-        if rows is not None:
+        if rows is not None and vector_sidecar.still_whole(rows):
             return rows
+        _CACHE.pop(key, None)
+        _ROWS.pop(key, None)
         if sidecar_dir is not None:
             rows, _ = vector_sidecar.read_matrix(Path(sidecar_dir), stamp)
             if rows is not None:

@@ -5,12 +5,20 @@ record_id) and `vectors.stamp.json`, written last, which ties them to one databa
 (path, size, mtime, sha256) and one way of loading (dims, normalisation) and records the
 sha256 of the other two. A sidecar is used only when every one of those checks passes;
 anything stale, truncated or altered is reported and rebuilt, never trusted.
+
+A matrix file truncated in place under a running process would fault its memory map (SIGBUS
+kills the process, every client's calls with it). So a matrix of at most `COPY_BELOW_BYTES` is
+read whole on open (nothing left to fault), and a larger one is mapped and checked before
+each use (`still_whole`: the mapped file, same inode, still as long as the map): a truncated
+one is dropped and loaded again (from SQLite, its sidecar being corrupt now). A file replaced
+by rename, as every writer here does, leaves the old mapping intact.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,7 @@ from book_agent_adapters.storage.safe_files import require_regular
 
 FORMAT = 2  # 2: file states hold the ctime (a write in place changes it; no user can set it back)
 NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
+COPY_BELOW_BYTES = 32 << 20  # read whole below this (about 22k rows of 384 dims); mapped above
 
 F32 = npt.NDArray[np.float32]
 
@@ -106,13 +115,38 @@ def _mapped_matrix(folder: Path, want: Stamp, stamp: dict[str, Any]) -> tuple[F3
     try:
         if not _intact(folder / NPY, stamp, "npy"):
             return None, "corrupt: matrix"
-        mapped = np.load(folder / NPY, mmap_mode="r", allow_pickle=False)
+        mapped = _open_matrix(folder / NPY)
     except (OSError, ValueError):
         return None, "corrupt: unreadable"
     rows = stamp.get("rows")
     if mapped.dtype != np.dtype("<f4") or mapped.shape != (rows, want.dimensions) or not mapped.flags.c_contiguous:
         return None, "corrupt: shape"
     return np.asarray(mapped), "ok"
+
+
+def _open_matrix(path: Path) -> Any:
+    if path.stat().st_size <= COPY_BELOW_BYTES:
+        return np.load(path, allow_pickle=False)  # in memory: a later truncation cannot fault it
+    mapped = np.load(path, mmap_mode="r", allow_pickle=False)
+    mapped.book_agent_inode = os.stat(path).st_ino  # what `still_whole` compares
+    return mapped
+
+
+def still_whole(matrix: Any) -> bool:
+    """False when `matrix` is memory-mapped from a file since truncated in place (reading it
+    would fault); True for a matrix in memory, or mapped from a file replaced or removed
+    since (the mapping keeps the old file alive)."""
+    mapped = matrix
+    while mapped is not None and not isinstance(mapped, np.memmap):
+        mapped = getattr(mapped, "base", None)
+    inode = getattr(mapped, "book_agent_inode", None)
+    if mapped is None or inode is None or mapped.filename is None:
+        return True
+    try:
+        st = os.stat(mapped.filename)
+    except OSError:
+        return True  # removed: the mapped file lives on until it is unmapped
+    return st.st_ino != inode or st.st_size >= mapped.offset + mapped.nbytes
 
 
 def write(folder: Path, stamp: Stamp, ids: list[str], matrix: F32) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from book_agent.domain.bm25 import idf
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember
 from book_agent.domain.records import LexicalHit
@@ -46,7 +47,6 @@ from book_agent_adapters.library.milvus.records import (
 )
 from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
 from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.impact_index import idf
 from book_agent_adapters.storage.runtime_files import build_lock
 
 CHANNEL = "lexical"
@@ -75,7 +75,6 @@ class MilvusLibraryIndex(LibraryIndex):
         self.engine = engine
         self.ledger = Ledger(engine, prefix, SPEC)
         self.terms_dir = terms_dir  # per-book term counts, cached as the local backend caches them
-        self._lock = threading.Lock()
 
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
         pointer, why = self.ledger.pointer()
@@ -91,23 +90,25 @@ class MilvusLibraryIndex(LibraryIndex):
         records = int(pointer.extra.get("records", pointer.rows))
         if pointer.stamp_sha != stamp_sha(expected):
             return LibraryIndexState(present=True, fresh=False, records=records, generation=generation,
-                                     reason="stale: built for other books", intact=True)
-        return LibraryIndexState(present=True, fresh=True, records=records, generation=generation, intact=True)
+                                     reason="stale: built for other books", intact=True,
+                                     drift=float(pointer.extra.get("drift", 0.0)))
+        return LibraryIndexState(present=True, fresh=True, records=records, generation=generation, intact=True,
+                                 drift=float(pointer.extra.get("drift", 0.0)))
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               wait: bool = True) -> int:
-        return self._write(members, expected, progress, full=False)
+        return self._write(members, expected, progress, full=False, wait=wait)
 
     def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
                 wait: bool = True) -> int:
         """A new epoch with the exact statistics of `members` (scores then equal a first build's)."""
-        return self._write(members, expected, progress, full=True)
+        return self._write(members, expected, progress, full=True, wait=wait)
 
     def _write(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
-               full: bool) -> int:
+               full: bool, wait: bool = True) -> int:
         try:
             self.terms_dir.parent.mkdir(parents=True, exist_ok=True)
-            with self._lock, build_lock(self.terms_dir.parent):
+            with build_lock(self.terms_dir.parent, wait=wait):  # across threads and processes; wait=False: build_busy
                 current = self.state(expected)
                 if current.fresh and not full:
                     return current.records

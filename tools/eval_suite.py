@@ -97,7 +97,8 @@ def evaluate_set(agent: Any, name: str, split: str, p50_queries: int, sets_dir: 
                      for c, m in summary.items()},
         "vector_channel_ran": report["vector_channel_ran"],
         "checks": {"hybrid_ge_best_single": hybrid >= best_single - TOLERANCE,
-                   "hybrid_ge_plain_rrf": hybrid >= summary["plain-rrf"]["ndcg@10"] - 1e-9},
+                   "hybrid_ge_plain_rrf": hybrid >= summary["plain-rrf"]["ndcg@10"] - 1e-9,
+                   "hybrid_ge_ragflow_rule": hybrid >= summary["ragflow-rule"]["ndcg@10"] - 1e-9},
         "eval_seconds": round(seconds, 1),
         "warm_search_p50_ms": warm_p50(agent, book_id, eval_set, split, p50_queries),
     }

@@ -6,8 +6,10 @@
 `collect` runs each query of a split once through the product's channels (depth 100,
 cached query vectors) and stores the ranked ids and scores under .eval/runs/. `report`
 then scores fusion methods offline on those runs (nDCG@10): plain RRF for several k, with
-and without the language gate, and convex combinations of
-per-query normalised scores (min-max, z-score, theoretical min-max) over a grid of weights.
+and without the language gate, RAGFlow's rule, convex combinations of per-query
+normalised scores (min-max, z-score, theoretical min-max) over a grid of weights, and
+(issue 28) the product's score-and-vote fusion with a vector share that follows BM25's
+evidence for the query (`evidence strong-weak votes agreement`).
 Choose on dev splits; confirm on test splits (contracts/fusion.md has the tables).
 """
 
@@ -36,10 +38,39 @@ def _run(searcher: Any, qid: str, text: str, relevant: dict[str, float], vector:
 
     got = searcher.channel_rankings(text, depth=DEPTH, query_vector=vector)
     gate, _ = query_vector_trust(script_letters(text), searcher.channels.language_evidence)
+    lexical = searcher.channels.lexical
     return {"qid": qid, "query": text, "relevant": relevant,
             "lexical": [[i, got["scores"]["lexical"][i]] for i in got["lexical"]],
             "vector": [[i, got["scores"]["vector"][i]] for i in got["vector"]],
-            "gate": gate}
+            "gate": gate, "attainable": _attainable(getattr(lexical, "path", None), text)}
+
+
+_VOCAB: dict[Path, tuple[Any, Any, int]] = {}  # sidecar -> (connection, query stemmer, records)
+
+
+def _attainable(sidecar: Path | None, text: str) -> float | None:
+    """What the query can score in a book's FTS5 sidecar: the sum of its terms' idf (the BM25
+    of a record of average length holding each term once), for the evidence-weighted family:
+    terms stemmed by FTS5 itself, document frequencies from fts5vocab, FTS5's idf."""
+    import math
+    import sqlite3
+
+    from book_agent_adapters.storage.fts_terms import FtsTerms
+
+    if sidecar is None:
+        return None
+    if sidecar not in _VOCAB:
+        con = sqlite3.connect(f"file:{sidecar}?mode=ro", uri=True)
+        con.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, 'fts', 'row')")
+        _VOCAB[sidecar] = (con, FtsTerms(), con.execute("SELECT count(*) FROM ids").fetchone()[0])
+    con, stemmer, records = _VOCAB[sidecar]
+    terms, _ = stemmer.query_terms(text)
+    total = 0.0
+    for term in terms:
+        row = con.execute("SELECT doc FROM temp.vocab WHERE term = ?", (term,)).fetchone()
+        held = row[0] if row else 0
+        total += max(math.log((records - held + 0.5) / (held + 0.5)), 1e-6)
+    return total or None
 
 
 def collect_questions(package: Path, questions: Path, label: str) -> None:
@@ -155,14 +186,45 @@ def product(run: Run, depth: int = DEPTH) -> list[str]:
                                               ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"])])]
 
 
+def evidence_weighted(strong: float, weak: float, agreement: float) -> Method:
+    """The product's fusion (book_agent.domain.fusion) with the rank votes' share `agreement`
+    and a vector share that follows BM25's evidence: e = min(1, best BM25 / what the query
+    can score), share = weak + (strong - weak) * e (strong = weak: a fixed share). Issue 28."""
+    from book_agent.domain.fusion import ScoredChannel, fuse_scores
+
+    def method(run: Run) -> list[str]:
+        lexical = [(r, float(x)) for r, x in run["lexical"]]
+        vector = [(r, float(x)) for r, x in run["vector"]]
+        attainable = run.get("attainable")
+        evidence = min(1.0, lexical[0][1] / attainable) if lexical and attainable else None
+        share = 0.5 if evidence is None else weak + (strong - weak) * evidence
+        return [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 1 - share),
+                                                  ScoredChannel("vector", vector, share * run["gate"])],
+                                                 agreement=agreement)]
+    return method
+
+
+def ragflow_rule(run: Run) -> list[str]:
+    """RAGFlow's hybrid rule, ungated: 0.7 keyword + 0.3 vector over min-max scores."""
+    from book_agent.domain.fusion import RAGFLOW_KEYWORD_SHARE, ScoredChannel, fuse_minmax
+
+    return [h.record_id for h in fuse_minmax([
+        ScoredChannel("lexical", [(r, float(x)) for r, x in run["lexical"]], RAGFLOW_KEYWORD_SHARE),
+        ScoredChannel("vector", [(r, float(x)) for r, x in run["vector"]], 1 - RAGFLOW_KEYWORD_SHARE)])]
+
+
 def single(channel: str) -> Method:
     return lambda run: [rid for rid, _ in run[channel]]
 
 
 def methods() -> dict[str, Method]:
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
-                              "plain-rrf k=60": rrf(60, gate=False),
+                              "plain-rrf k=60": rrf(60, gate=False), "ragflow-rule": ragflow_rule,
                               "product (book_agent.domain.fusion)": product}
+    for strong in (0.2, 0.3, 0.4, 0.5):  # the issue-28 grid: evidence-weighted shares, rank votes
+        for weak in (0.5, 0.6, 0.7, 0.8):
+            for agreement in (0.0, 0.1, 0.2, 0.3, 0.4):
+                out[f"evidence {strong}-{weak} votes {agreement}"] = evidence_weighted(strong, weak, agreement)
     for depth in (20, 30, 50):
         out[f"product, depth {depth}"] = lambda run, depth=depth: product(run, depth)
     for k in (1, 2, 5, 10, 20, 30, 60):

@@ -19,7 +19,7 @@ def evaluate(
     questions: str = typer.Argument(..., metavar="QUESTIONS.jsonl", help='JSON Lines: {"query": ..., "relevant": [record_id, ...] or {record_id: grade}}'),
     k: int = typer.Option(10, "--k", metavar="K", help="The k of recall@k."),
 ) -> None:
-    """Report recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid, side by side."""
+    """Report recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF, RAGFlow's rule and hybrid, side by side."""
     emit(ctx, agent(ctx).evaluate(book, questions, k=k), _render)
 
 

@@ -20,9 +20,10 @@ Metrics = dict[str, float]
 class EvalReport(TypedDict):
     questions: int
     k: int
-    summary: dict[str, Metrics]  # ranking (lexical, vector, plain-rrf, hybrid[, hybrid+rerank]) -> metrics
+    summary: dict[str, Metrics]  # ranking (lexical, vector, plain-rrf, ragflow-rule, hybrid[, hybrid+rerank]) -> metrics
     hybrid_at_least_best_single_ndcg: bool
     hybrid_at_least_plain_rrf_ndcg: bool
+    hybrid_at_least_ragflow_rule_ndcg: bool
     vector_channel_ran: int
     rerank_applied: int | None
     unknown_relevant_ids: list[str]

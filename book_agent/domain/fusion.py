@@ -1,13 +1,15 @@
 """Fusing the lexical and vector channels into one ranking.
 
-The method (chosen on the eval suite's dev splits, see contracts/fusion.md): a convex
-combination of per-query normalised scores,
+The method (chosen on the eval suite's dev splits, see contracts/fusion.md): per channel c
+of share w_c, its normalised score beside its rank vote,
 
-    fused(d) = (1 - VECTOR_SHARE) * lexical(d) / max lexical + VECTOR_SHARE * vector(d) / max vector
+    fused(d) = sum_c w_c * ((1 - AGREEMENT_SHARE) * score_c(d) / max score_c
+                            + AGREEMENT_SHARE * (AGREEMENT_K + 1) / (AGREEMENT_K + rank_c(d)))
 
 where each channel's score is divided by its best score for this query (BM25 and cosine
-both have 0 as "no relevance", so this is min-max with the theoretical minimum), and a
-candidate a channel did not return counts at that channel's lowest returned score. Scores,
+both have 0 as "no relevance", so this is min-max with the theoretical minimum), a
+candidate a channel did not return counts at that channel's lowest returned score and has
+no vote there (w_lexical = 1 - VECTOR_SHARE, w_vector = VECTOR_SHARE x the gate). Scores,
 unlike ranks, say how far ahead a channel's winner is: a BM25 winner far above the rest
 keeps the lead, a flat vector ranking moves little. Plain reciprocal rank fusion treats a
 weak channel's ranks like a strong one's; on the dev splits it lost to BM25 alone.
@@ -28,9 +30,20 @@ from dataclasses import dataclass, field
 
 # Chosen on dev: nDCG@10 was flat (within 0.001) from 0.3 to 0.5 and fell off above 0.6;
 # 0.5 (equal shares) is the end of the plateau that also served books where the vector
-# channel is the stronger one. Sensitivity table in contracts/fusion.md.
+# channel is the stronger one. Sensitivity table in contracts/fusion.md. (Issue 28: a share
+# that follows BM25's evidence for the query did not win on the dev splits; fusion.md.)
 VECTOR_SHARE = 0.5
+# Agreement between the channels (issue 28): each channel's rank vote, (k + 1) / (k + rank),
+# beside its normalised score. A record both channels return gains over one that only one
+# returns even where the scores are flat (RRF's strength), while the scores still say how
+# far a winner is ahead. Chosen on the dev splits (0.1: the best mean of the settings that
+# beat every baseline on every dev set); sensitivity in contracts/fusion.md.
+AGREEMENT_SHARE = 0.1
+AGREEMENT_K = 60  # RRF's customary k: a vote falls slowly with rank
 PLAIN_RRF_K = 60  # the customary RRF constant (Cormack et al. 2009): the baseline we must beat
+# RAGFlow's hybrid rule, the second baseline: 0.7 keyword + 0.3 vector over each channel's
+# min-max scores (a candidate a channel did not return scores 0 there)
+RAGFLOW_KEYWORD_SHARE = 0.7
 # The model does not cover the query's script: its ranking is close to noise. Weight 0
 # means it orders nothing the lexical channel found; the hits only it found follow.
 UNTRUSTED_VECTOR_WEIGHT = 0.0
@@ -89,8 +102,9 @@ def normalised(hits: list[tuple[str, float]], floor: float = 0.0) -> dict[str, f
     return out
 
 
-def fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
-    """Convex combination of normalised scores (weights are the shares); see the module doc."""
+def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHARE) -> list[FusedHit]:
+    """Per channel, (1 - agreement) x its normalised score + agreement x its rank vote, summed
+    over the channels by their weights (the shares); see the module doc."""
     hits: dict[str, FusedHit] = {}
     first_seen: dict[str, int] = {}
     for channel in channels:
@@ -102,10 +116,42 @@ def fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
     for channel in weighted:
         scores = normalised(channel.hits, channel.floor)
         missing = min(scores.values())  # not returned: as if just below the channel's cut-off
-        get, weight = scores.get, channel.weight
+        get, ranks = scores.get, tied_ranks(channel.hits)
+        by_score, by_rank = channel.weight * (1 - agreement), channel.weight * agreement
         for record_id, hit in counted:
-            hit.fused += weight * get(record_id, missing)
+            rank = ranks.get(record_id)
+            vote = (AGREEMENT_K + 1) / (AGREEMENT_K + rank) if rank is not None else 0.0
+            hit.fused += by_score * get(record_id, missing) + by_rank * vote
     return _ordered(hits, first_seen, {c.name for c in weighted})
+
+
+def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:
+    """1-based ranks for a vote, equal scores sharing the best of their ranks (1, 2, 2, 4): a
+    vote must follow the scores, not the order a backend happened to list a tie in."""
+    ranks: dict[str, int] = {}
+    previous: float | None = None
+    rank = 0
+    for position, (record_id, score) in enumerate(hits, start=1):
+        if score != previous:
+            rank, previous = position, score
+        ranks.setdefault(record_id, rank)
+    return ranks
+
+
+def fuse_minmax(channels: list[ScoredChannel]) -> list[FusedHit]:
+    """The RAGFlow rule (a baseline the eval reports): each channel's scores min-max
+    normalised over what it returned, weighted by its share, summed; not returned is 0."""
+    hits: dict[str, FusedHit] = {}
+    first_seen: dict[str, int] = {}
+    for channel in channels:
+        scores = [score for _, score in channel.hits]
+        low, span = (min(scores), (max(scores) - min(scores)) or 1.0) if scores else (0.0, 1.0)
+        for position, (record_id, score) in enumerate(channel.hits, start=1):
+            hit = _hit(hits, first_seen, record_id)
+            if channel.name not in hit.ranks:
+                hit.ranks[channel.name] = position
+                hit.fused += channel.weight * (score - low) / span
+    return _ordered(hits, first_seen)
 
 
 def _hit(hits: dict[str, FusedHit], first_seen: dict[str, int], record_id: str) -> FusedHit:

@@ -40,9 +40,9 @@ Fold = Callable[[str], str]  # e.g. traditional -> simplified Chinese, applied t
 MAX_QUERY_TERMS = 256
 # How often a repeated content word counts. Chosen on dev: repeats (8 or 2) raised the
 # lexical channel on the long requests (cacm 0.4845 -> 0.4915, cfc 0.5743 -> 0.5773) but
-# lowered the hybrid (cacm 0.5716 -> 0.5486): BM25 grows more confident and the fusion
-# (fusion.md, "confident but wrong channel", open) lets it outvote the vector channel.
-# Raise it with that fusion fix; the counting itself (library index = FTS5) is in place.
+# lowered the hybrid (cacm 0.5716 -> 0.5486), and still do with the rank votes of issue 28
+# (cacm dev 0.5740 -> 0.5615 / 0.5619, below plain RRF; contracts/search.md). The counting
+# itself (library index = FTS5) is in place for a fusion that can use it.
 MAX_TERM_REPEATS = 1
 
 _CJK_RANGES = (

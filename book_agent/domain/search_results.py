@@ -138,6 +138,7 @@ class RerankInfo(TypedDict, total=False):
 class FusionInfo(TypedDict):
     method: str
     vector_share: float
+    agreement_share: float  # the rank votes' share beside the normalised scores (contracts/fusion.md)
     weights: dict[str, float]
 
 
@@ -204,9 +205,10 @@ class Scores(TypedDict):
     vector: dict[str, float]
 
 
-# Record ids per channel, plain RRF and the hybrid fusion, best first (the eval harness);
-# functional form: "plain-rrf" is no identifier.
+# Record ids per channel, the baselines (plain RRF, RAGFlow's rule) and the hybrid fusion,
+# best first (the eval harness); functional form: "plain-rrf" is no identifier.
 ChannelRankings = TypedDict("ChannelRankings", {
-    "lexical": list[str], "vector": list[str], "plain-rrf": list[str], "hybrid": list[str],
+    "lexical": list[str], "vector": list[str], "plain-rrf": list[str], "ragflow-rule": list[str],
+    "hybrid": list[str],
     "scores": Scores, "weights": dict[str, float], "ran": dict[str, bool],
 })

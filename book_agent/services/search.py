@@ -14,13 +14,16 @@ from typing import cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import (
+    AGREEMENT_SHARE,
     PLAIN_RRF_K,
+    RAGFLOW_KEYWORD_SHARE,
     VECTOR_SHARE,
     ChannelRanking,
     FusedHit,
     LanguageEvidence,
     ScoredChannel,
     fuse,
+    fuse_minmax,
     fuse_scores,
     query_vector_trust,
 )
@@ -43,7 +46,7 @@ from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Rerank
 from book_agent.ports.locators import LocatorLookup
 from book_agent.services.search_checks import check_arguments, degraded_warnings
 
-FUSION_METHOD = "convex-normalised-scores"  # contracts/fusion.md
+FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
 
@@ -121,7 +124,7 @@ class HybridSearch:
         return {
             "book_id": self.book_id, "query": query, "top_k": top_k, "hits": hits, "channels": channels,
             "query_representation": representation,
-            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE,
+            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE, "agreement_share": AGREEMENT_SHARE,
                        "weights": {name: info["weight"] for name, info in channels.items()}},
             "rerank": rerank, "hints": dict(hints or {}), "warnings": warnings,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
@@ -139,15 +142,19 @@ class HybridSearch:
 
     def channel_rankings(self, query: str, depth: int = CANDIDATES_MIN,
                          query_vector: Sequence[float] | None = None) -> ChannelRankings:
-        """Record ids per channel, plain RRF (k=60) and our fusion, best first, with the
-        channels' scores (for the eval harness and the fusion study)."""
+        """Record ids per channel, the two baselines (plain RRF k=60; RAGFlow's rule, 0.7
+        keyword + 0.3 vector over min-max scores, both ungated) and our fusion, best first, with
+        the channels' scores (for the eval harness and the fusion study)."""
         lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
         fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
                            lexical_info, vector_info)
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
+        ragflow = fuse_minmax([ScoredChannel("lexical", _scored(lexical_ids, lexical_scores), RAGFLOW_KEYWORD_SHARE),
+                               ScoredChannel("vector", _scored(vector_ids, vector_scores), 1 - RAGFLOW_KEYWORD_SHARE)])
         return {"lexical": lexical_ids, "vector": vector_ids, "plain-rrf": [h.record_id for h in plain],
+                "ragflow-rule": [h.record_id for h in ragflow],
                 "hybrid": [h.record_id for h in fused],
                 "scores": {"lexical": lexical_scores, "vector": vector_scores or {}},
                 "weights": {"lexical": lexical_info["weight"], "vector": vector_info["weight"]},

@@ -61,12 +61,12 @@ def test_the_suite_reports_every_channel_and_reuses_its_caches(tmp_path: Path, c
     report = json.loads(capsys.readouterr().out)
     (result,) = report["results"]
     assert result["questions"] == len(QUERIES) and result["vector_channel_ran"] == len(QUERIES)
-    assert set(result["channels"]) == {"lexical", "vector", "plain-rrf", "hybrid"}
+    assert set(result["channels"]) == {"lexical", "vector", "plain-rrf", "ragflow-rule", "hybrid"}
     for metrics in result["channels"].values():
         assert set(metrics) == {"ndcg@10", "recall@100", "mrr@10"}
         assert 0.0 <= metrics["ndcg@10"] <= 1.0 and metrics["recall@100"] == 1.0  # 6 documents
     assert result["channels"]["lexical"]["mrr@10"] > 0.5
-    assert set(result["checks"]) == {"hybrid_ge_best_single", "hybrid_ge_plain_rrf"}
+    assert set(result["checks"]) == {"hybrid_ge_best_single", "hybrid_ge_plain_rrf", "hybrid_ge_ragflow_rule"}
     assert result["warm_search_p50_ms"] > 0
     cached = sorted(p.name for p in (tmp_path / "vectors").iterdir())
     assert cached == ["tiny.json", "tiny.npz"]

@@ -46,7 +46,7 @@ def test_report_has_each_channel_side_by_side(agent, tmp_path):
         {"query": "tax rates for each province", "relevant": ["r0006"], "query_vector": [0.1] * 16},
     ])
     report = agent.evaluate("test-book", questions, k=5)
-    assert report["questions"] == 3 and set(report["summary"]) == {"lexical", "vector", "plain-rrf", "hybrid"}
+    assert report["questions"] == 3 and set(report["summary"]) == {"lexical", "vector", "plain-rrf", "ragflow-rule", "hybrid"}
     assert report["summary"]["lexical"]["mrr@10"] == 1.0
     assert report["vector_channel_ran"] == 1  # only the question with a supplied vector
     assert len(report["per_question"]) == 3

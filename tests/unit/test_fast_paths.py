@@ -9,7 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent.domain import visual_fallback
-from book_agent.domain.fusion import FusedHit, ScoredChannel, _ordered, fuse_scores, normalised
+from book_agent.domain.fusion import (
+    AGREEMENT_K,
+    AGREEMENT_SHARE,
+    FusedHit,
+    ScoredChannel,
+    _ordered,
+    fuse_scores,
+    normalised,
+    tied_ranks,
+)
 
 
 def reference_fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
@@ -27,7 +36,10 @@ def reference_fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
         missing = min(scores.values())
         for record_id, hit in hits.items():
             if any(c.name in hit.ranks for c in weighted):
-                hit.fused += channel.weight * scores.get(record_id, missing)
+                rank = tied_ranks(channel.hits).get(record_id)
+                vote = (AGREEMENT_K + 1) / (AGREEMENT_K + rank) if rank is not None else 0.0
+                hit.fused += (channel.weight * (1 - AGREEMENT_SHARE) * scores.get(record_id, missing)
+                              + channel.weight * AGREEMENT_SHARE * vote)
     return _ordered(hits, first_seen, {c.name for c in weighted})
 
 

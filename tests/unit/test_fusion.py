@@ -7,14 +7,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from book_agent.domain.fusion import (
+    AGREEMENT_K,
+    AGREEMENT_SHARE,
+    RAGFLOW_KEYWORD_SHARE,
     UNTRUSTED_VECTOR_WEIGHT,
     ChannelRanking,
     LanguageEvidence,
     ScoredChannel,
     fuse,
+    fuse_minmax,
     fuse_scores,
     normalised,
     query_vector_trust,
+    tied_ranks,
     vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, script_letters
@@ -157,6 +162,92 @@ def test_a_winner_far_ahead_keeps_the_lead_and_agreement_beats_one_channel():
     fused = [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 0.5),
                                                ScoredChannel("vector", vector, 0.5)])]
     assert fused[0] == "both"
+
+
+def _channels(lexical, vector, share):
+    return [ScoredChannel("lexical", lexical, 1 - share), ScoredChannel("vector", vector, share)]
+
+
+@given(scored, scored, shares)
+def test_without_votes_the_fusion_is_the_convex_combination_of_normalised_scores(lexical, vector, share):
+    fused = {h.record_id: h.fused for h in fuse_scores(_channels(lexical, vector, share), agreement=0.0)}
+    lex, vec = normalised(lexical), normalised(vector)
+    for record_id, value in fused.items():
+        expected = ((1 - share) * lex.get(record_id, min(lex.values())) if lex else 0.0) + (
+            share * vec.get(record_id, min(vec.values())) if vec else 0.0)
+        assert value == pytest.approx(expected, abs=1e-9)
+
+
+distinct_scores = st.lists(st.tuples(st.sampled_from([f"r{i}" for i in range(30)]),
+                                    st.floats(min_value=0.0, max_value=50.0)), max_size=20,
+                          unique_by=(lambda pair: pair[0], lambda pair: pair[1])).map(
+    lambda hits: sorted(hits, key=lambda h: -h[1]))
+
+
+@given(distinct_scores, distinct_scores, shares)
+def test_with_votes_only_the_fusion_is_weighted_rrf(lexical, vector, share):
+    """agreement = 1: each channel's vote (k + 1) / (k + rank), i.e. (k + 1) x weighted RRF at k
+    (scores without ties: a tie shares its best rank, below)."""
+    channels = _channels(lexical, vector, share)
+    votes = {h.record_id: h.fused for h in fuse_scores(channels, agreement=1.0)}
+    rrf = {h.record_id: h.fused for h in fuse([ChannelRanking(c.name, [r for r, _ in c.hits], c.weight)
+                                               for c in channels], k=AGREEMENT_K)}
+    assert votes.keys() == rrf.keys()
+    for record_id, value in votes.items():
+        assert value == pytest.approx((AGREEMENT_K + 1) * rrf[record_id], abs=1e-9)
+
+
+@given(scored, scored, shares)
+def test_the_votes_add_each_channels_rank_vote_to_its_normalised_score(lexical, vector, share):
+    channels = _channels(lexical, vector, share)
+    plain = {h.record_id: h.fused for h in fuse_scores(channels, agreement=0.0)}
+    mixed = {h.record_id: h.fused for h in fuse_scores(channels)}
+    for record_id, value in mixed.items():
+        votes = sum(c.weight * (AGREEMENT_K + 1) / (AGREEMENT_K + tied_ranks(c.hits)[record_id])
+                    for c in channels if record_id in tied_ranks(c.hits))
+        assert value == pytest.approx((1 - AGREEMENT_SHARE) * plain[record_id] + AGREEMENT_SHARE * votes, abs=1e-9)
+
+
+@given(scored, st.permutations(range(20)))
+def test_a_tie_votes_alike_whatever_order_it_is_listed_in(hits, order):
+    """Backends list equal scores in any order (milvus and the local index do): the votes, and so
+    the fused scores, must not depend on it."""
+    shuffled = sorted([hits[i] for i in order if i < len(hits)], key=lambda h: -h[1])  # stable: ties reordered
+    assert tied_ranks(shuffled) == tied_ranks(hits)
+    assert tied_ranks([("a", 2.0), ("b", 1.0), ("c", 1.0), ("d", 0.5)]) == {"a": 1, "b": 2, "c": 2, "d": 4}
+    other = [("x", 1.0)]
+    first = {h.record_id: h.fused for h in fuse_scores(_channels(hits, other, 0.5))}
+    second = {h.record_id: h.fused for h in fuse_scores(_channels(shuffled, other, 0.5))}
+    assert first == second
+
+
+def test_agreement_lifts_a_record_both_channels_return_over_a_lone_winner():
+    # BM25's winner is a little ahead of "both"; the vector list is long and flat, so the winner
+    # (not returned there) loses almost nothing by the fill
+    lexical = [("lex-only", 10.0), ("both", 9.0)] + [(f"l{i}", 1.0) for i in range(8)]
+    vector = [("vec-only", 0.600), ("both", 0.599)] + [(f"v{i}", 0.598) for i in range(98)]
+    scores_only = [h.record_id for h in fuse_scores(_channels(lexical, vector, 0.5), agreement=0.0)]
+    with_votes = [h.record_id for h in fuse_scores(_channels(lexical, vector, 0.5))]
+    # the vector channel's vote for "both" (its rank 2; lex-only has none there) turns it
+    assert scores_only[0] == "lex-only" and with_votes[0] == "both"
+
+
+@given(scored, scored)
+def test_the_ragflow_rule_is_min_max_weighted_and_missing_scores_zero(lexical, vector):
+    fused = {h.record_id: h.fused for h in fuse_minmax([
+        ScoredChannel("lexical", lexical, RAGFLOW_KEYWORD_SHARE), ScoredChannel("vector", vector, 1 - RAGFLOW_KEYWORD_SHARE)])}
+    assert fused.keys() == {r for r, _ in lexical} | {r for r, _ in vector}
+
+    def minmax(hits):
+        if not hits:
+            return {}
+        low, high = min(s for _, s in hits), max(s for _, s in hits)
+        return {r: (s - low) / ((high - low) or 1.0) for r, s in hits}
+
+    lex, vec = minmax(lexical), minmax(vector)
+    for record_id, value in fused.items():
+        assert value == pytest.approx(RAGFLOW_KEYWORD_SHARE * lex.get(record_id, 0.0)
+                                      + (1 - RAGFLOW_KEYWORD_SHARE) * vec.get(record_id, 0.0), abs=1e-9)
 
 
 def test_scores_are_normalised_by_the_best_one_from_zero():

@@ -13,7 +13,8 @@ They are registered in a fresh data dir, then:
 - each backend's lexical channel alone (depth 50), its vector channel alone (depth 50, a query
   vector supplied) and warm hybrid `search("@all", words, top_k=10, query_vector=...)`, p50/p95,
   one backend after the other in this process; and how far Milvus's hits are from local's
-  (lexical top-10 overlap, vector recall@10 against exact search).
+  (lexical top-10 overlap and the share of queries whose top-10 scores are equal, so that hits
+  that differ are ties at the cut; vector recall@10 against exact search).
 
 milvus-lite is one process on this machine: a real cluster's latency adds the network and
 its proxies, and its throughput scales with query nodes (contracts/beyond-one-node.md).
@@ -58,7 +59,7 @@ def channels(agent: Any, words: list[str], vectors: list[list[float]]) -> dict[s
     vector("", DEPTH, vectors[0])
     agent.search("@all", words[0], top_k=10, query_vector=vectors[0])
     row: dict[str, Any] = {"vector_search": vector("", DEPTH, vectors[0])[2]["groups"][0]["search"]}
-    lex_times, lex_hits = timed([lambda w=w: [h.record_id for h in lexical.search(w, DEPTH)] for w in words])
+    lex_times, lex_hits = timed([lambda w=w: [(h.record_id, h.score) for h in lexical.search(w, DEPTH)] for w in words])
     vec_times, vec_hits = timed([lambda v=v: vector("", DEPTH, v)[0] for v in vectors])
     hyb_times, _ = timed([lambda w=w, v=v: agent.search("@all", w, top_k=10, query_vector=v)
                           for w, v in zip(words, vectors, strict=True)])
@@ -72,6 +73,12 @@ def channels(agent: Any, words: list[str], vectors: list[list[float]]) -> dict[s
 def overlap(a: list[list[str]], b: list[list[str]], k: int = 10) -> float:
     return round(sum(len(set(x[:k]) & set(y[:k])) / max(1, len(y[:k])) for x, y in zip(a, b, strict=True))
                  / max(1, len(a)), 4)
+
+
+def same_scores(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
+    """The same top scores (to float32 precision): hits that differ are then only ties at the cut,
+    which the local index picks arbitrarily among (numpy's argpartition)."""
+    return len(a) == len(b) and all(abs(x - y) <= 1e-5 * max(1.0, abs(y)) for (_, x), (_, y) in zip(a, b, strict=True))
 
 
 def measure(size: int, books: int, runs: int, uri: str) -> dict[str, Any]:
@@ -104,7 +111,10 @@ def measure(size: int, books: int, runs: int, uri: str) -> dict[str, Any]:
             found[backend] = channels(agent, words, vectors)
     for backend, figures in found.items():
         row.update({f"{backend}_{k}": v for k, v in figures.items() if not k.startswith("_")})
-    row["lexical_overlap@10"] = overlap(found["milvus"]["_lexical"], found["local"]["_lexical"])
+    ids = {b: [[k for k, _ in hits] for hits in found[b]["_lexical"]] for b in found}
+    row["lexical_overlap@10"] = overlap(ids["milvus"], ids["local"])
+    row["lexical_top10_scores_equal"] = round(sum(same_scores(m[:10], loc[:10]) for m, loc in zip(
+        found["milvus"]["_lexical"], found["local"]["_lexical"], strict=True)) / max(1, len(words)), 4)
     row["vector_recall@10"] = overlap(found["milvus"]["_vector"], found["local"]["_vector"])
     return row
 

@@ -40,6 +40,7 @@ VECTOR_SHARE = 0.5
 # beat every baseline on every dev set); sensitivity in contracts/fusion.md.
 AGREEMENT_SHARE = 0.1
 AGREEMENT_K = 60  # RRF's customary k: a vote falls slowly with rank
+TIE_TOLERANCE = 1e-6  # relative: scores this close vote alike (float32 carries ~6e-8)
 PLAIN_RRF_K = 60  # the customary RRF constant (Cormack et al. 2009): the baseline we must beat
 # RAGFlow's hybrid rule, the second baseline: 0.7 keyword + 0.3 vector over each channel's
 # min-max scores (a candidate a channel did not return scores 0 there)
@@ -127,13 +128,15 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
 
 def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:
     """1-based ranks for a vote, equal scores sharing the best of their ranks (1, 2, 2, 4): a
-    vote must follow the scores, not the order a backend happened to list a tie in."""
+    vote must follow the scores, not the order a backend happened to list a tie in. Equal is
+    within TIE_TOLERANCE of the tie's first score: backends that compute in float32 (milvus)
+    and float64 (the local index) list a tie's members a rounding apart, in either order."""
     ranks: dict[str, int] = {}
-    previous: float | None = None
+    lead: float | None = None
     rank = 0
     for position, (record_id, score) in enumerate(hits, start=1):
-        if score != previous:
-            rank, previous = position, score
+        if lead is None or abs(score - lead) > TIE_TOLERANCE * max(abs(lead), abs(score)):
+            rank, lead = position, score
         ranks.setdefault(record_id, rank)
     return ranks
 

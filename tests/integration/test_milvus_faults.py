@@ -139,12 +139,12 @@ def test_a_build_dying_half_way_leaves_the_generation_serving_and_is_rolled_back
     real_call = MilvusEngine.call
     inserts: list[str] = []
 
-    def dying(self, what, action):  # the server goes away after the build's first book went in
+    def dying(self, what, action, idempotent=True):  # the server goes away after the build's first book went in
         if what == "insert rows":
             inserts.append(what)
             if len(inserts) > 1:
                 raise BookAgentError("engine.unavailable", "gone mid-build")
-        return real_call(self, what, action)
+        return real_call(self, what, action, idempotent)
     monkeypatch.setattr(MilvusEngine, "call", dying)
     with pytest.raises(BookAgentError) as caught:  # every book's stamp changed: all three are written
         vectors.build(MODEL, DIMENSIONS, stamp(list(stores), "v2"), stores, None)

@@ -101,7 +101,11 @@ def test_a_jwt_without_exp_is_refused_by_default() -> None:
 
 # --- what an answer may say ------------------------------------------------------------------
 
-@given(st.sets(book_ids, min_size=1, max_size=5), st.sets(book_ids, max_size=3),
+# Ids other than "book", which the "book://" separator itself spells.
+named_ids = book_ids.filter(lambda b: b != "book")
+
+
+@given(st.sets(named_ids, min_size=1, max_size=5), st.sets(named_ids, max_size=3),
        st.lists(st.sampled_from([" ", ", ", "/", "'", ". ", ": ", "#", "\n", "book://"]), min_size=1, max_size=8))
 def test_scrubbed_text_names_no_foreign_book_and_keeps_the_allowed(foreign: set[str], allowed: set[str],
                                                                   seps: list[str]) -> None:
@@ -110,7 +114,10 @@ def test_scrubbed_text_names_no_foreign_book_and_keeps_the_allowed(foreign: set[
     text = "".join(w + seps[i % len(seps)] for i, w in enumerate(words))
     doc = {"message": text, "details": {"served": words, "by_book": {w: 1 for w in words}, "book_id": words[0]}}
     clean = scrubbed(doc, foreign)
-    found = set(re.findall(r"[A-Za-z0-9_.-]+", repr(clean).replace(WITHHELD, " ")))
+    # The words of what the answer says (its strings, not repr(): an escaped "\\n" would read as "n").
+    details = clean["details"]
+    said = [clean["message"], *details["served"], *details["by_book"], details["book_id"]]
+    found = set(re.findall(r"[A-Za-z0-9_.-]+", " ".join(said).replace(WITHHELD, " ")))
     found |= {w.rstrip(".") for w in found}
     assert not foreign & found - allowed, clean
     assert set(clean["details"]["served"]) == allowed and set(clean["details"]["by_book"]) == allowed

@@ -9,7 +9,7 @@ the local backend (contracts/beyond-one-node.md, "Milvus").
     uri = "http://milvus.internal:19530"   # or BOOK_AGENT_MILVUS_URI, which wins
     token_env = "MILVUS_TOKEN"             # the variable holding the token (never the token)
     prefix = "book_agent"                  # collection names start with it: one library per prefix
-    index_type = "IVF_FLAT"                # the dense index (FLAT, IVF_FLAT, HNSW, IVF_SQ8, ...)
+    index_type = "FLAT"                    # the dense index (FLAT: exact; HNSW, IVF_FLAT, IVF_SQ8, ...)
 
 pymilvus is an optional extra (`pip install 'book-agent[milvus]'`), imported on first use.
 """
@@ -27,7 +27,7 @@ from book_agent.settings import milvus_uri, secret_from
 
 OPTIONS: dict[str, type | tuple[type, ...]] = {"uri": str, "token_env": str, "db_name": str, "prefix": str, "timeout_s": (int, float),
            "min_vectors": int, "index_type": str, "nlist": int, "nprobe": int, "m": int, "ef_construction": int,
-           "ef": int}
+           "ef": int, "shards": int, "replicas": int}
 PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEFAULT_PREFIX = "book_agent"
@@ -48,7 +48,8 @@ def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBack
     token_env = str(options.get("token_env") or "")
     engine = MilvusEngine(EngineSettings(uri=uri, token=secret_from(token_env) if token_env else "",
                                          db_name=str(options.get("db_name") or ""),
-                                         timeout_s=float(options.get("timeout_s", 10.0))))
+                                         timeout_s=float(options.get("timeout_s", 10.0)),
+                                         shards=int(options.get("shards", 1)), replicas=int(options.get("replicas", 1))))
     prefix = str(options.get("prefix") or DEFAULT_PREFIX)
     dense = DenseIndex(**{k: options[k] for k in ("index_type", "nlist", "nprobe", "m", "ef_construction", "ef")
                           if k in options})
@@ -62,7 +63,7 @@ def _checked(options: dict[str, Any]) -> dict[str, Any]:
     for key, kind in OPTIONS.items():
         if key in options and (not isinstance(options[key], kind) or isinstance(options[key], bool)):
             problems.append(f"{key} must be a {getattr(kind, '__name__', 'number')}")
-    for key in ("min_vectors", "nlist", "nprobe", "m", "ef_construction", "ef"):
+    for key in ("min_vectors", "nlist", "nprobe", "m", "ef_construction", "ef", "shards", "replicas"):
         if isinstance(options.get(key), int) and options[key] < 1:
             problems.append(f"{key} must be >= 1")
     if isinstance(options.get("timeout_s"), (int, float)) and not 0 < options["timeout_s"] <= 3600:

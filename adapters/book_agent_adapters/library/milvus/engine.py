@@ -34,6 +34,10 @@ _MISSING_MARKS = ("collection not found", "can't find collection", "collection n
 _DOWN_MARKS = ("fail connecting", "unavailable", "connection refused", "failed to connect", "connect failed",
                "socket closed", "connection reset", "not ready", "channel closed", "cannot invoke rpc")
 _SLOW_MARKS = ("deadline", "timeout", "timed out")
+# pymilvus pings every 10 s even on an idle channel; a server with gRPC's default policy (milvus-lite)
+# answers an idle client's pings with GOAWAY "too many pings" and refuses it. Ping only while a call
+# is in flight: an idle process then keeps a usable channel, and a call still bounds its wait.
+GRPC_OPTIONS = {"grpc.keepalive_time_ms": 60_000, "grpc.keepalive_permit_without_calls": 0}
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class EngineSettings:
     token: str = ""
     db_name: str = ""
     timeout_s: float = 10.0
+    shards: int = 1  # a rows collection's shards (write parallelism on a Distributed cluster)
+    replicas: int = 1  # in-memory replicas each collection is loaded with (query nodes serving it)
 
 
 def import_pymilvus() -> Any:
@@ -72,19 +78,27 @@ class MilvusEngine:
     def uri(self) -> str:
         return self.settings.uri
 
-    def call(self, what: str, action: Callable[[Any], T]) -> T:
-        """`action(client)` with the client, its failures as coded errors naming `what`."""
+    def call(self, what: str, action: Callable[[Any], T], idempotent: bool = True) -> T:
+        """`action(client)` with the client, its failures as coded errors naming `what`. A
+        channel that served before and is now unusable (the server restarted, or closed it) is
+        replaced and an idempotent call made once more; a server still unreachable then is
+        `engine.unavailable`."""
         pymilvus = import_pymilvus()
-        client = self._connected(pymilvus)
-        try:
-            return action(client)
-        except BookAgentError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - pymilvus and grpc raise many kinds; each becomes a code
-            error = self.translate(what, exc)
-            if error.code in ("engine.unavailable", "engine.timeout"):
+        reused = self._client is not None
+        for attempt in (1, 2):
+            client = self._connected(pymilvus)
+            try:
+                return action(client)
+            except BookAgentError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - pymilvus and grpc raise many kinds; each becomes a code
+                error = self.translate(what, exc)
+                if error.code not in ("engine.unavailable", "engine.timeout"):
+                    raise error from exc
                 self._forget(client)
-            raise error from exc
+                if attempt == 2 or not reused or not idempotent or error.code == "engine.timeout":
+                    raise error from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _connected(self, pymilvus: Any) -> Any:
         with self._lock:
@@ -92,7 +106,7 @@ class MilvusEngine:
                 try:
                     self._client = pymilvus.MilvusClient(
                         uri=self.settings.uri, token=self.settings.token, db_name=self.settings.db_name,
-                        timeout=self.settings.timeout_s)
+                        timeout=self.settings.timeout_s, grpc_options=dict(GRPC_OPTIONS))
                 except Exception as exc:  # noqa: BLE001
                     error = self.translate("connect", exc)
                     if error.code == "engine.failed":  # a refused handshake is still "cannot use it"

@@ -159,8 +159,8 @@ class Ledger:
             if not batch:
                 continue
             rows = [{**row, "book_id": member.book_id, "member": member.key, "added": generation} for row in batch]
-            self.engine.call("insert rows", lambda c, rows=rows: c.insert(collection, rows,  # type: ignore[misc]
-                                                                           timeout=max(60.0, self.engine.settings.timeout_s)))
+            self.engine.call("insert rows", lambda c, rows=rows: c.insert(  # type: ignore[misc]
+                collection, rows, timeout=max(60.0, self.engine.settings.timeout_s)), idempotent=False)
             count += len(rows)
             tick(len(rows))
         return count

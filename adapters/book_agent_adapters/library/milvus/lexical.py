@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from book_agent.domain.bm25 import K1, idf, length_norm
+from book_agent.domain.bm25 import idf
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember
 from book_agent.domain.records import LexicalHit
@@ -35,8 +35,8 @@ from book_agent.ports import Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.ledger import Ledger
+from book_agent_adapters.library.milvus.lexical_rows import REBUILD, Build, counted, indices
 from book_agent_adapters.library.milvus.records import (
-    INSERT_BATCH,
     ChannelSpec,
     Member,
     Plan,
@@ -48,14 +48,17 @@ from book_agent_adapters.library.milvus.records import (
 from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.runtime_files import build_lock
-from book_agent_adapters.storage.term_counts import BookTerms, book_terms
 
 CHANNEL = "lexical"
-REBUILD = "run `book-agent prepare @all` to load the library's lexical channel into Milvus"
+
+
+TIE_DIGITS = 6  # scores equal to this many significant digits are ties (float32 carries ~7)
+TIE_MARGIN = 50  # candidates fetched past top_k, so records tied at the cut are ordered as local orders them
 
 
 def _add_fields(schema: Any, data_type: Any) -> None:
     schema.add_field("length", data_type.INT64)  # the record's length, to subtract it when its book leaves
+    schema.add_field("seq", data_type.INT64)  # its place in its book: ties go to book order, then reading order
     schema.add_field("vector", data_type.SPARSE_FLOAT_VECTOR)
 
 
@@ -72,7 +75,6 @@ class MilvusLibraryIndex(LibraryIndex):
         self.engine = engine
         self.ledger = Ledger(engine, prefix, SPEC)
         self.terms_dir = terms_dir  # per-book term counts, cached as the local backend caches them
-        self._lock = threading.Lock()
 
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
         pointer, why = self.ledger.pointer()
@@ -88,23 +90,25 @@ class MilvusLibraryIndex(LibraryIndex):
         records = int(pointer.extra.get("records", pointer.rows))
         if pointer.stamp_sha != stamp_sha(expected):
             return LibraryIndexState(present=True, fresh=False, records=records, generation=generation,
-                                     reason="stale: built for other books", intact=True)
-        return LibraryIndexState(present=True, fresh=True, records=records, generation=generation, intact=True)
+                                     reason="stale: built for other books", intact=True,
+                                     drift=float(pointer.extra.get("drift", 0.0)))
+        return LibraryIndexState(present=True, fresh=True, records=records, generation=generation, intact=True,
+                                 drift=float(pointer.extra.get("drift", 0.0)))
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               wait: bool = True) -> int:
-        return self._write(members, expected, progress, full=False)
+        return self._write(members, expected, progress, full=False, wait=wait)
 
     def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
                 wait: bool = True) -> int:
         """A new epoch with the exact statistics of `members` (scores then equal a first build's)."""
-        return self._write(members, expected, progress, full=True)
+        return self._write(members, expected, progress, full=True, wait=wait)
 
     def _write(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
-               full: bool) -> int:
+               full: bool, wait: bool = True) -> int:
         try:
             self.terms_dir.parent.mkdir(parents=True, exist_ok=True)
-            with self._lock, build_lock(self.terms_dir.parent):
+            with build_lock(self.terms_dir.parent, wait=wait):  # across threads and processes; wait=False: build_busy
                 current = self.state(expected)
                 if current.fresh and not full:
                     return current.records
@@ -121,20 +125,20 @@ class MilvusLibraryIndex(LibraryIndex):
     def _load(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               full: bool) -> int:
         version = expected.get("tokenizer_version", "")
-        build = _Build()
+        build = Build()
         wanted = [Member(m.book_id, f"{m.stamp}|{version}", build.rows_of(m.book_id, member_key(m.book_id,
                          f"{m.stamp}|{version}")), m.record_count) for m in members]
         sources = {w.key: m for w, m in zip(wanted, members, strict=True)}
 
         def prepare(plan: Plan) -> Mapping[str, Any]:
             for member in plan.added:  # every added book's counts before anything is written
-                build.counted[member.key] = _counted(self.terms_dir, sources[member.key])
+                build.counted[member.key] = counted(self.terms_dir, sources[member.key])
             return self._statistics(plan, build)
         self.ledger.build(wanted, expected, progress, prepare=prepare, full=full)
         pointer, _ = self.ledger.pointer()
         return int(pointer.extra.get("records", 0)) if pointer else 0
 
-    def _statistics(self, plan: Plan, build: _Build) -> dict[str, Any]:
+    def _statistics(self, plan: Plan, build: Build) -> dict[str, Any]:
         """The new generation's statistics and term ids (the term table written first)."""
         table = TermTable(self.engine, plan.collection)
         if plan.previous is None:
@@ -151,17 +155,25 @@ class MilvusLibraryIndex(LibraryIndex):
             stats["records"] += len(terms.record_ids)
             stats["total_length"] += float(terms.lengths.sum())
         lost: Counter[int] = Counter()
+        removed_records = 0
         for key in plan.removed:
             for batch in self.ledger.rows_of(plan.collection, key, ["vector", "length"]):
                 for row in batch:
-                    lost.update(_indices(row["vector"]))
-                    stats["records"] -= 1
+                    lost.update(indices(row["vector"]))
+                    removed_records += 1
                     stats["total_length"] -= float(row["length"])
+        stats["records"] -= removed_records
         ids, stats["next_term"] = table.apply(gained, lost, plan.generation, int(stats["next_term"]))
         exact = stats["total_length"] / stats["records"] if stats["records"] else 0.0
         if plan.previous is None or not stats.get("avgdl"):
             stats["avgdl"] = exact  # a new epoch (or a library that was empty): exact, frozen from here on
-        stats["drift"] = abs(float(stats["avgdl"]) - exact) / exact if exact else 0.0
+        # the living library's drift: the share of records added or removed since the epoch's statistics
+        # were exact (prepare compacts past 0.2); avgdl_drift: how far the frozen average has moved
+        fresh_epoch = plan.previous is None
+        stats["churn"] = (0 if fresh_epoch else int(stats.get("churn", 0)) + sum(
+            len(build.counted[m.key].record_ids) for m in plan.added) + removed_records)
+        stats["drift"] = stats["churn"] / stats["records"] if stats["records"] else 0.0
+        stats["avgdl_drift"] = abs(float(stats["avgdl"]) - exact) / exact if exact else 0.0
         build.avgdl = float(stats["avgdl"])
         for member in plan.added:
             terms = build.counted[member.key]
@@ -171,64 +183,6 @@ class MilvusLibraryIndex(LibraryIndex):
     def open(self) -> LibraryLexicalIndex:
         pointer, why = self.ledger.pointer()
         return MilvusLibraryLexical(self.ledger, pointer, why)
-
-
-class _Build:
-    """One build's working state: the added books' counts and term ids, and the frozen avgdl
-    their weights are computed under (set by `_statistics` before any row is written)."""
-
-    def __init__(self) -> None:
-        self.counted: dict[str, BookTerms] = {}
-        self.tids: dict[str, np.ndarray] = {}
-        self.avgdl = 0.0
-
-    def rows_of(self, book_id: str, key: str) -> Any:
-        def rows() -> Iterator[list[dict[str, Any]]]:
-            yield from _sparse_rows(book_id, self.counted[key], self.tids[key], self.avgdl)
-        return rows
-
-
-def _counted(terms_dir: Path, member: LibraryMember) -> BookTerms:
-    try:
-        return book_terms(terms_dir, member)
-    except (OSError, ValueError) as exc:
-        raise BookAgentError("lexical.build_failed", f"book {member.book_id}'s records cannot be read: {exc}",
-                             details={"book_id": member.book_id, "path": str(member.database_path)},
-                             remediation=REBUILD) from exc
-    except Exception as exc:  # sqlite3.Error and kin from a damaged or missing package database
-        raise BookAgentError("lexical.build_failed", f"book {member.book_id}'s records cannot be read: {exc}",
-                             details={"book_id": member.book_id, "path": str(member.database_path)},
-                             remediation=REBUILD) from exc
-
-
-def _sparse_rows(book_id: str, terms: BookTerms, tids: np.ndarray, avgdl: float) -> Iterator[list[dict[str, Any]]]:
-    """The book's records as rows: evidence id, length, and {term id: document weight}."""
-    norm = length_norm(terms.lengths.astype(np.float64), avgdl)
-    order = np.argsort(terms.docs, kind="stable")
-    docs = terms.docs[order]
-    ids = tids[terms.term_ids[order]]
-    freqs = terms.freqs[order].astype(np.float64)
-    weights = (freqs * (K1 + 1) / (freqs + norm[docs])).astype(np.float32)
-    bounds = np.searchsorted(docs, np.arange(len(terms.record_ids) + 1))
-    batch: list[dict[str, Any]] = []
-    for doc, record_id in enumerate(terms.record_ids):
-        lo, hi = int(bounds[doc]), int(bounds[doc + 1])
-        keep = ids[lo:hi] >= 0
-        vector = dict(zip(ids[lo:hi][keep].tolist(), weights[lo:hi][keep].tolist(), strict=True))
-        batch.append({"evidence": f"{book_id}#{record_id}", "length": int(terms.lengths[doc]), "vector": vector})
-        if len(batch) >= INSERT_BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _indices(vector: Any) -> list[int]:
-    """A sparse vector's term ids, as pymilvus returns it (a dict, or scipy-like rows)."""
-    if isinstance(vector, dict):
-        return [int(k) for k in vector]
-    indices = getattr(vector, "indices", None)
-    return [int(i) for i in indices] if indices is not None else []
 
 
 class MilvusLibraryLexical(LibraryLexicalIndex):
@@ -259,8 +213,8 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
                 return []
             engine = self.ledger.engine
             found = engine.call("lexical search", lambda c: c.search(
-                pointer.collection, data=[vector], anns_field="vector", limit=min(int(top_k), 16384),
-                filter=self.ledger.visible(pointer, book_ids), output_fields=["evidence"],
+                pointer.collection, data=[vector], anns_field="vector", limit=min(int(top_k) + TIE_MARGIN, 16384),
+                filter=self.ledger.visible(pointer, book_ids), output_fields=["evidence", "seq"],
                 search_params={"metric_type": "IP", "params": {"drop_ratio_search": 0.0}},
                 consistency_level="Strong", timeout=engine.settings.timeout_s))
         except BookAgentError as exc:
@@ -268,10 +222,12 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
                 raise BookAgentError("lexical.index_damaged", f"the library's lexical index is damaged: {exc.message}",
                                      details=exc.details, remediation=REBUILD) from exc
             raise
-        hits = [LexicalHit(str(hit["entity"]["evidence"]), float(hit["distance"])) for hit in found[0]
-                if float(hit["distance"]) > 0]
-        hits.sort(key=lambda h: -h.score)
-        return hits
+        # records the local index scores equal come back within float32 rounding of each other (the
+        # engine sums in its own order): order those as the local index does (book, then reading order)
+        ranked = sorted((hit for hit in found[0] if float(hit["distance"]) > 0), key=lambda hit: (
+            -float(f"{float(hit['distance']):.{TIE_DIGITS}g}"), str(hit["entity"]["evidence"]).partition("#")[0],
+            int(hit["entity"]["seq"])))
+        return [LexicalHit(str(hit["entity"]["evidence"]), float(hit["distance"])) for hit in ranked[:top_k]]
 
     def _query_vector(self, pointer: Pointer, records: int, words: list[str], prefixes: list[str]) -> dict[int, float]:
         """{term id: idf x repeats} at the reader's generation (FTS5 sums a repeated fragment once

@@ -61,6 +61,11 @@ def create_rows_collection(engine: MilvusEngine, name: str, add_vector_field: Ca
         add_vector_field(schema, data_type)
         index = client.prepare_index_params()
         add_vector_index(index)
+        extra = {"num_shards": engine.settings.shards} if engine.settings.shards > 1 else {}
         client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong",
-                                 timeout=max(60.0, engine.settings.timeout_s))
+                                 timeout=max(60.0, engine.settings.timeout_s), **extra)
+        if engine.settings.replicas > 1:  # created loaded with one replica: load it again with more
+            client.release_collection(name, timeout=max(60.0, engine.settings.timeout_s))
+            client.load_collection(name, replica_number=engine.settings.replicas,
+                                   timeout=max(600.0, engine.settings.timeout_s))
     engine.call("create collection", create)

@@ -2,7 +2,7 @@
 
 Each book's rows come from its own VectorStore (the package's vectors, unit rows for cosine,
 as its exact search scores them: no re-embedding) and are searched by inner product. The
-dense index is an option (`[library.milvus] index_type`, default IVF_FLAT, measured in
+dense index is an option (`[library.milvus] index_type`, default FLAT, measured in
 contracts/beyond-one-node.md): indexes that keep the float32 rows (FLAT, IVF_FLAT, HNSW, DISKANN)
 return the exact inner product as the score; a quantized one (IVF_SQ8, IVF_PQ, ...) only picks
 candidates, which are then rescored exactly against the books' own rows, as the local faiss
@@ -36,6 +36,10 @@ from book_agent_adapters.library.milvus.records import (
 from book_agent_adapters.storage.faiss_group_index import book_matrix
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 
+# FLAT by default: it gives exactly the local backend's vector hits. Measured on milvus-lite 2.5.1
+# at 100k 384-d vectors (real MiniLM mixes, real eval queries): FLAT recall@10 1.000 (p50 68 ms
+# under load), AUTOINDEX 0.816, IVF_FLAT nlist 1024 0.57 at any nprobe. On a real cluster HNSW
+# (m 16, ef 128+) or IVF with a high nprobe trade recall for speed: choose it with index_type.
 EXACT_STORAGE = {"FLAT", "IVF_FLAT", "HNSW", "DISKANN", "AUTOINDEX", "GPU_CAGRA", "GPU_IVF_FLAT"}
 RESCORE_MIN = 50  # a quantized index's candidates rescored exactly: at least this many ...
 OVERFETCH = 2  # ... and twice the depth
@@ -45,7 +49,7 @@ OVERFETCH = 2  # ... and twice the depth
 class DenseIndex:
     """The dense index's type and parameters (build and search), from `[library.milvus]`."""
 
-    index_type: str = "IVF_FLAT"
+    index_type: str = "FLAT"  # exact: ranks as the local backend (above)
     nlist: int = 1024  # IVF lists (per segment: Milvus indexes each sealed segment)
     nprobe: int = 64  # lists searched
     m: int = 16  # HNSW links per node

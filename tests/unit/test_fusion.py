@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from book_agent.domain.fusion import (
     AGREEMENT_K,
     AGREEMENT_SHARE,
     RAGFLOW_KEYWORD_SHARE,
+    TIE_TOLERANCE,
     UNTRUSTED_VECTOR_WEIGHT,
     ChannelRanking,
     LanguageEvidence,
@@ -181,7 +184,9 @@ def test_without_votes_the_fusion_is_the_convex_combination_of_normalised_scores
 distinct_scores = st.lists(st.tuples(st.sampled_from([f"r{i}" for i in range(30)]),
                                     st.floats(min_value=0.0, max_value=50.0)), max_size=20,
                           unique_by=(lambda pair: pair[0], lambda pair: pair[1])).map(
-    lambda hits: sorted(hits, key=lambda h: -h[1]))
+    lambda hits: sorted(hits, key=lambda h: -h[1])).filter(
+    # distinct beyond the tie tolerance too (1.17549439e-38 and 1.17549435e-38 share a rank)
+    lambda hits: all(abs(a - b) > TIE_TOLERANCE * max(a, b) for (_, a), (_, b) in pairwise(hits)))
 
 
 @given(distinct_scores, distinct_scores, shares)

@@ -181,7 +181,9 @@ class FaissLibraryVectors(LibraryVectorIndexes):
                 if int(index.ntotal) != int(pointer["vectors"]) or int(index.d) != dimensions:
                     raise _unreadable("its size does not match its pointer")
                 ids = _row_ids(self.folder / pointer["files"]["ids"]["name"], int(pointer["vectors"]))
-            except BookAgentError:
+            except BookAgentError as exc:
+                if isinstance(exc.__cause__, FileNotFoundError) and attempt == 0:
+                    continue  # a rebuild dropped this generation after its pointer was read: read the new one
                 self._discard(path, pointer["files"]["index"]["name"])  # the next state() asks for a rebuild
                 raise
             return FaissGroupIndex(faiss, index, ids, pointer, stores, expected.get("metric", "cosine"), dimensions)

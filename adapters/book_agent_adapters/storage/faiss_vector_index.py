@@ -59,7 +59,6 @@ from book_agent_adapters.storage.vector_matrix import VectorMatrix
 
 FOLDER = "vectors"
 TEMP_PREFIX = ".vectors-build-"  # written only under the build lock: any found there is a dead build's
-
 TRAIN_PER_LIST = 64  # k-means training vectors per list
 MIN_TRAIN_PER_LIST = 39  # faiss's k-means wants at least this many (small groups get fewer lists)
 SEED = 20_240_601  # the training sample (a rebuild of the same books gives the same index)

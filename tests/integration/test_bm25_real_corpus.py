@@ -5,19 +5,17 @@ This is the formula both library backends store (the local postings, an engine's
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from book_agent.domain.bm25 import average_length, document_weights, idf, length_norm
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.fts_lexical_index import RANK_SQL, build_sidecar, match_expression
+from book_agent_adapters.storage.fts_lexical_index import build_sidecar
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
 from book_agent_adapters.storage.term_counts import count_terms
 from tests.support import REPO_ROOT
+from tests.support.fts_scores import fts_scores
 
 DATABASE = REPO_ROOT / "examples" / "art-of-war-package" / "index.sqlite"
 QUERIES = ["army", "the general who wins", "spies", "fire attack", "terrain ground", "march of the enemy",
@@ -34,16 +32,6 @@ def real(tmp_path_factory):
     index = SqliteLibraryIndex(tmp / "library")
     index.build([member], {"books": "war=real"}, None)
     return sidecar, counts, index
-
-
-def fts5(sidecar: Path, query: str) -> dict[str, float]:
-    con = sqlite3.connect(sidecar)
-    try:
-        rows = con.execute(f"SELECT ids.record_id, {RANK_SQL} FROM fts JOIN ids ON ids.rowid = fts.rowid "
-                           "WHERE fts MATCH ?", (match_expression(query),)).fetchall()
-    finally:
-        con.close()
-    return {rid: -score for rid, score in rows}
 
 
 def split_scores(counts, query: str) -> dict[str, float]:
@@ -69,7 +57,7 @@ def split_scores(counts, query: str) -> dict[str, float]:
 @pytest.mark.parametrize("query", QUERIES)
 def test_split_bm25_scores_a_real_book_as_fts5_and_the_impact_index(real, query):
     sidecar, counts, index = real
-    expected = fts5(sidecar, query)
+    expected = fts_scores(sidecar, query)
     assert expected, query
     split = split_scores(counts, query)
     reader = index.open()

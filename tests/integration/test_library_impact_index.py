@@ -16,13 +16,9 @@ from pathlib import Path
 import pytest
 
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.fts_lexical_index import (
-    RANK_SQL,
-    FtsLexicalIndex,
-    build_sidecar,
-    match_expression,
-)
+from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar
 from book_agent_adapters.storage.library_lexical_index import TERMS_DIR, SqliteLibraryIndex
+from tests.support.fts_scores import fts_scores
 from tests.support.package_builder import RecordSpec, build_package
 
 ENGLISH = ("river rivers running runs ran ground water battle battles general temple calculation sediment valley "
@@ -80,16 +76,6 @@ QUERIES = ["river water", "running battles", "the general of the army", "café n
            "將軍 water", "天", "grain tribute tax province", "siege OR wall", '"quoted" -minus NEAR(x)', "x86 harvest",
            # repeats and words of one stem count once per fragment, as FTS5 counts them
            "river river river water", "running runs run battle", "water " * 20 + "river"]
-
-
-def fts_scores(sidecar: Path, query: str) -> dict[str, float]:
-    con = sqlite3.connect(sidecar)
-    try:
-        rows = con.execute(f"SELECT ids.record_id, {RANK_SQL} FROM fts JOIN ids ON ids.rowid = fts.rowid "
-                           "WHERE fts MATCH ?", (match_expression(query),)).fetchall()
-    finally:
-        con.close()
-    return {rid: -score for rid, score in rows}
 
 
 @pytest.mark.parametrize("query", [q for q in QUERIES if q not in ("孫子兵法", "天")])

@@ -35,7 +35,6 @@ from typing import Any
 from book_agent.ports import Progress
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.records import (
-    FORMAT,
     ChannelSpec,
     Member,
     Plan,
@@ -73,12 +72,12 @@ class Ledger:
             return None, "missing: this channel was never loaded"
         try:
             body = json.loads(rows[0]["body"])
-            if body.get("format") != FORMAT:
+            if body.get("format") != self.spec.format:
                 return Pointer(str(body.get("collection") or ""), int(body.get("generation") or 0), "", 0,
                                format=str(body.get("format"))), f"of another format ({body.get('format')})"
             return Pointer(str(body["collection"]), int(body["generation"]), str(body["stamp_sha"]), int(body["rows"]),
                            tuple(str(h) for h in body.get("hidden") or ()), body.get("retired"),
-                           extra=dict(body.get("extra") or {})), ""
+                           format=self.spec.format, extra=dict(body.get("extra") or {})), ""
         except (ValueError, KeyError, TypeError) as exc:
             return None, f"unreadable pointer record: {exc}"
 
@@ -102,7 +101,7 @@ class Ledger:
         `full`: a new epoch filled in full (a compaction), whatever is in place."""
         create_catalog(self.engine, self.catalog)
         current, _ = self.pointer()
-        epoch_change = full or current is None or current.format != FORMAT \
+        epoch_change = full or current is None or current.format != self.spec.format \
             or not self.has_collection(current.collection)
         if epoch_change:
             if current is not None and current.retired:  # an epoch change before the last one's was dropped
@@ -149,7 +148,7 @@ class Ledger:
         # search with Strong consistency, so the new generation's rows are all seen
         retired = current.collection if epoch_change and current is not None and current.collection else None
         pointer = Pointer(collection, next_generation, stamp_sha(expected), rows, tuple(removed), retired,
-                          extra=extra)
+                          format=self.spec.format, extra=extra)
         self._write_pointer(pointer)
         return rows
 

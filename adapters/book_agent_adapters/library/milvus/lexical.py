@@ -13,8 +13,9 @@ the generations); the frozen average drifts from the exact one as books come and
 `compact` writes a new epoch with exact statistics (a first build is one). Milvus's own BM25
 function is not used: its statistics are per segment, and its scores differ from ours.
 
-One approximation beyond the local index's: a one-character CJK prefix query (`"c"*`) is the
-sum of the terms it starts, each under its own idf (FTS5 pools their counts under one idf).
+A one-character CJK prefix query (`"c"*`) is scored as FTS5 and the local index score it, one
+pooled count under one idf: each record carries a pseudo-term `c*` per CJK first character of its
+terms (prefix_terms.py), and the query's prefix is that one dimension.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.ledger import Ledger
 from book_agent_adapters.library.milvus.lexical_rows import REBUILD, Build, counted, indices
+from book_agent_adapters.library.milvus.prefix_terms import prefix_term
 from book_agent_adapters.library.milvus.records import (
     ChannelSpec,
     Member,
@@ -67,7 +69,8 @@ def _add_index(index: Any) -> None:
     index.add_index("vector", index_type="SPARSE_INVERTED_INDEX", metric_type="IP", params={"drop_ratio_build": 0.0})
 
 
-SPEC = ChannelSpec(CHANNEL, "lex", _add_fields, _add_index, companions=(SUFFIX,))
+# format 2: rows carry the pooled prefix pseudo-terms (prefix_terms.py); format 1's lack them
+SPEC = ChannelSpec(CHANNEL, "lex", _add_fields, _add_index, companions=(SUFFIX,), format="book-agent-milvus-lexical-2")
 
 
 class MilvusLibraryIndex(LibraryIndex):
@@ -231,17 +234,10 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
 
     def _query_vector(self, pointer: Pointer, records: int, words: list[str], prefixes: list[str]) -> dict[int, float]:
         """{term id: idf x repeats} at the reader's generation (FTS5 sums a repeated fragment once
-        per repetition)."""
-        table = TermTable(self.ledger.engine, pointer.collection)
-        repeats = Counter(words)
-        found = table.lookup(repeats, pointer.generation) if repeats else {}
-        vector: dict[int, float] = {}
-        for term, (tid, df) in found.items():
-            vector[tid] = vector.get(tid, 0.0) + float(idf(records, df)) * repeats[term]
-        for prefix in prefixes:
-            for tid, df in table.expand(prefix, pointer.generation).values():
-                vector[tid] = vector.get(tid, 0.0) + float(idf(records, df))
-        return vector
+        per repetition); a prefix is its pooled pseudo-term's dimension."""
+        repeats = Counter([*words, *map(prefix_term, prefixes)])
+        found = TermTable(self.ledger.engine, pointer.collection).lookup(repeats, pointer.generation)
+        return {tid: float(idf(records, df)) * repeats[term] for term, (tid, df) in found.items()}
 
     def close(self) -> None:
         with self._lock:

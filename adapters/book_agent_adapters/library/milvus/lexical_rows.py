@@ -12,6 +12,7 @@ import numpy as np
 from book_agent.domain.bm25 import K1, length_norm
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
+from book_agent_adapters.library.milvus.prefix_terms import with_prefix_terms
 from book_agent_adapters.library.milvus.records import INSERT_BATCH
 from book_agent_adapters.storage.term_counts import BookTerms, book_terms
 
@@ -34,8 +35,11 @@ class Build:
 
 
 def counted(terms_dir: Path, member: LibraryMember) -> BookTerms:
+    """The member's term counts (cached as the local backend caches them), with the pooled
+    counts of its one-character CJK prefixes (prefix_terms.py; never cached: the local
+    backend reads the same cache)."""
     try:
-        return book_terms(terms_dir, member)
+        return with_prefix_terms(book_terms(terms_dir, member))
     except (OSError, ValueError) as exc:
         raise BookAgentError("lexical.build_failed", f"book {member.book_id}'s records cannot be read: {exc}",
                              details={"book_id": member.book_id, "path": str(member.database_path)},

@@ -76,6 +76,7 @@ class ChannelSpec:
     add_vector_field: Callable[[Any, Any], None]  # (schema, DataType)
     add_vector_index: Callable[[Any], None]  # (index params)
     companions: tuple[str, ...] = ()  # suffixes of collections that live and die with a rows collection
+    format: str = FORMAT  # what its pointer says of its rows: another format's are replaced by a full load
 
 
 def build_failed(code: str, what: str, exc: BookAgentError) -> BookAgentError:

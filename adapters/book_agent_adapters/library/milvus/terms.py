@@ -24,7 +24,7 @@ from book_agent_adapters.library.milvus.schema import CATALOG_VECTOR, PAGE, expr
 SUFFIX = "_terms"
 TERM_MAX = 4096  # longer tokens are not indexed (FTS5 never makes them from prose)
 LOOKUP_BATCH = 500  # terms per `in` filter
-EXPAND_MAX = 16384  # terms a prefix may stand for (Milvus's query limit)
+QUERY_LIMIT = 16384  # rows one query returns (Milvus's limit)
 Version = tuple[int, int, int]  # (tid, df, gen)
 
 
@@ -54,20 +54,6 @@ class TermTable:
     def lookup(self, terms: Iterable[str], generation: int) -> dict[str, tuple[int, int]]:
         """term -> (tid, df) at `generation`, for the terms it holds (df 0 ones left out)."""
         latest = self._latest(self._versions(sorted(set(terms)), generation), generation)
-        return {t: (tid, df) for t, (tid, df, _) in latest.items() if df > 0}
-
-    def expand(self, prefix: str, generation: int) -> dict[str, tuple[int, int]]:
-        """Every term starting with `prefix` at `generation` -> (tid, df)."""
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self.engine.call("expand prefix", lambda c: c.query(
-            self.name, filter=expression("term like {p} and gen <= ", p=escaped + "%") + str(generation),
-            output_fields=["term", "tid", "df", "gen"], limit=EXPAND_MAX, consistency_level="Strong",
-            timeout=self.engine.settings.timeout_s))
-        found: dict[str, list[Version]] = {}
-        for row in rows:
-            if str(row["term"]).startswith(prefix):
-                found.setdefault(str(row["term"]), []).append((int(row["tid"]), int(row["df"]), int(row["gen"])))
-        latest = self._latest(found, generation)
         return {t: (tid, df) for t, (tid, df, _) in latest.items() if df > 0}
 
     def apply(self, added: Mapping[str, int], removed: Mapping[int, int], generation: int, next_tid: int
@@ -127,7 +113,7 @@ class TermTable:
     def _collect(self, where: str, found: dict[str, list[Version]]) -> None:
         # a batch of LOOKUP_BATCH terms holds at most a few versions each: one query, under its limit
         rows = self.engine.call("read terms", lambda c: c.query(
-            self.name, filter=where, output_fields=["term", "tid", "df", "gen"], limit=EXPAND_MAX,
+            self.name, filter=where, output_fields=["term", "tid", "df", "gen"], limit=QUERY_LIMIT,
             consistency_level="Strong", timeout=self.engine.settings.timeout_s))
         for row in rows:
             found.setdefault(str(row["term"]), []).append((int(row["tid"]), int(row["df"]), int(row["gen"])))

@@ -56,8 +56,9 @@ def backend(uri: str, data_dir: Path, prefix: str | None = None, **options: obje
     """A milvus backend on `uri` with a prefix of its own (or `prefix`), as the factory makes it."""
     from book_agent_adapters.library.milvus import create_milvus
 
+    # a short settle: a loopback server answers a claim's read and write in milliseconds
     setting = LibraryBackendSetting("milvus", "argument", {"uri": uri, "prefix": prefix or new_prefix(),
-                                                            "timeout_s": 20.0, **options})
+                                                            "timeout_s": 20.0, "lease_settle_s": 0.4, **options})
     return create_milvus(data_dir, setting)
 
 

@@ -17,7 +17,7 @@ def use_milvus(data: Path, uri: str, prefix: str | None = None, timeout_s: float
     prefix = prefix or milvus.new_prefix()
     options = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in extra.items())
     (data / "config.toml").write_text(f'[library]\nbackend = "milvus"\n\n[library.milvus]\nuri = "{uri}"\n'
-                                      f'prefix = "{prefix}"\ntimeout_s = {timeout_s}\n{options}')
+                                      f'prefix = "{prefix}"\ntimeout_s = {timeout_s}\nlease_settle_s = 0.4\n{options}')
     return prefix
 
 

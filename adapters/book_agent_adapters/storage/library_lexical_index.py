@@ -27,6 +27,7 @@ from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState
+from book_agent.domain.progress import Tally
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 from book_agent_adapters.storage.impact_index import FORMAT, postings_files, write_index
 from book_agent_adapters.storage.library_lexical_search import (
@@ -145,7 +146,7 @@ class SqliteLibraryIndex(LibraryIndex):
         new = [m for m in members if m.book_id not in served]
         if len(kept) + len(new) > MAX_DELTAS or (held.base_records - sum(held.base_rows[b] for b in removed)) == 0:
             return None  # too many segments, or nothing of the base left: cheaper to merge it all
-        counted = _record_counter(sum(m.record_count for m in new), progress)
+        counted = Tally(sum(m.record_count for m in new), progress).add
         terms_dir = self.dir / TERMS_DIR
         counts = [(m, book_terms(terms_dir, m, counted)) for m in new]  # cached: a full build reuses them
         records = held.base_records - sum(held.base_rows[b] for b in removed) + sum(
@@ -207,22 +208,9 @@ class SqliteLibraryIndex(LibraryIndex):
         return SqliteLibraryLexical(self.path)
 
 
-def _record_counter(total: int, progress: Progress | None) -> Callable[[int], None]:
-    """A callback that adds up the records counted so far and reports them out of `total`
-    (raised to the count when the books hold more than their manifests said)."""
-    done = 0
-
-    def counted(records: int) -> None:
-        nonlocal done
-        done += records
-        if progress:
-            progress(done, max(total, done))
-    return counted
-
-
 def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: dict[str, str],
           progress: Progress | None, terms_dir: Path, postings: Path) -> int:
-    counted = _record_counter(sum(m.record_count for m in members), progress)
+    counted = Tally(sum(m.record_count for m in members), progress).add
     in_workers = count_uncached(terms_dir, members, counted)
     books: list[tuple[str, BookTerms]] = [
         (m.book_id, book_terms(terms_dir, m, None if m.book_id in in_workers else counted)) for m in members]

@@ -27,7 +27,8 @@ from book_agent.settings import milvus_uri, secret_from
 
 OPTIONS: dict[str, type | tuple[type, ...]] = {"uri": str, "token_env": str, "db_name": str, "prefix": str, "timeout_s": (int, float),
            "min_vectors": int, "index_type": str, "nlist": int, "nprobe": int, "m": int, "ef_construction": int,
-           "ef": int, "shards": int, "replicas": int}
+           "ef": int, "shards": int, "replicas": int, "lease_s": (int, float), "lease_wait_s": (int, float),
+           "lease_settle_s": (int, float)}
 PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEFAULT_PREFIX = "book_agent"
@@ -35,6 +36,7 @@ DEFAULT_PREFIX = "book_agent"
 
 def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBackend:
     from book_agent_adapters.library.milvus.engine import EngineSettings, MilvusEngine
+    from book_agent_adapters.library.milvus.lease import LeaseSettings, WriterLease
     from book_agent_adapters.library.milvus.lexical import MilvusLibraryIndex
     from book_agent_adapters.library.milvus.vectors import DenseIndex, MilvusLibraryVectors
 
@@ -53,8 +55,10 @@ def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBack
     prefix = str(options.get("prefix") or DEFAULT_PREFIX)
     dense = DenseIndex(**{k: options[k] for k in ("index_type", "nlist", "nprobe", "m", "ef_construction", "ef")
                           if k in options})
-    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense)
-    lexical = MilvusLibraryIndex(engine, prefix, Path(data_dir) / "library" / "terms")
+    lease = WriterLease(engine, prefix, LeaseSettings(**{name: float(options[key]) for key, name in (
+        ("lease_s", "ttl_s"), ("lease_wait_s", "wait_s"), ("lease_settle_s", "settle_s")) if key in options}))
+    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense, lease)
+    lexical = MilvusLibraryIndex(engine, prefix, Path(data_dir) / "library" / "terms", lease)
     return LibraryBackend(setting.name, lexical, vectors)
 
 
@@ -66,8 +70,9 @@ def _checked(options: dict[str, Any]) -> dict[str, Any]:
     for key in ("min_vectors", "nlist", "nprobe", "m", "ef_construction", "ef", "shards", "replicas"):
         if isinstance(options.get(key), int) and options[key] < 1:
             problems.append(f"{key} must be >= 1")
-    if isinstance(options.get("timeout_s"), (int, float)) and not 0 < options["timeout_s"] <= 3600:
-        problems.append("timeout_s must be in (0, 3600]")
+    for key in ("timeout_s", "lease_s", "lease_wait_s", "lease_settle_s"):
+        if isinstance(options.get(key), (int, float)) and not 0 < options[key] <= 3600:
+            problems.append(f"{key} must be in (0, 3600]")
     if isinstance(options.get("prefix"), str) and not PREFIX.fullmatch(options["prefix"]):
         problems.append("prefix must be letters, digits and _ (not starting with a digit), at most 64")
     if isinstance(options.get("token_env"), str) and not ENV_NAME.fullmatch(options["token_env"]):

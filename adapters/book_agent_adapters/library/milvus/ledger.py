@@ -32,8 +32,10 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from book_agent.domain.progress import Tally
 from book_agent.ports import Progress
 from book_agent_adapters.library.milvus.engine import MilvusEngine
+from book_agent_adapters.library.milvus.lease import Held
 from book_agent_adapters.library.milvus.records import (
     ChannelSpec,
     Member,
@@ -95,10 +97,12 @@ class Ledger:
 
     # -- writing ----------------------------------------------------------------------------
     def build(self, members: Sequence[Member], expected: Mapping[str, str], progress: Progress | None,
-              prepare: Callable[[Plan], Mapping[str, Any]] | None = None, full: bool = False) -> int:
+              prepare: Callable[[Plan], Mapping[str, Any]] | None = None, full: bool = False,
+              lease: Held | None = None) -> int:
         """Bring the channel to exactly `members` (see the module docstring); the row count.
         `prepare(plan)` runs before any row is written and returns the pointer's `extra`;
-        `full`: a new epoch filled in full (a compaction), whatever is in place."""
+        `full`: a new epoch filled in full (a compaction), whatever is in place; `lease`: the
+        writer lease held (lease.py), checked at each batch and read back before the commit."""
         create_catalog(self.engine, self.catalog)
         current, _ = self.pointer()
         epoch_change = full or current is None or current.format != self.spec.format \
@@ -118,14 +122,12 @@ class Ledger:
         wanted = {m.key: m for m in members}
         added = [m for k, m in wanted.items() if k not in live]
         removed = [k for k in live if k not in wanted]
-        total = sum(m.count for m in added)
-        done = 0
+        tally = Tally(sum(m.count for m in added), progress)  # a book may hold more rows than it said
 
         def tick(rows: int) -> None:
-            nonlocal done
-            done += rows
-            if progress:
-                progress(min(done, total), total)
+            if lease is not None:
+                lease.check()
+            tally.add(rows)
 
         next_generation = generation + 1
         extra = prepare(Plan(collection, next_generation, None if epoch_change else current, added, removed)) \
@@ -133,14 +135,15 @@ class Ledger:
         written: dict[str, int] = {}
         for member in added:
             written[member.key] = self._insert(collection, member, next_generation, tick)
-        if progress:
-            progress(total, total)
+        tally.finish()
 
         rows = sum(int(body["rows"]) for k, body in live.items() if k in wanted) + sum(written.values())
         member_rows = [self._member_row(collection, k, {"book_id": m.book_id, "stamp": m.stamp, "added": next_generation,
                                                         "removed_at": None, "rows": written[k]}) for k, m in
                        ((m.key, m) for m in added)]
         member_rows += [self._member_row(collection, k, {**live[k], "removed_at": next_generation}) for k in removed]
+        if lease is not None:  # the commit (member records, then the pointer) is the lease holder's only
+            lease.confirm()
         if member_rows:
             self.engine.call("write members", lambda c: c.upsert(self.catalog, member_rows,
                                                                  timeout=self.engine.settings.timeout_s))

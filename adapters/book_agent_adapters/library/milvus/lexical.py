@@ -35,6 +35,7 @@ from book_agent.domain.records import LexicalHit
 from book_agent.ports import Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent_adapters.library.milvus.engine import MilvusEngine
+from book_agent_adapters.library.milvus.lease import Held, WriterLease
 from book_agent_adapters.library.milvus.ledger import Ledger
 from book_agent_adapters.library.milvus.lexical_rows import REBUILD, Build, counted, indices
 from book_agent_adapters.library.milvus.prefix_terms import prefix_term
@@ -74,9 +75,10 @@ SPEC = ChannelSpec(CHANNEL, "lex", _add_fields, _add_index, companions=(SUFFIX,)
 
 
 class MilvusLibraryIndex(LibraryIndex):
-    def __init__(self, engine: MilvusEngine, prefix: str, terms_dir: Path) -> None:
+    def __init__(self, engine: MilvusEngine, prefix: str, terms_dir: Path, lease: WriterLease | None = None) -> None:
         self.engine = engine
         self.ledger = Ledger(engine, prefix, SPEC)
+        self.lease = lease or WriterLease(engine, prefix)
         self.terms_dir = terms_dir  # per-book term counts, cached as the local backend caches them
 
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
@@ -111,11 +113,13 @@ class MilvusLibraryIndex(LibraryIndex):
                full: bool, wait: bool = True) -> int:
         try:
             self.terms_dir.parent.mkdir(parents=True, exist_ok=True)
-            with build_lock(self.terms_dir.parent, wait=wait):  # across threads and processes; wait=False: build_busy
+            # the data dir's lock: this machine's threads and processes (and the cached term counts);
+            # the lease: writers on every machine. wait=False: lexical.build_busy from either
+            with build_lock(self.terms_dir.parent, wait=wait), self.lease.held(wait) as lease:
                 current = self.state(expected)
                 if current.fresh and not full:
                     return current.records
-                return self._load(members, expected, progress, full)
+                return self._load(members, expected, progress, full, lease)
         except BookAgentError as exc:
             if exc.code.startswith("engine."):
                 raise build_failed("lexical.build_failed", "the library's lexical index", exc) from exc
@@ -126,7 +130,7 @@ class MilvusLibraryIndex(LibraryIndex):
                                              "`book-agent prepare @all` where it is") from exc
 
     def _load(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
-              full: bool) -> int:
+              full: bool, lease: Held) -> int:
         version = expected.get("tokenizer_version", "")
         build = Build()
         wanted = [Member(m.book_id, f"{m.stamp}|{version}", build.rows_of(m.book_id, member_key(m.book_id,
@@ -137,7 +141,7 @@ class MilvusLibraryIndex(LibraryIndex):
             for member in plan.added:  # every added book's counts before anything is written
                 build.counted[member.key] = counted(self.terms_dir, sources[member.key])
             return self._statistics(plan, build)
-        self.ledger.build(wanted, expected, progress, prepare=prepare, full=full)
+        self.ledger.build(wanted, expected, progress, prepare=prepare, full=full, lease=lease)
         pointer, _ = self.ledger.pointer()
         return int(pointer.extra.get("records", 0)) if pointer else 0
 

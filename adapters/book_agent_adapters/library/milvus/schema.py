@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.library.milvus.engine import MilvusEngine, import_pymilvus
 
 CATALOG_VECTOR = [0.0, 1.0]  # the constant vector of the catalog's (and term table's) rows
@@ -43,7 +44,11 @@ def create_catalog(engine: MilvusEngine, name: str) -> None:
         index.add_index("v", index_type="FLAT", metric_type="L2")
         client.create_collection(name, schema=schema, index_params=index,
                                  consistency_level="Strong", timeout=engine.settings.timeout_s)
-    engine.call("create catalog", create)
+    try:
+        engine.call("create catalog", create)
+    except BookAgentError:  # two writers' first builds race to create it: the loser finds it made
+        if not engine.call("has_collection", lambda c: c.has_collection(name)):
+            raise
 
 
 def create_rows_collection(engine: MilvusEngine, name: str, add_vector_field: Callable[[Any, Any], None],

@@ -24,6 +24,7 @@ from book_agent.domain.records import Vector
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
 from book_agent_adapters.library.milvus.engine import MilvusEngine
+from book_agent_adapters.library.milvus.lease import WriterLease
 from book_agent_adapters.library.milvus.ledger import Ledger
 from book_agent_adapters.library.milvus.records import (
     INSERT_BATCH,
@@ -89,9 +90,10 @@ def book_stamps(expected: Mapping[str, str]) -> dict[str, str]:
 
 class MilvusLibraryVectors(LibraryVectorIndexes):
     def __init__(self, engine: MilvusEngine, prefix: str, min_vectors: int = 1,
-                 dense: DenseIndex | None = None) -> None:
+                 dense: DenseIndex | None = None, lease: WriterLease | None = None) -> None:
         self.engine = engine
         self.prefix = prefix
+        self.lease = lease or WriterLease(engine, prefix)  # writers on every machine, one at a time
         self.min_vectors = min_vectors
         self.dense = dense or DenseIndex()
         self._lock = threading.Lock()  # one build at a time in this process (the server serialises nothing)
@@ -127,17 +129,19 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
     def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
               progress: Progress | None) -> int:
         with self._lock:
-            current = self.state(model, dimensions, expected)
-            if current.fresh:
-                return current.vectors
-            stamps = book_stamps(expected)
-            members = [self._member(book_id, stamps.get(book_id, stamp_sha(expected)), stores[book_id], dimensions)
-                       for book_id in sorted(stores)]
-            if sum(m.count for m in members) == 0:
-                raise BookAgentError("vector.index_build_failed", "the model group has no searchable vectors",
-                                     remediation="search the group exactly (it has nothing to load into Milvus)")
             try:
-                return self._ledger(model, dimensions).build(members, expected, progress)
+                with self.lease.held(wait=True) as lease:
+                    current = self.state(model, dimensions, expected)
+                    if current.fresh:  # another writer just loaded it
+                        return current.vectors
+                    stamps = book_stamps(expected)
+                    members = [self._member(book_id, stamps.get(book_id, stamp_sha(expected)), stores[book_id],
+                                            dimensions) for book_id in sorted(stores)]
+                    if sum(m.count for m in members) == 0:
+                        raise BookAgentError("vector.index_build_failed", "the model group has no searchable vectors",
+                                             remediation="search the group exactly (it has nothing to load into "
+                                                         "Milvus)")
+                    return self._ledger(model, dimensions).build(members, expected, progress, lease=lease)
             except BookAgentError as exc:
                 if exc.code.startswith("engine."):
                     raise build_failed("vector.index_build_failed", f"the {model} vectors", exc) from exc

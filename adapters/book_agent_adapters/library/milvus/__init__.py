@@ -53,7 +53,8 @@ def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBack
     prefix = str(options.get("prefix") or DEFAULT_PREFIX)
     dense = DenseIndex(**{k: options[k] for k in ("index_type", "nlist", "nprobe", "m", "ef_construction", "ef")
                           if k in options})
-    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense)
+    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense,
+                                   lock_dir=Path(data_dir) / "library")
     lexical = MilvusLibraryIndex(engine, prefix, Path(data_dir) / "library" / "terms")
     return LibraryBackend(setting.name, lexical, vectors)
 

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.storage import faiss_vector_index, vector_matrix
 from book_agent_adapters.storage.faiss_index_files import read_pointer
 from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
+from book_agent_adapters.storage.runtime_files import build_lock
 from tests.support import REPO_ROOT
 from tests.support.package_builder import build_package, synthetic_records
 from tests.support.parts import require_real_part
@@ -203,6 +205,45 @@ def test_a_search_does_not_wait_for_another_threads_build_and_merges_the_new_boo
     after = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
     assert after["search"] == "approximate" and after["vector_index"]["rebuilt"] is True
     assert after["vector_index"]["vectors"] == 4000 and "exact_books" not in after["vector_index"]
+
+
+def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_says_which_generation(
+        library, packages, monkeypatch):
+    """Another writer (an add, a retrain) holds the library's build lock: a search neither waits
+    nor fails; the group's generation in place serves the books it holds, the book registered
+    since is searched exactly and merged, and the result names the generation served and why it
+    is stale. Once the writer is done the next search brings the index up to date."""
+    from book_agent.services import library_lexical, library_vector_indexes
+
+    approximate, _ = library
+    monkeypatch.setattr(library_vector_indexes, "BUSY_RETRY_S", 0.0)
+    monkeypatch.setattr(library_lexical, "BUSY_RETRY_S", 0.0)
+    served = approximate.prepare("@all")["vector_indexes"][0]["vector_index"]["generation"]
+    approximate.init(packages["late"])
+    vector = list(map(float, clustered(400, 20)[7]))
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with build_lock(approximate.data_dir / "library"):
+            held.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        busy = approximate.search("@all", "", top_k=10, query_vector=vector)
+        assert time.monotonic() - started < 30
+    finally:
+        release.set()
+        thread.join()
+    group = busy["library"]["model_groups"][0]
+    assert group["search"] == "approximate" and group["vector_index"]["generation"] == served
+    assert group["vector_index"]["stale"]["code"] == "vector.index_busy"
+    assert group["vector_index"]["exact_books"] == ["late"] and busy["hits"][0]["evidence_id"] == "late#late-s000007"
+    after = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
+    assert after["vector_index"]["generation"] == served + ".1" and "stale" not in after["vector_index"]
 
 
 def test_a_list_narrows_the_approximate_search_to_its_books(library):

@@ -16,8 +16,10 @@ offsets, then the ids' UTF-8 bytes; row r's id is bytes[offset[r]:offset[r+1]].
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -31,6 +33,13 @@ from book_agent_adapters.storage.vector_sidecar import COPY_BELOW_BYTES
 FORMAT = 3  # 2: one index per generation, no segments (read as absent: rebuilt once)
 FILES = ("index", "ids")
 BASE_FILES = ("index", "ids", "trained")
+
+
+def group_key(model: str, dimensions: int) -> str:
+    """A file name for a model group: readable, and unique by a hash of model and dimensions."""
+    slug = re.sub(r"[^A-Za-z0-9._]+", "-", model).strip("-.")[:48] or "model"
+    digest = hashlib.sha256(f"{model}\0{dimensions}".encode()).hexdigest()[:10]
+    return f"{slug}-{dimensions}d-{digest}"
 
 
 def read_pointer(path: Path) -> tuple[dict[str, Any] | None, str]:

@@ -26,12 +26,11 @@ faiss is imported only when an index is built or opened.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ from book_agent_adapters.storage.faiss_index_files import (
     FORMAT,
     book_stamps,
     file_facts,
+    group_key,
     intact,
     named_files,
     read_pointer,
@@ -73,6 +73,7 @@ from book_agent_adapters.storage.living_vectors import (
     live_rows,
     planned,
     unlink_quietly,
+    vector_lock,
 )
 from book_agent_adapters.storage.runtime_files import build_lock
 
@@ -130,7 +131,7 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise failed(exc) from exc
-        with self._locked(wait):
+        with vector_lock(self.library_dir, wait):
             self._sweep(model, dimensions)  # first: a writer killed after its commit left the index fresh
             current = self.state(model, dimensions, expected)
             if current.fresh and not full:
@@ -144,19 +145,6 @@ class FaissLibraryVectors(LibraryVectorIndexes):
                 assert pointer is not None
                 return self._extend(model, dimensions, expected, stores, progress, pointer, plan)
             return self._build(model, dimensions, expected, stores, progress)
-
-    @contextlib.contextmanager
-    def _locked(self, wait: bool) -> Iterator[None]:
-        try:
-            with build_lock(self.library_dir, wait=wait):
-                yield
-        except BookAgentError as exc:
-            if exc.code != "lexical.build_busy":
-                raise
-            raise BookAgentError("vector.index_busy", f"another process is writing the library's vector indexes "
-                                 f"({self.library_dir})", details=exc.details,
-                                 remediation="nothing to do: searches serve the generation in place (and search "
-                                             "the books it lacks exactly) until the writer is done") from exc
 
     def _extend(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
                 progress: Progress | None, pointer: dict[str, Any], plan: Extension) -> int:
@@ -302,10 +290,3 @@ class FaissLibraryVectors(LibraryVectorIndexes):
 
     def _pointer_path(self, model: str, dimensions: int) -> Path:
         return self.folder / f"{group_key(model, dimensions)}.json"
-
-
-def group_key(model: str, dimensions: int) -> str:
-    """A file name for a model group: readable, and unique by a hash of model and dimensions."""
-    slug = re.sub(r"[^A-Za-z0-9._]+", "-", model).strip("-.")[:48] or "model"
-    digest = hashlib.sha256(f"{model}\0{dimensions}".encode()).hexdigest()[:10]
-    return f"{slug}-{dimensions}d-{digest}"

@@ -25,16 +25,18 @@ and how far that has drifted from a retrain (faiss_vector_index.py commits what 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from book_agent.domain.errors import BookAgentError
 from book_agent.ports import Progress, VectorStore
 from book_agent_adapters.storage.faiss_index_files import book_stamps, segment_files
 from book_agent_adapters.storage.faiss_training import books_residual, fill, read_index
+from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.vector_matrix import VectorMatrix
 
 MAX_SEGMENTS = 16  # added segments before a build retrains (each costs a coarse search per query)
@@ -139,3 +141,19 @@ def drift_of(pointer: Mapping[str, Any]) -> float:
 def unlink_quietly(path: Path) -> None:
     with contextlib.suppress(OSError):  # Windows: still mapped by a reader; the next writer retries
         path.unlink()
+
+
+@contextlib.contextmanager
+def vector_lock(library_dir: Path, wait: bool) -> Iterator[None]:
+    """The library's build lock (writers serialised across processes); with `wait` False, held by
+    another writer: `vector.index_busy` at once."""
+    try:
+        with build_lock(library_dir, wait=wait):
+            yield
+    except BookAgentError as exc:
+        if exc.code != "lexical.build_busy":
+            raise
+        raise BookAgentError("vector.index_busy", f"another process is writing the library's vector indexes "
+                             f"({library_dir})", details=exc.details,
+                             remediation="nothing to do: searches serve the generation in place (and search "
+                                         "the books it lacks exactly) until the writer is done") from exc

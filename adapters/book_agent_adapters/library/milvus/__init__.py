@@ -34,9 +34,10 @@ DEFAULT_PREFIX = "book_agent"
 
 
 def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBackend:
+    from book_agent_adapters.library.milvus.dense import DenseIndex
     from book_agent_adapters.library.milvus.engine import EngineSettings, MilvusEngine
     from book_agent_adapters.library.milvus.lexical import MilvusLibraryIndex
-    from book_agent_adapters.library.milvus.vectors import DenseIndex, MilvusLibraryVectors
+    from book_agent_adapters.library.milvus.vectors import MilvusLibraryVectors
 
     options = _checked(dict(setting.options))
     uri = milvus_uri() or str(options.get("uri") or "")

@@ -19,7 +19,6 @@ import contextlib
 import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from book_agent.domain.library import VectorIndexState
 from book_agent.domain.records import Vector
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
+from book_agent_adapters.library.milvus.dense import DenseIndex
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.ledger import Ledger
 from book_agent_adapters.library.milvus.records import (
@@ -44,43 +44,8 @@ from book_agent_adapters.storage.faiss_group_index import book_matrix
 from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 
-# FLAT by default: it gives exactly the local backend's vector hits. Measured on milvus-lite 2.5.1
-# at 100k 384-d vectors (real MiniLM mixes, real eval queries): FLAT recall@10 1.000 (p50 68 ms
-# under load), AUTOINDEX 0.816, IVF_FLAT nlist 1024 0.57 at any nprobe. On a real cluster HNSW
-# (m 16, ef 128+) or IVF with a high nprobe trade recall for speed: choose it with index_type.
-EXACT_STORAGE = {"FLAT", "IVF_FLAT", "HNSW", "DISKANN", "AUTOINDEX", "GPU_CAGRA", "GPU_IVF_FLAT"}
 RESCORE_MIN = 50  # a quantized index's candidates rescored exactly: at least this many ...
 OVERFETCH = 2  # ... and twice the depth
-
-
-@dataclass(frozen=True)
-class DenseIndex:
-    """The dense index's type and parameters (build and search), from `[library.milvus]`."""
-
-    index_type: str = "FLAT"  # exact: ranks as the local backend (above)
-    nlist: int = 1024  # IVF lists (per segment: Milvus indexes each sealed segment)
-    nprobe: int = 64  # lists searched
-    m: int = 16  # HNSW links per node
-    ef_construction: int = 200
-    ef: int = 128  # HNSW search breadth (at least the depth asked for)
-
-    @property
-    def exact_scores(self) -> bool:
-        return self.index_type in EXACT_STORAGE
-
-    def build_params(self) -> dict[str, Any]:
-        if self.index_type.startswith("IVF"):
-            return {"nlist": self.nlist}
-        if self.index_type.startswith("HNSW"):
-            return {"M": self.m, "efConstruction": self.ef_construction}
-        return {}
-
-    def search_params(self, depth: int) -> dict[str, Any]:
-        if self.index_type.startswith("IVF"):
-            return {"nprobe": self.nprobe}
-        if self.index_type.startswith("HNSW"):
-            return {"ef": max(self.ef, depth)}
-        return {}
 
 
 def _busy() -> BookAgentError:
@@ -137,7 +102,7 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
                                     reason=f"damaged: its collection {pointer.collection} is missing")
         if pointer.stamp_sha != stamp_sha(expected):
             return VectorIndexState(present=True, fresh=False, vectors=pointer.rows, generation=present.generation,
-                                    reason="stale: the group's books changed")
+                                    reason="stale: the group's books changed", intact=True)
         return present.__class__(present=True, fresh=True, vectors=pointer.rows, generation=present.generation,
                                  intact=True)
 

@@ -35,10 +35,11 @@ DEFAULT_PREFIX = "book_agent"
 
 
 def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBackend:
+    from book_agent_adapters.library.milvus.dense import DenseIndex
     from book_agent_adapters.library.milvus.engine import EngineSettings, MilvusEngine
     from book_agent_adapters.library.milvus.lease import LeaseSettings, WriterLease
     from book_agent_adapters.library.milvus.lexical import MilvusLibraryIndex
-    from book_agent_adapters.library.milvus.vectors import DenseIndex, MilvusLibraryVectors
+    from book_agent_adapters.library.milvus.vectors import MilvusLibraryVectors
 
     options = _checked(dict(setting.options))
     uri = milvus_uri() or str(options.get("uri") or "")
@@ -57,7 +58,8 @@ def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBack
                           if k in options})
     lease = WriterLease(engine, prefix, LeaseSettings(**{name: float(options[key]) for key, name in (
         ("lease_s", "ttl_s"), ("lease_wait_s", "wait_s"), ("lease_settle_s", "settle_s")) if key in options}))
-    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense, lease)
+    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense,
+                                   lock_dir=Path(data_dir) / "library", lease=lease)
     lexical = MilvusLibraryIndex(engine, prefix, Path(data_dir) / "library" / "terms", lease)
     return LibraryBackend(setting.name, lexical, vectors)
 

@@ -33,6 +33,7 @@ def group_index(sizes: list[int], seed: int, levels: int) -> FaissGroupIndex:
     index = FaissGroupIndex.__new__(FaissGroupIndex)
     index.book_ids = [f"b{i}" for i in range(len(sizes))]
     index.offsets = np.cumsum([0, *sizes])
+    index.ranks = np.arange(len(sizes))  # b0..b5: id order is list order
     index.rows = int(index.offsets[-1])
     index.ids = [f"r{row:05d}" for row in range(index.rows)]  # type: ignore[assignment]
     index._matrices = {i: (rng.integers(-levels, levels + 1, size=(n, DIMS)) / levels).astype(np.float32)

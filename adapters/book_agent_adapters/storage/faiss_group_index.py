@@ -4,8 +4,9 @@ for the scores (adapters/storage/faiss_vector_index.py builds and opens it).
 A query probes NPROBE of the index's lists (one OpenMP thread: concurrent queries must not
 oversubscribe the cores), takes the best max(RESCORE_MIN, OVERFETCH x depth) candidates by their
 8-bit codes, and rescores them against the float32 rows of the books' matrices (each book's
-VectorStore.load(), memory-mapped from its runtime dir), so a score is exactly what the book's
-exact search gives. A search narrowed to some books filters inside faiss (a bitmap of their
+VectorStore.load(), memory-mapped from its runtime dir; the candidates' rows are read from the
+mapped file with pread, so the map's pages never join the resident set: row_reader.py), so a
+score is exactly what the book's exact search gives. A search narrowed to some books filters inside faiss (a bitmap of their
 rows: each book holds one contiguous range), so every candidate is one of theirs.
 """
 
@@ -23,6 +24,7 @@ from book_agent.domain.records import Vector
 from book_agent.ports import VectorStore
 from book_agent.ports.library import LibraryVectorIndex
 from book_agent_adapters.storage.faiss_index_files import RowIds
+from book_agent_adapters.storage.row_reader import RowReader
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 from book_agent_adapters.storage.vector_matrix import VectorMatrix, still_whole
 
@@ -52,6 +54,8 @@ class FaissGroupIndex(LibraryVectorIndex):
         self.nprobe = int(pointer.get("nprobe") or NPROBE)
         self._stores = dict(stores)
         self._matrices: dict[int, F32] = {}
+        self._readers: dict[int, RowReader] = {}  # book -> pread of its mapped rows (a matrix in memory: none)
+        self._retired: list[RowReader] = []
         self._params: dict[frozenset[str] | None, tuple[Any, ...]] = {}
         self._lock = threading.Lock()
 
@@ -84,9 +88,25 @@ class FaissGroupIndex(LibraryVectorIndex):
         starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
         for start, end in zip(starts, [*starts[1:], len(rows)], strict=True):
             book = int(owners[start])
-            scores[start:end] = self._matrix(book)[rows[start:end] - self.offsets[book]] @ query
+            scores[start:end] = self._rows_of(book, rows[start:end] - self.offsets[book]) @ query
         best = np.lexsort((rows, -scores))[:depth]
         return [(f"{self.book_ids[owners[i]]}#{self.ids[int(rows[i])]}", float(scores[i])) for i in best]
+
+    def _rows_of(self, book: int, local: npt.NDArray[np.int64]) -> F32:
+        """Some of the book's rows: read from its mapped file (RowReader: the map's pages never
+        join the resident set), or taken from its matrix in memory. A short read (the file
+        truncated in place) loads the matrix again, as a truncated map does."""
+        for _ in range(2):
+            matrix = self._matrix(book)
+            reader = self._readers.get(book)
+            if reader is None:
+                return matrix[local]
+            got = reader.read(local)
+            if got is not None:
+                return got
+            with self._lock:
+                self._matrices.pop(book, None)
+        raise _unusable(f"book {self.book_ids[book]}'s vectors keep changing under the index")
 
     def _matrix(self, book: int) -> F32:
         """The book's float32 rows (mapped, its record ids not read), checked against the index."""
@@ -103,6 +123,12 @@ class FaissGroupIndex(LibraryVectorIndex):
                 if len(loaded) != int(self.books[book]["rows"]):
                     raise _unusable(f"book {self.book_ids[book]}'s vectors are not those it was built from")
                 self._matrices[book] = loaded
+                replaced = self._readers.pop(book, None)
+                if replaced is not None:  # another thread may be reading through it: closed with the index
+                    self._retired.append(replaced)
+                reader = RowReader.of(loaded)
+                if reader is not None:
+                    self._readers[book] = reader
         return loaded
 
     def _search_params(self, book_ids: Sequence[str] | None) -> Any | None:
@@ -139,6 +165,10 @@ class FaissGroupIndex(LibraryVectorIndex):
         with self._lock:
             self._matrices.clear()
             self._params.clear()
+            for reader in [*self._readers.values(), *self._retired]:
+                reader.close()
+            self._readers.clear()
+            self._retired.clear()
 
 
 def book_rows(store: VectorStore, dimensions: int) -> F32:

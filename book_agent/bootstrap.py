@@ -146,12 +146,16 @@ class ChosenLibraryVectors(LibraryVectorIndexes):
         return self.chosen.backend().vectors.state(model, dimensions, expected)
 
     def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-              progress: Progress | None) -> int:
-        return self.chosen.backend().vectors.build(model, dimensions, expected, stores, progress)
+              progress: Progress | None, wait: bool = True) -> int:
+        return self.chosen.backend().vectors.build(model, dimensions, expected, stores, progress, wait=wait)
+
+    def compact(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+                progress: Progress | None, wait: bool = True) -> int:
+        return self.chosen.backend().vectors.compact(model, dimensions, expected, stores, progress, wait=wait)
 
     def open(self, model: str, dimensions: int, expected: dict[str, str],
-             stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
-        return self.chosen.backend().vectors.open(model, dimensions, expected, stores)
+             stores: Mapping[str, VectorStore], in_place: bool = False) -> LibraryVectorIndex:
+        return self.chosen.backend().vectors.open(model, dimensions, expected, stores, in_place=in_place)
 
 
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> HostInstaller:

@@ -161,7 +161,7 @@ class Library:
         _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None,
                                serve_stale=False, compact=True if full else None)
         vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
-                                        phases("library: vector indexes") if phases else None)
+                                        phases("library: vector indexes") if phases else None, full=full)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],

@@ -40,6 +40,7 @@ def group_index(sizes: list[int], seed: int, levels: int) -> FaissGroupIndex:
     index = FaissGroupIndex.__new__(FaissGroupIndex)
     index.book_ids = [f"b{i}" for i in range(len(sizes))]
     index.offsets = np.cumsum([0, *sizes])
+    index.ranks = np.arange(len(sizes))  # b0..b5: id order is list order
     index.rows = int(index.offsets[-1])
     index.ids = [f"r{row:05d}" for row in range(index.rows)]  # type: ignore[assignment]
     index._matrices = {i: (rng.integers(-levels, levels + 1, size=(n, DIMS)) / levels).astype(np.float32)
@@ -88,7 +89,7 @@ def mapped_index(tmp_path: Path, sizes: list[int], seed: int) -> tuple[FaissGrou
         np.save(tmp_path / f"{book_id}.npy", memory._matrices[i])
         stores.append(MappedStore(tmp_path / f"{book_id}.npy", memory._matrices[i]))
     index._stores = dict(zip(index.book_ids, stores, strict=True))
-    index.books = [{"book_id": b, "rows": n} for b, n in zip(index.book_ids, sizes, strict=True)]
+    index.entries = [{"book_id": b, "rows": n} for b, n in zip(index.book_ids, sizes, strict=True)]
     index.dimensions = DIMS
     index._matrices, index._params = {}, {}
     return index, stores

@@ -39,6 +39,7 @@ from book_agent.services.library_vectors import Approximate, ApproximateLookup
 from book_agent.services.open_book import OpenBook
 
 Group = tuple[str, int]  # (model, dimensions)
+Described = dict[str, Any]  # how a group is searched: its vector_index, or a note (a ModelGroupRow's part)
 BUSY_RETRY_S = 1.0  # a build another writer held up: asked again this soon
 STALE_RETRY_S = 300.0  # a build that failed (a full disk, a read-only replica): tried again after this
 GENERATION_RECHECK_S = 1.0  # how often an open, fresh generation is compared with the one in place
@@ -54,7 +55,7 @@ class _Opened:
     vectors: int
     checked: float = field(default_factory=time.monotonic)
     retry_at: float = 0.0
-    stale: dict[str, Any] | None = None
+    stale: dict[str, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class GroupIndexes:
         return out
 
     def index(self, model: str, dims: int, members: list[OpenBook], progress: Progress | None = None,
-              wait: bool = True, compact: bool | None = False) -> tuple[_Served | None, dict[str, Any]]:
+              wait: bool = True, compact: bool | None = False) -> tuple[_Served | None, Described]:
         """The group's index over `members` (every searchable registered book of the group),
         brought up to date when stale (see the module docstring); None (search exactly) and a
         note when there is no usable one. `compact`: False never (a search), None when drifted
@@ -104,6 +105,8 @@ class GroupIndexes:
                 and time.monotonic() - cached.checked < GENERATION_RECHECK_S:  # open and fresh: no file read
             return _Served(cached.index, None), _described(cached)
         if not self._lock.acquire(blocking=wait):  # a search never waits for another thread's build
+            if cached is not None and cached.expected == expected:
+                return _Served(cached.index, None), _described(cached)
             if cached is not None:
                 return _partial(cached, stamps)
             return None, {"note": "its approximate index is being built or opened: searched exactly meanwhile"}
@@ -114,7 +117,7 @@ class GroupIndexes:
 
     def _index_locked(self, model: str, dims: int, expected: dict[str, str], stamps: dict[str, str],
                       members: list[OpenBook], progress: Progress | None, wait: bool, compact: bool | None
-                      ) -> tuple[_Served | None, dict[str, Any]]:
+                      ) -> tuple[_Served | None, Described]:
         group = (model, dims)
         cached = self._open.get(group)
         if cached is not None and compact is False:
@@ -165,10 +168,13 @@ class GroupIndexes:
         return self._port.open(model, dims, expected, stores), count, built
 
     def _in_place(self, group: Group, expected: dict[str, str], stores: Mapping[str, VectorStore],
-                  stamps: dict[str, str], exc: BookAgentError) -> tuple[_Served | None, dict[str, Any]]:
+                  stamps: dict[str, str], exc: BookAgentError) -> tuple[_Served | None, Described]:
         """The generation in place for the books it holds (the others searched exactly), while the
         index cannot be brought up to date; None and a note when there is none to serve."""
-        state = self._port.state(*group, expected)
+        try:
+            state = self._port.state(*group, expected)
+        except BookAgentError as unread:  # a backend's server down: nothing in place to ask either
+            return None, {"note": f"{exc.message}; {unread.message}: searched exactly"}
         cached = self._open.get(group)
         stale = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
         retry_at = time.monotonic() + (BUSY_RETRY_S if exc.code == "vector.index_busy" else STALE_RETRY_S)
@@ -197,7 +203,7 @@ class GroupIndexes:
         books that open (asked only when an index may serve)."""
         found: list[OpenBook] = []
 
-        def approximate(model: str, dims: int, books: list[OpenBook]) -> tuple[Approximate | None, dict[str, Any]]:
+        def approximate(model: str, dims: int, books: list[OpenBook]) -> tuple[Approximate | None, Described]:
             if sum(map(vectors_of, books)) < self._port.min_vectors:
                 return None, {}
             if not found:
@@ -222,12 +228,12 @@ class GroupIndexes:
             self._open.clear()
 
 
-def _described(opened: _Opened, rebuilt: bool = False) -> dict[str, Any]:
+def _described(opened: _Opened, rebuilt: bool = False) -> Described:
     return {"vector_index": {"vectors": opened.vectors, "rebuilt": rebuilt,
                              "generation": getattr(opened.index, "generation", None)}}
 
 
-def _partial(opened: _Opened, stamps: dict[str, str]) -> tuple[_Served | None, dict[str, Any]]:
+def _partial(opened: _Opened, stamps: dict[str, str]) -> tuple[_Served | None, Described]:
     """Serve a stale generation: the books it holds with their current stamps through it, the
     others (added or replaced since) exactly."""
     held = [b for b, stamp in stamps.items() if opened.index.books.get(b) == stamp]

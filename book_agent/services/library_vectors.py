@@ -135,12 +135,11 @@ class ModelGroups:
             else:
                 self._searched[(model, dims)] = {"search": "approximate", **described}
                 if approximate.exact:
-                    found += _exact([(b, p) for b, p in usable if b.book_id in approximate.exact], encoding.vector,
-                                    depth)
+                    found += _exact([b for b, _ in usable if b.book_id in approximate.exact], encoding.vector, depth)
                     found.sort(key=lambda pair: -pair[1])
                 return found[:depth], encoding
         self._searched[(model, dims)] = {"search": "exact", **described}
-        return _exact(usable, encoding.vector, depth), encoding
+        return _exact([b for b, _ in usable], encoding.vector, depth), encoding
 
     def _note(self, books: list[OpenBook], note: str) -> None:
         for book in books:
@@ -154,10 +153,12 @@ class ModelGroups:
                 "remediation": None}
 
 
-def _exact(usable: list[tuple[OpenBook, Any]], vector: Vector, depth: int) -> Ranked:
+def _exact(books: list[OpenBook], vector: Vector, depth: int) -> Ranked:
     """The books searched exactly, book by book, merged by score (ties in book order)."""
     found: Ranked = []
-    for book, (store, _, _, _) in usable:
+    for book in books:
+        store = book.vector_parts[0]
+        assert store is not None  # usable: its store opened
         found += [(f"{book.book_id}#{rid}", score) for rid, score in store.search_ids(vector, depth)]
     found.sort(key=lambda pair: -pair[1])
     return found[:depth]

@@ -6,8 +6,9 @@ with the same trained centroids and quantizer, so their 8-bit distances compare:
 NPROBE lists of each (one OpenMP thread: concurrent queries must not oversubscribe the cores),
 and the best max(RESCORE_MIN, OVERFETCH x depth) candidates over all of them (exactly those one
 index holding every row would give) are rescored against the float32 rows of the books'
-matrices (each book's VectorStore.load(), memory-mapped from its runtime dir), so a score is
-exactly what the book's exact search gives. Only live books are searched: removed ones (and,
+matrices (each book's VectorStore.load(), memory-mapped from its runtime dir; the candidates'
+rows are read from the mapped files with pread, so the map's pages never join the resident set:
+row_reader.py), so a score is exactly what the book's exact search gives. Only live books are searched: removed ones (and,
 for a narrowed search, the books not asked for) are filtered inside faiss by a bitmap of their
 rows (each book holds one contiguous range), so every candidate is one the caller may see.
 
@@ -36,6 +37,7 @@ from book_agent_adapters.storage.faiss_index_files import (
     segment_files,
 )
 from book_agent_adapters.storage.faiss_training import read_index, unreadable
+from book_agent_adapters.storage.row_reader import RowReader
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 from book_agent_adapters.storage.vector_matrix import VectorMatrix, still_whole
 
@@ -73,6 +75,8 @@ class FaissGroupIndex(LibraryVectorIndex):
         self.nprobe = int(pointer.get("nprobe") or NPROBE)
         self._stores = dict(stores)
         self._matrices: dict[int, F32] = {}
+        self._readers: dict[int, RowReader] = {}  # book -> pread of its mapped rows (a matrix in memory: none)
+        self._retired: list[RowReader] = []
         self._params: dict[frozenset[str] | None, list[tuple[Any, ...] | None]] = {}
         self._lock = threading.Lock()
 
@@ -118,9 +122,25 @@ class FaissGroupIndex(LibraryVectorIndex):
         starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
         for start, end in zip(starts, [*starts[1:], len(rows)], strict=True):
             book = int(owners[start])
-            scores[start:end] = self._matrix(book)[rows[start:end] - self.offsets[book]] @ query
+            scores[start:end] = self._rows_of(book, rows[start:end] - self.offsets[book]) @ query
         best = np.lexsort((rows - self.offsets[owners], self.ranks[owners], -scores))[:depth]
         return [(f"{self.book_ids[owners[i]]}#{self.ids[int(rows[i])]}", float(scores[i])) for i in best]
+
+    def _rows_of(self, book: int, local: npt.NDArray[np.int64]) -> F32:
+        """Some of the book's rows: read from its mapped file (RowReader: the map's pages never
+        join the resident set), or taken from its matrix in memory. A short read (the file
+        truncated in place) loads the matrix again, as a truncated map does."""
+        for _ in range(2):
+            matrix = self._matrix(book)
+            reader = self._readers.get(book)
+            if reader is None:
+                return matrix[local]
+            got = reader.read(local)
+            if got is not None:
+                return got
+            with self._lock:
+                self._matrices.pop(book, None)
+        raise _unusable(f"book {self.book_ids[book]}'s vectors keep changing under the index")
 
     def _matrix(self, book: int) -> F32:
         """The book's float32 rows (mapped, its record ids not read), checked against the index."""
@@ -137,6 +157,12 @@ class FaissGroupIndex(LibraryVectorIndex):
                 if len(loaded) != int(self.entries[book]["rows"]):
                     raise _unusable(f"book {self.book_ids[book]}'s vectors are not those it was built from")
                 self._matrices[book] = loaded
+                replaced = self._readers.pop(book, None)
+                if replaced is not None:  # another thread may be reading through it: closed with the index
+                    self._retired.append(replaced)
+                reader = RowReader.of(loaded)
+                if reader is not None:
+                    self._readers[book] = reader
         return loaded
 
     def _search_params(self, book_ids: Sequence[str] | None) -> list[tuple[Any, ...] | None]:
@@ -177,6 +203,10 @@ class FaissGroupIndex(LibraryVectorIndex):
         with self._lock:
             self._matrices.clear()
             self._params.clear()
+            for reader in [*self._readers.values(), *self._retired]:
+                reader.close()
+            self._readers.clear()
+            self._retired.clear()
 
 
 _LOADED: dict[str, dict[str, tuple[list[int], Any]]] = {}  # group -> file name -> (its state, the index read)

@@ -69,7 +69,7 @@ lint: install
 # The declared lower bounds, checked: a separate venv with every direct dependency at its
 # oldest allowed release (uv's lowest-direct resolution, wheels only), then the default tier.
 # Milvus and the Codex CLI too, so none of their tests skip.
-# MINIMA_PYTHON=python3.11 checks another interpreter's minima (numpy 1.26 below 3.13).
+# MINIMA_PYTHON=python3.11 checks another interpreter's minima (numpy 2.0 below 3.13, 2.1 on 3.13).
 # --compile-bytecode as pip does: uv leaves no .pyc, and where PYTHONDONTWRITEBYTECODE is set
 # every server a test starts would compile fastmcp and pydantic from source (timeouts, not bugs).
 MINIMA := .venv-minima
@@ -117,6 +117,7 @@ bench-1m: install $(BENCH_STAMP)
 	$(PY) tools/bench_library_lexical.py --sizes 100000,1000000
 	$(PY) tools/bench_library_vectors.py --sizes 100000,1000000
 	$(PY) tools/bench_library_living.py --sizes 100000,1000000 --add 10000
+	$(PY) tools/bench_library_living_vectors.py --sizes 100000,1000000 --add 10000
 	$(BENCH_VENV)/bin/python tools/bench_peers.py --sizes 1000000 --runs 100
 
 # Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev

@@ -31,7 +31,8 @@ from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 from tests.support import tiny_bert
 from tests.support.package_builder import build_package
 
-HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss")
+HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss",
+         "jieba")  # jieba: only a CJK query loads the word segmenter (storage/cjk_words.py)
 # Runs the CLI in-process and reports, even when it exits, which heavy modules it loaded.
 PROBE = f"""
 import json, sys

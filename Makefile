@@ -68,12 +68,13 @@ lint: install
 
 # The declared lower bounds, checked: a separate venv with every direct dependency at its
 # oldest allowed release (uv's lowest-direct resolution, wheels only but for jieba), then the default tier.
+# Milvus and the Codex CLI too, so none of their tests skip.
 # MINIMA_PYTHON=python3.11 checks another interpreter's minima (numpy 1.26 below 3.13).
 # --compile-bytecode as pip does: uv leaves no .pyc, and where PYTHONDONTWRITEBYTECODE is set
 # every server a test starts would compile fastmcp and pydantic from source (timeouts, not bugs).
 MINIMA := .venv-minima
 UV := $(VENV)/bin/uv
-test-minima: install
+test-minima: install host-cli install-milvus
 	$(PY) -m pip install -q 'uv>=0.5'
 	@PYBIN=$${MINIMA_PYTHON:-$$(./tools/find-python.sh)} && rm -rf $(MINIMA) && $(UV) venv -q --python "$$PYBIN" $(MINIMA)
 	$(UV) pip install -q --python $(MINIMA)/bin/python --resolution lowest-direct --only-binary :all: \

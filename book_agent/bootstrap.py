@@ -44,7 +44,7 @@ from book_agent.ports.library import (
     LibraryVectorIndex,
     LibraryVectorIndexes,
 )
-from book_agent.ports.locators import LocatorStore
+from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
 
@@ -146,12 +146,16 @@ class ChosenLibraryVectors(LibraryVectorIndexes):
         return self.chosen.backend().vectors.state(model, dimensions, expected)
 
     def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-              progress: Progress | None) -> int:
-        return self.chosen.backend().vectors.build(model, dimensions, expected, stores, progress)
+              progress: Progress | None, wait: bool = True) -> int:
+        return self.chosen.backend().vectors.build(model, dimensions, expected, stores, progress, wait=wait)
+
+    def compact(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+                progress: Progress | None, wait: bool = True) -> int:
+        return self.chosen.backend().vectors.compact(model, dimensions, expected, stores, progress, wait=wait)
 
     def open(self, model: str, dimensions: int, expected: dict[str, str],
-             stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
-        return self.chosen.backend().vectors.open(model, dimensions, expected, stores)
+             stores: Mapping[str, VectorStore], in_place: bool = False) -> LibraryVectorIndex:
+        return self.chosen.backend().vectors.open(model, dimensions, expected, stores, in_place=in_place)
 
 
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> HostInstaller:
@@ -173,6 +177,7 @@ def build_ports(
     library: LibraryIndex | None = None,
     library_vectors: LibraryVectorIndexes | None = None,
     locators: LocatorStore | None = None,
+    locator_refresh: LocatorRefresh | None = None,
     library_backend: str | None = None,
 ) -> Ports:
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None).
@@ -182,6 +187,7 @@ def build_ports(
     from book_agent_adapters.sources.markdown_port import PackageMarkdownReader
     from book_agent_adapters.storage.cjk_words import use_cache_dir
     from book_agent_adapters.storage.json_registry import JsonRegistry
+    from book_agent_adapters.storage.locator_refresh import PrepareProcessRefresh
     from book_agent_adapters.storage.locator_sidecar import SqliteLocatorStore
     from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 
@@ -199,6 +205,7 @@ def build_ports(
         library=library if library is not None else ChosenLibraryIndex(chosen),
         library_vectors=library_vectors if library_vectors is not None else ChosenLibraryVectors(chosen),
         locators=locators if locators is not None else SqliteLocatorStore(),
+        locator_refresh=locator_refresh if locator_refresh is not None else PrepareProcessRefresh(folder),
     )
 
 

@@ -109,11 +109,17 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
     hits: dict[str, FusedHit] = {}
     first_seen: dict[str, int] = {}
     for channel in channels:
+        name = channel.name
         for position, (record_id, _) in enumerate(channel.hits, start=1):
-            _hit(hits, first_seen, record_id).ranks.setdefault(channel.name, position)
+            hit = hits.get(record_id)  # _hit, inlined: this loop runs for every candidate of every search
+            if hit is None:
+                hit = hits[record_id] = FusedHit(record_id, 0.0)
+                first_seen[record_id] = len(first_seen)
+            hit.ranks.setdefault(name, position)
     weighted = [c for c in channels if c.weight > 0 and c.hits]
     # the hits some weighted channel returned, found once (not once per channel: a fifth of a search)
-    counted = [(record_id, hit) for record_id, hit in hits.items() if any(c.name in hit.ranks for c in weighted)]
+    names = {c.name for c in weighted}
+    counted = [(record_id, hit) for record_id, hit in hits.items() if not names.isdisjoint(hit.ranks)]
     for channel in weighted:
         scores = normalised(channel.hits, channel.floor)
         missing = min(scores.values())  # not returned: as if just below the channel's cut-off
@@ -123,7 +129,7 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
             rank = ranks.get(record_id)
             vote = (AGREEMENT_K + 1) / (AGREEMENT_K + rank) if rank is not None else 0.0
             hit.fused += by_score * get(record_id, missing) + by_rank * vote
-    return _ordered(hits, first_seen, {c.name for c in weighted})
+    return _ordered(hits, first_seen, names)
 
 
 def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:

@@ -35,6 +35,9 @@ class LibraryIndexState:
     # domain/bm25.py splits it, |live average length - frozen one| / frozen one (N and df are
     # live at query time); 0 right after a full build or compaction
     drift: float = 0.0
+    # books added or removed since its exact rebuild (0 right after a full build or compaction):
+    # what a living index holds beside its base, as segments and filters
+    changes: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,12 @@ class VectorIndexState:
     present: bool
     fresh: bool  # built for exactly these books, model and metric, and intact
     vectors: int  # vectors it holds (0 when absent)
-    generation: str | None = None
+    generation: str | None = None  # the complete generation a reader opens now
     reason: str | None = None  # why it is not fresh (None when it is)
+    intact: bool = False  # readable as it is (perhaps stale): it may serve the books it holds meanwhile
+    # how far the index has drifted from a retrain of its books (a living backend's added and
+    # removed rows, the added rows' fit to the trained centroids); 0 right after a full build
+    drift: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,19 @@ def locator_stamp(manifest_sha: str, database_sha: str | None) -> dict[str, str]
             "verifier_version": VERIFIER_VERSION}
 
 
+def older_verifier(found: object, expected: dict[str, str]) -> bool:
+    """Is `found` (a sidecar's stamp) this package's and database's, from an older verifier?
+    Only then may a search rebuild it on its own: the package is the one registered, and a
+    newer verifier's sidecar (a newer book-agent beside this one) is never replaced by an older."""
+    if not isinstance(found, dict) or any(found.get(k) != expected.get(k)
+                                          for k in ("package_manifest_sha256", "database_sha256")):
+        return False
+    try:
+        return int(str(found.get("verifier_version"))) < int(expected["verifier_version"])
+    except (KeyError, ValueError):
+        return False
+
+
 def claimed_locator(book_id: str, record: Record) -> Locator:
     """The record's own claim, unchecked: what a hit carries only when the original cannot be read."""
     claim: dict[str, Any] = {"book_id": book_id, **record.source, "record_id": record.record_id,
@@ -111,3 +124,4 @@ class LocatorState(TypedDict, total=False):
     reason: str
     path: str
     summary: dict[str, Any]
+    stamp: dict[str, str]  # what the sidecar was computed from (when it could be read)

@@ -162,9 +162,14 @@ class LibraryIndexInfo(TypedDict, total=False):
     stale: dict[str, str | None]  # why the generation served is not up to date (it could not be)
 
 
-class LibraryIndexVectors(TypedDict):
-    vectors: int
-    rebuilt: bool
+class LibraryIndexVectors(TypedDict, total=False):
+    vectors: Required[int]
+    rebuilt: Required[bool]
+    generation: str | None  # the vector generation served (a replica says which it sees)
+    stale: dict[str, str | None]  # {code, reason, remediation}: served in place while it cannot be brought up to date
+    exact_books: list[str]  # books it does not hold yet, searched exactly and merged
+    compacted: bool  # prepare retrained it
+    drift: float  # prepare: how far it is from a retrain
 
 
 class ModelGroupRow(TypedDict, total=False):

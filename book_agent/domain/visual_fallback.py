@@ -82,20 +82,24 @@ def _text_reasons(index: int, text: str, min_chars: int) -> list[dict[str, str]]
     # the weighted length is never below the plain one: count wide characters only when short.
     # A short line of code (`>>> 6**2 + 6`, `}`), output (`42`) or plain words (a heading) is
     # text enough; a short text with a maths symbol or a diagram's glyph is a formula or a label.
-    if len(stripped) < min_chars and _weighted_length(stripped) < min_chars and signals.has_visual_glyph(stripped):
+    # maths symbols, diagram glyphs, U+FFFD and private-use characters are all outside ASCII,
+    # and str.isascii() answers at once: most hits skip those four scans
+    glyphs = not text.isascii()
+    if glyphs and len(stripped) < min_chars and _weighted_length(stripped) < min_chars \
+            and signals.has_visual_glyph(stripped):
         out.append({"code": "hit.text_too_short", "detail": f"{label} has only {len(stripped)} characters of text"})
-    if "\ufffd" in text:
+    if glyphs and "\ufffd" in text:
         out.append({"code": "hit.replacement_chars", "detail": f"{label} contains U+FFFD replacement characters"})
-    if _PRIVATE_USE.search(text):
+    if glyphs and _PRIVATE_USE.search(text):
         out.append({"code": "hit.private_use_chars", "detail": f"{label} contains private-use characters (unmapped glyphs)"})
-    if stripped and signals.broken_math(stripped):
+    if glyphs and stripped and signals.broken_math(stripped):
         out.append({"code": "hit.broken_math", "detail": f"{label} looks like typeset maths broken up by extraction"})
     kind = signals.caption(text)
     if kind is not None:
         out.append({"code": f"hit.{kind}_caption", "detail": f"{label} holds a {kind} caption: the {kind} is on its page"})
     elif signals.numeric_rows(text) >= TABLE_ROWS:
         out.append({"code": "hit.table_rows", "detail": f"{label} has rows of numeric cells (a table)"})
-    if signals.figure_glyphs(text) >= FIGURE_GLYPHS:
+    if glyphs and signals.figure_glyphs(text) >= FIGURE_GLYPHS:
         out.append({"code": "hit.figure_glyphs", "detail": f"{label} holds a drawn diagram's arrows and symbols"})
     return out
 

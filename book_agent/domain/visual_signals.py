@@ -27,7 +27,12 @@ _MATH = re.compile("[\u2200-\u22ff\u2a00-\u2aff\u0391-\u03a9\u03b1-\u03c9\u03d1\
 _TINY_LINE = re.compile(r"^[ \t]*\S{1,3}[ \t]*$", re.MULTILINE)  # a sub/superscript or a stacked part
 _CAPTION = re.compile(r"(?:^|\s)(表|图|圖|Table|TABLE|Figure|FIGURE|Fig\.)\s?[0-9０-９]+(?:[.\-][0-9]+)*\s?[:：]")
 _FIGURE_GLYPHS = re.compile("[\u2190-\u21ff\u2700-\u27bf\u25a0-\u25ff]")
-_NUMBER = re.compile(r"^[-+]?(?:\d+(?:[.,]\d+)*|\d*\.\d+)(?:%|pt|mm|cm|ms|s|h|KB|MB|GB)?$")
+_NUMBER_BODY = r"[-+]?(?:\d+(?:[.,]\d+)*|\d*\.\d+)(?:%|pt|mm|cm|ms|s|h|KB|MB|GB)?"
+# every whitespace-delimited cell that is a bare number, in one scan (str.split and \s agree on
+# whitespace: both are str.isspace), instead of one match call per word
+_NUMBER_CELLS = re.compile(f"(?<!\\S){_NUMBER_BODY}(?!\\S)")
+# a caption names one of these words: texts without any (nearly all) skip the regex's scan
+_CAPTION_WORDS = ("表", "图", "圖", "Table", "TABLE", "Figure", "FIGURE", "Fig.")
 # marks of code: prompts, keywords, braces and statement ends, calls, TeX commands
 _CODE_LINE = re.compile(
     r"^\s*(?:>>>|\.\.\.\s|\$\s|#\s?include|#!|%|//|/\*|\*/|In \[\d+\]:)"
@@ -71,6 +76,8 @@ def broken_math(text: str) -> bool:
 
 def caption(text: str) -> str | None:
     """`table` or `figure` when the text holds a caption (`表 3.2: ...`, `Figure 1: ...`)."""
+    if not any(word in text for word in _CAPTION_WORDS):
+        return None
     found = _CAPTION.search(text)
     if found is None:
         return None
@@ -82,17 +89,18 @@ def numeric_rows(text: str) -> int:
     and no code (an index's `name, 12, 45` has its numbers after commas; a REPL line is code).
     A text whose lines were joined counts one row per three bare numbers when they are 40%
     of its words or more (an index, 30%, is not a table)."""
+    numbers = len(_NUMBER_CELLS.findall(text))
+    if numbers < 2:  # a row needs two, and a line's cells are the text's (line breaks are whitespace)
+        return 0
     lines = _lines(text)
     if len(lines) <= 2:
-        cells = text.split()
-        numbers = sum(bool(_NUMBER.match(c)) for c in cells)
-        return numbers // 3 if cells and numbers >= 0.4 * len(cells) and not looks_like_code(text) else 0
+        cells = len(text.split())
+        return numbers // 3 if numbers >= 0.4 * cells and not looks_like_code(text) else 0
     rows = 0
     for line in lines:
-        cells = line.split()
-        if len(cells) < 3 or _CODE_PUNCT.search(line) or _CODE_LINE.search(line):
+        if len(line.split()) < 3 or len(_NUMBER_CELLS.findall(line)) < 2:
             continue
-        if sum(bool(_NUMBER.match(c)) for c in cells) >= 2:
+        if not (_CODE_PUNCT.search(line) or _CODE_LINE.search(line)):
             rows += 1
     return rows
 

@@ -80,16 +80,20 @@ class LibraryIndex(Protocol):
 
 @runtime_checkable
 class LibraryVectorIndex(Protocol):
-    """One model group's approximate index, open (its books' rows rescored exactly)."""
+    """One generation of a model group's approximate index, open (its books' rows rescored
+    exactly). Safe to share between threads."""
+
+    generation: str | None  # the generation this reader serves
+    books: Mapping[str, str]  # the books it holds: book id -> the member stamp their rows were built from
 
     def search(self, query_vector: Vector, depth: int, book_ids: Sequence[str] | None = None
                ) -> list[tuple[str, float]]:
         """(`book_id#record_id`, score) best first, at most `depth`. Candidates come from the
         approximate index; each score is then computed exactly against the book's own row
         (the cosine or dot product its VectorStore.search_ids would give). `book_ids` keeps
-        only those books' records. Raises BookAgentError: `query.vector_invalid` for a vector
-        of other dimensions, `vector.index_unusable` when the index no longer matches its
-        books (the caller then searches exactly)."""
+        only those books' records (None: every book it holds). Raises BookAgentError:
+        `query.vector_invalid` for a vector of other dimensions, `vector.index_unusable` when
+        the index no longer matches its books (the caller then searches exactly)."""
         ...
     def close(self) -> None: ...
 
@@ -100,25 +104,37 @@ class LibraryVectorIndexes(Protocol):
     derived data, brought up to date from the books' own vectors.
 
     `stores` are the group's books' vector stores by book id; their `load()` gives the rows
-    the index is built from and rescored against."""
+    the index is built from and rescored against. The write side is the lexical index's
+    (module docstring): `build` brings a group to `stores` at the cost of the books that changed
+    (a living backend adds the new books' rows to its trained index and filters the gone ones,
+    in a new generation), `compact` is the full rebuild (retrain) builds converge to, and
+    `state().drift` says how far the index has drifted from it."""
 
     min_vectors: int  # a group holding fewer vectors is searched exactly, book by book
 
     def state(self, model: str, dimensions: int, expected: Stamp) -> VectorIndexState:
-        """What is in place for the group; an unreadable or altered index is not fresh."""
+        """What is in place for the group; an unreadable or altered index is not fresh (nor intact)."""
         ...
     def build(self, model: str, dimensions: int, expected: Stamp, stores: Mapping[str, VectorStore],
-              progress: Progress | None) -> int:
-        """Make the group's index hold exactly the rows of `stores` (see the module docstring);
-        returns its vector count; a fresh index is left as it is. Raises BookAgentError
-        (`vector.index_build_failed`, `vector.index_unavailable` when the engine is missing);
-        the previous generation then stays in place."""
+              progress: Progress | None, wait: bool = True) -> int:
+        """Make the group's index hold exactly the rows of `stores`; returns its vector count; a
+        fresh index is left as it is (another writer just built it). Raises BookAgentError
+        (`vector.index_build_failed`, `vector.index_unavailable` when the engine is missing; with
+        `wait=False`, `vector.index_busy` at once while another writer holds the library); the
+        previous generation then stays in place."""
         ...
-    def open(self, model: str, dimensions: int, expected: Stamp,
-             stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
-        """The index built for `expected`. Raises BookAgentError (`vector.index_unreadable`
-        when there is none or it cannot be read, `vector.index_stale` when it was built for
-        other books, `vector.index_unavailable`)."""
+    def compact(self, model: str, dimensions: int, expected: Stamp, stores: Mapping[str, VectorStore],
+                progress: Progress | None, wait: bool = True) -> int:
+        """The full rebuild of the group for `stores` (drift 0): what `prepare @all --full` runs and
+        what builds converge to; searches then give a fresh index's results. Same errors as `build`."""
+        ...
+    def open(self, model: str, dimensions: int, expected: Stamp, stores: Mapping[str, VectorStore],
+             in_place: bool = False) -> LibraryVectorIndex:
+        """The index built for `expected`; with `in_place`, the generation in place whatever books
+        it holds (a search while a writer is busy: its `books` say which, the caller searches the
+        others exactly). Raises BookAgentError (`vector.index_unreadable` when there is none or
+        it cannot be read, `vector.index_stale` when it was built for other books,
+        `vector.index_unavailable`)."""
         ...
 
 

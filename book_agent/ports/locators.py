@@ -1,4 +1,5 @@
-"""Ports of a book's verified locators: the sidecar that keeps them, and a lookup by record id."""
+"""Ports of a book's verified locators: the sidecar that keeps them, a lookup by record id, and
+a rebuild in the background."""
 
 from __future__ import annotations
 
@@ -31,4 +32,23 @@ class LocatorStore(Protocol):
         ...
     def open(self, runtime_dir: Path, expected: dict[str, str]) -> LocatorLookup | None:
         """The lookup when the sidecar is fresh, else None."""
+        ...
+
+
+@runtime_checkable
+class RefreshJob(Protocol):
+    """A rebuild running in the background."""
+
+    def done(self) -> bool:
+        """Has it ended (either way)? Answers at once."""
+        ...
+
+
+@runtime_checkable
+class LocatorRefresh(Protocol):
+    """Rebuilds a book's verified locators in the background (the local one: a `prepare` process)."""
+
+    def start(self, book_id: str, runtime_dir: Path) -> RefreshJob | None:
+        """Start the rebuild and return at once; None when none was started (another writer
+        holds the runtime dir, or nothing can be started)."""
         ...

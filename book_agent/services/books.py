@@ -45,7 +45,7 @@ class OpenBooks:
             self.forget(book_ref)
             info = registered_info(entry) or ports.packages.inspect(root, verify_hashes=False)
             book = OpenBook(entry, info, ports.runtime_dir(book_ref), ports.parts, ports.runtime, ports.cache_dir,
-                            ports.locators)
+                            ports.locators, ports.locator_refresh)
             self._open[book_ref] = book
             return book
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from book_agent.ports import BookParts, MarkdownReader, PackageStore, Registry, RuntimeStore
 from book_agent.ports.hosts import HostInstaller
 from book_agent.ports.library import LibraryIndex, LibraryVectorIndexes
-from book_agent.ports.locators import LocatorStore
+from book_agent.ports.locators import LocatorRefresh, LocatorStore
 
 # (host, home, data_dir, edition) -> the contract's HostAdapter facade (or a fake of it)
 HostFactory = Callable[[str, str | None, str | None, str | None], HostInstaller]
@@ -31,6 +31,7 @@ class Ports:
     library: LibraryIndex
     library_vectors: LibraryVectorIndexes  # approximate indexes of large model groups
     locators: LocatorStore  # each book's verified locators (runtime dir)
+    locator_refresh: LocatorRefresh | None = None  # rebuilds stale ones in the background (None: never)
 
     def runtime_dir(self, book_id: str) -> Path:
         return self.data_dir / "books" / book_id

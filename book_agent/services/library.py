@@ -161,7 +161,7 @@ class Library:
         _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None,
                                serve_stale=False, compact=True if full else None)
         vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
-                                        phases("library: vector indexes") if phases else None)
+                                        phases("library: vector indexes") if phases else None, full=full)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
@@ -177,6 +177,11 @@ class Library:
         """The index again after it was found damaged (its state now says so: it is rebuilt)."""
         self.close()
         return self.lexical(searched, registered, serve_stale=False)[0]
+
+    def compact_in_background(self) -> None:
+        """A long-running server's library: its lexical index compacts by itself when due
+        (services/library_lexical.py), no search waiting for it."""
+        self._lexical.compact_in_background()
 
     def close(self) -> None:
         """Close the lexical index (it is reopened when the library changes)."""

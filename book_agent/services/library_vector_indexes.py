@@ -5,14 +5,28 @@ A model group (books sharing a model and dimensions) holding at least `min_vecto
 every searchable registered book of the group, narrowed to the books asked for; a smaller
 group, or a part of a group smaller than that, is searched exactly, book by book. The index's
 stamp names every member (id, manifest and database hashes): a registration, replacement or
-removal makes it stale, and the next library search (or `prepare`) rebuilds it. An index that
-cannot be built or read leaves its group searched exactly, with a note saying why.
+removal makes it stale, and the next library search (or `prepare`) brings it up to date, at the
+cost of the books that changed (the port's `build`: a living backend adds their rows to its
+trained index and filters the removed ones).
+
+No search waits for a build: a search asks with `wait=False`, and while another writer holds
+the library (an add, a retrain) or the index cannot be brought up to date (a read-only replica),
+it serves the generation in place for the books it holds with their current stamps, searches
+the others (added or replaced since) exactly, and merges them by score. Both halves score
+exactly (cosines of one model compare across books), so the merge ranks as one index holding
+every book would, up to the approximate half's recall; nothing is left out. It asks again
+BUSY_RETRY_S later (STALE_RETRY_S after a failure). An open generation is compared with the one
+in place every GENERATION_RECHECK_S, so a long-lived process moves to another's retrain.
+`prepare` waits, and retrains (the port's `compact`) a group whose drift passed RETRAIN_DRIFT;
+`prepare --full` always. A group with no usable index yet is searched exactly, with a note.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +39,41 @@ from book_agent.services.library_vectors import Approximate, ApproximateLookup
 from book_agent.services.open_book import OpenBook
 
 Group = tuple[str, int]  # (model, dimensions)
+Described = dict[str, Any]  # how a group is searched: its vector_index, or a note (a ModelGroupRow's part)
+BUSY_RETRY_S = 1.0  # a build another writer held up: asked again this soon
+STALE_RETRY_S = 300.0  # a build that failed (a full disk, a read-only replica): tried again after this
+GENERATION_RECHECK_S = 1.0  # how often an open, fresh generation is compared with the one in place
+RETRAIN_DRIFT = 0.2  # `prepare` retrains a group past it (the local backend's measure: living_vectors.py)
+
+
+@dataclass
+class _Opened:
+    """A group's open generation: fresh for `expected`, or (expected None) served in place while stale."""
+
+    expected: dict[str, str] | None
+    index: LibraryVectorIndex
+    vectors: int
+    checked: float = field(default_factory=time.monotonic)
+    retry_at: float = 0.0
+    stale: dict[str, str | None] | None = None
+
+
+@dataclass(frozen=True)
+class _Served:
+    index: LibraryVectorIndex
+    held: list[str] | None  # the group's books the index serves (None: every one); the rest are searched exactly
 
 
 class GroupIndexes:
     def __init__(self, port: LibraryVectorIndexes) -> None:
         self._port = port
-        self._open: dict[Group, tuple[dict[str, str], LibraryVectorIndex, int]] = {}  # (stamp, index, vectors)
+        self._open: dict[Group, _Opened] = {}
         self._lock = threading.Lock()  # one build or open at a time (the MCP server's threads)
 
-    def prepare(self, every: list[OpenBook], progress: Progress | None = None) -> list[dict[str, Any]]:
-        """Build (when stale) and open the index of every group large enough for one; each
-        group says how it is searched."""
+    def prepare(self, every: list[OpenBook], progress: Progress | None = None,
+                full: bool = False) -> list[dict[str, Any]]:
+        """Bring up to date (waiting for another writer) and open the index of every group large
+        enough for one, retrained when drifted (always with `full`); each group says how it is searched."""
         groups: dict[Group, list[OpenBook]] = {}
         for book in every:
             if searchable(book):
@@ -46,62 +84,117 @@ class GroupIndexes:
             if row["vectors"] < self._port.min_vectors:
                 out.append({**row, "search": "exact"})
                 continue
-            index, described = self.index(model, dims, members, progress)
-            out.append({**row, "search": "approximate" if index is not None else "exact", **described})
+            served, described = self.index(model, dims, members, progress, compact=True if full else None)
+            out.append({**row, "search": "approximate" if served is not None else "exact", **described})
         return out
 
     def index(self, model: str, dims: int, members: list[OpenBook], progress: Progress | None = None,
-              wait: bool = True) -> tuple[LibraryVectorIndex | None, dict[str, Any]]:
+              wait: bool = True, compact: bool | None = False) -> tuple[_Served | None, Described]:
         """The group's index over `members` (every searchable registered book of the group),
-        rebuilt when stale; None (search exactly) and a note when it cannot be built or read,
-        or, when not `wait`ing (a search), while another thread of this process builds one."""
+        brought up to date when stale (see the module docstring); None (search exactly) and a
+        note when there is no usable one. `compact`: False never (a search), None when drifted
+        (prepare), True always (--full)."""
         metrics = {str((b.package.vector_manifest or {}).get("metric") or "cosine") for b in members}
         if len(metrics) != 1:
             return None, {"note": "its books use different metrics: searched exactly"}
-        expected = vector_group_stamp(model, dims, metrics.pop(), [library_member(b) for b in members])
+        held = [library_member(b) for b in members]
+        expected = vector_group_stamp(model, dims, metrics.pop(), held)
+        stamps = {m.book_id: m.stamp for m in held}
         cached = self._open.get((model, dims))
-        if cached is not None and cached[0] == expected:  # open and fresh: no lock, no file to read
-            return cached[1], {"vector_index": {"vectors": cached[2], "rebuilt": False}}
+        if cached is not None and cached.expected == expected and compact is False \
+                and time.monotonic() - cached.checked < GENERATION_RECHECK_S:  # open and fresh: no file read
+            return _Served(cached.index, None), _described(cached)
         if not self._lock.acquire(blocking=wait):  # a search never waits for another thread's build
+            if cached is not None and cached.expected == expected:
+                return _Served(cached.index, None), _described(cached)
+            if cached is not None:
+                return _partial(cached, stamps)
             return None, {"note": "its approximate index is being built or opened: searched exactly meanwhile"}
         try:
-            return self._index_locked(model, dims, expected, members, progress)
+            return self._index_locked(model, dims, expected, stamps, members, progress, wait, compact)
         finally:
             self._lock.release()
 
-    def _index_locked(self, model: str, dims: int, expected: dict[str, str], members: list[OpenBook],
-                      progress: Progress | None) -> tuple[LibraryVectorIndex | None, dict[str, Any]]:
-        cached = self._open.get((model, dims))
-        if cached is not None and cached[0] == expected:  # open and fresh: no file to read
-            return cached[1], {"vector_index": {"vectors": cached[2], "rebuilt": False}}
+    def _index_locked(self, model: str, dims: int, expected: dict[str, str], stamps: dict[str, str],
+                      members: list[OpenBook], progress: Progress | None, wait: bool, compact: bool | None
+                      ) -> tuple[_Served | None, Described]:
+        group = (model, dims)
+        cached = self._open.get(group)
+        if cached is not None and compact is False:
+            if cached.expected == expected:
+                state = self._port.state(model, dims, expected)
+                cached.checked = time.monotonic()
+                if state.fresh and state.generation == cached.index.generation:
+                    return _Served(cached.index, None), _described(cached)
+            elif cached.expected is None and time.monotonic() < cached.retry_at \
+                    and not self._port.state(model, dims, expected).fresh:
+                return _partial(cached, stamps)  # serving in place until it is time to ask again
         stores = {b.book_id: store for b in members if (store := b.vector_parts[0]) is not None}
         try:
-            index, count, rebuilt = self._load(model, dims, expected, stores, progress)
+            index, count, built = self._load(model, dims, expected, stores, progress, wait, compact)
         except BookAgentError as exc:
-            return None, {"note": f"{exc.message}: searched exactly"}
-        if cached is not None:
-            cached[1].close()
-        self._open[(model, dims)] = (expected, index, count)
-        return index, {"vector_index": {"vectors": count, "rebuilt": rebuilt}}
+            return self._in_place(group, expected, stores, stamps, exc)
+        self._replace(group, _Opened(expected, index, count))
+        described = _described(self._open[group], rebuilt=bool(built))
+        if built == "compacted":
+            described["vector_index"]["compacted"] = True
+        if compact is not False:
+            described["vector_index"]["drift"] = round(self._port.state(model, dims, expected).drift, 4)
+        return _Served(index, None), described
 
     def _load(self, model: str, dims: int, expected: dict[str, str], stores: dict[str, VectorStore],
-              progress: Progress | None) -> tuple[LibraryVectorIndex, int, bool]:
-        """(index, vectors, rebuilt): opened, built first when stale; an index faiss cannot read
-        is discarded by the port, so it is built anew once."""
+              progress: Progress | None, wait: bool, compact: bool | None
+              ) -> tuple[LibraryVectorIndex, int, str | None]:
+        """(index, vectors, how it was brought up to date: None, "built" or "compacted"); an index
+        faiss cannot read is discarded by the port, so it is built anew once."""
         try:
-            return self._fresh_or_built(model, dims, expected, stores, progress)
+            return self._fresh_or_built(model, dims, expected, stores, progress, wait, compact)
         except BookAgentError as exc:
             if exc.code != "vector.index_unreadable":
                 raise
-        return self._fresh_or_built(model, dims, expected, stores, progress)
+        return self._fresh_or_built(model, dims, expected, stores, progress, wait, compact)
 
     def _fresh_or_built(self, model: str, dims: int, expected: dict[str, str], stores: dict[str, VectorStore],
-                        progress: Progress | None) -> tuple[LibraryVectorIndex, int, bool]:
+                        progress: Progress | None, wait: bool, compact: bool | None
+                        ) -> tuple[LibraryVectorIndex, int, str | None]:
         state = self._port.state(model, dims, expected)
-        count, rebuilt = state.vectors, not state.fresh
-        if rebuilt:
-            count = self._port.build(model, dims, expected, stores, progress)
-        return self._port.open(model, dims, expected, stores), count, rebuilt
+        count, built = state.vectors, None
+        if compact is True:
+            count, built = self._port.compact(model, dims, expected, stores, progress, wait=wait), "compacted"
+        elif not state.fresh:
+            count, built = self._port.build(model, dims, expected, stores, progress, wait=wait), "built"
+        if compact is None and self._port.state(model, dims, expected).drift > RETRAIN_DRIFT:
+            count, built = self._port.compact(model, dims, expected, stores, progress, wait=wait), "compacted"
+        return self._port.open(model, dims, expected, stores), count, built
+
+    def _in_place(self, group: Group, expected: dict[str, str], stores: Mapping[str, VectorStore],
+                  stamps: dict[str, str], exc: BookAgentError) -> tuple[_Served | None, Described]:
+        """The generation in place for the books it holds (the others searched exactly), while the
+        index cannot be brought up to date; None and a note when there is none to serve."""
+        try:
+            state = self._port.state(*group, expected)
+        except BookAgentError as unread:  # a backend's server down: nothing in place to ask either
+            return None, {"note": f"{exc.message}; {unread.message}: searched exactly"}
+        cached = self._open.get(group)
+        stale = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
+        retry_at = time.monotonic() + (BUSY_RETRY_S if exc.code == "vector.index_busy" else STALE_RETRY_S)
+        if cached is not None and state.intact and cached.index.generation == state.generation:
+            index = cached.index
+        elif state.intact:
+            try:
+                index = self._port.open(*group, expected, stores, in_place=True)
+            except BookAgentError as failed:
+                return None, {"note": f"{exc.message}; {failed.message}: searched exactly"}
+        else:
+            return None, {"note": f"{exc.message}: searched exactly"}
+        self._replace(group, _Opened(None, index, state.vectors, retry_at=retry_at, stale=stale))
+        return _partial(self._open[group], stamps)
+
+    def _replace(self, group: Group, opened: _Opened) -> None:
+        before = self._open.get(group)
+        if before is not None and before.index is not opened.index:
+            before.index.close()
+        self._open[group] = opened
 
     def lookup(self, every: Callable[[], list[OpenBook]]) -> ApproximateLookup:
         """What ModelGroups asks for a group's index: one when the books searched hold at least
@@ -110,26 +203,51 @@ class GroupIndexes:
         books that open (asked only when an index may serve)."""
         found: list[OpenBook] = []
 
-        def approximate(model: str, dims: int, books: list[OpenBook]) -> tuple[Approximate | None, dict[str, Any]]:
+        def approximate(model: str, dims: int, books: list[OpenBook]) -> tuple[Approximate | None, Described]:
             if sum(map(vectors_of, books)) < self._port.min_vectors:
                 return None, {}
             if not found:
                 found.extend(every())
             members = [b for b in found if searchable(b) and group_of(b) == (model, dims)]
-            index, described = self.index(model, dims, members, wait=False)
-            if index is None:
+            served, described = self.index(model, dims, members, wait=False)
+            if served is None:
                 return None, described
             wanted = {b.book_id for b in books}
-            narrowed = None if wanted >= {b.book_id for b in members} else sorted(wanted)
-            return Approximate(index, narrowed), described
+            if served.held is None:
+                narrowed = None if wanted >= {b.book_id for b in members} else sorted(wanted)
+                return Approximate(served.index, narrowed), described
+            return Approximate(served.index, sorted(wanted & set(served.held)),
+                               tuple(sorted(wanted - set(served.held)))), described
 
         return approximate
 
     def close(self) -> None:
         with self._lock:
-            for _, index, _ in self._open.values():
-                index.close()
+            for opened in self._open.values():
+                opened.index.close()
             self._open.clear()
+
+
+def _described(opened: _Opened, rebuilt: bool = False) -> Described:
+    return {"vector_index": {"vectors": opened.vectors, "rebuilt": rebuilt,
+                             "generation": getattr(opened.index, "generation", None)}}
+
+
+def _partial(opened: _Opened, stamps: dict[str, str]) -> tuple[_Served | None, Described]:
+    """Serve a stale generation: the books it holds with their current stamps through it, the
+    others (added or replaced since) exactly."""
+    held = [b for b, stamp in stamps.items() if opened.index.books.get(b) == stamp]
+    exact = sorted(b for b in stamps if b not in held)
+    why = (opened.stale or {}).get("reason") or "another thread is bringing it up to date"
+    if not held:
+        return None, {"note": f"its approximate index holds none of these books yet ({why}): searched exactly"}
+    described = _described(opened)
+    described["vector_index"].update(stale=opened.stale or {"code": "vector.index_busy", "reason": why,
+                                                            "remediation": None}, exact_books=exact)
+    if exact:
+        described["note"] = (f"books added or replaced since its generation ({', '.join(exact)}) searched exactly "
+                             f"and merged by score: {why}")
+    return _Served(opened.index, held), described
 
 
 def library_member(book: OpenBook) -> LibraryMember:

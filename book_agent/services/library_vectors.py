@@ -21,6 +21,7 @@ from typing import Any, cast
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.query_encoding import QueryEncoding
+from book_agent.domain.records import Vector
 from book_agent.domain.search_results import (
     ChannelInfo,
     GroupRun,
@@ -36,10 +37,13 @@ Ranked = list[tuple[str, float]]
 
 @dataclass(frozen=True)
 class Approximate:
-    """A model group's approximate index, and the books to keep (None: every book it holds)."""
+    """A model group's approximate index, and the books to keep (None: every book it holds);
+    `exact`: books of the group it does not hold yet (added since its generation), searched
+    exactly and merged by score (both halves score exactly, so the merge ranks honestly)."""
 
     index: LibraryVectorIndex
     book_ids: list[str] | None
+    exact: tuple[str, ...] = ()
 
 
 # (model, dimensions, the group's searchable books) -> (its approximate index, or None to search
@@ -130,14 +134,12 @@ class ModelGroups:
                 described = {"note": f"{exc.message}: searched exactly"}
             else:
                 self._searched[(model, dims)] = {"search": "approximate", **described}
-                return found, encoding
+                if approximate.exact:
+                    found += _exact([b for b, _ in usable if b.book_id in approximate.exact], encoding.vector, depth)
+                    found.sort(key=lambda pair: -pair[1])
+                return found[:depth], encoding
         self._searched[(model, dims)] = {"search": "exact", **described}
-        found = []
-        for book, (store, _, _, _) in usable:
-            assert store is not None
-            found += [(f"{book.book_id}#{rid}", score) for rid, score in store.search_ids(encoding.vector, depth)]
-        found.sort(key=lambda pair: -pair[1])
-        return found[:depth], encoding
+        return _exact([b for b, _ in usable], encoding.vector, depth), encoding
 
     def _note(self, books: list[OpenBook], note: str) -> None:
         for book in books:
@@ -149,6 +151,17 @@ class ModelGroups:
                   else "no book's vector channel could run (see each book's `vector` note)")
         return {"ran": False, "status": status, "reason": reason, "code": "search.no_vectors",
                 "remediation": None}
+
+
+def _exact(books: list[OpenBook], vector: Vector, depth: int) -> Ranked:
+    """The books searched exactly, book by book, merged by score (ties in book order)."""
+    found: Ranked = []
+    for book in books:
+        store = book.vector_parts[0]
+        assert store is not None  # usable: its store opened
+        found += [(f"{book.book_id}#{rid}", score) for rid, score in store.search_ids(vector, depth)]
+    found.sort(key=lambda pair: -pair[1])
+    return found[:depth]
 
 
 def _encode(runtime: QueryVectorizer | None, query: str, query_vector: Sequence[float] | None) -> QueryEncoding | None:

@@ -11,16 +11,23 @@ cannot be read at all does a hit carry the record's claim (`record-metadata`).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import LocatorBuild, LocatorState, LocatorStatus, locator_stamp
+from book_agent.domain.locators import (
+    LocatorBuild,
+    LocatorState,
+    LocatorStatus,
+    locator_stamp,
+    older_verifier,
+)
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.registry_entry import RegistryEntry, database_sha
 from book_agent.domain.source_results import Locator
 from book_agent.ports import SourceReader
-from book_agent.ports.locators import LocatorLookup, LocatorStore
+from book_agent.ports.locators import LocatorLookup, LocatorRefresh, LocatorStore, RefreshJob
 
 LIVE_LIMIT = 100  # hits verified live per call when there is no sidecar (top_k is at most 100)
 
@@ -30,14 +37,33 @@ def expected_stamp(entry: RegistryEntry, database_sha256: str | None) -> dict[st
 
 
 class BookLocators(LocatorLookup):
-    """One book's verified locators: the sidecar's, else verified now through the sources."""
+    """One book's verified locators: the sidecar's, else verified now through the sources.
+    `refresh`: a rebuild of the sidecar running in the background and how to open its result;
+    each fetch asks whether it ended (a non-blocking check) and then reads the new sidecar."""
 
-    def __init__(self, stored: LocatorLookup | None, sources: Callable[[], SourceReader]) -> None:
+    def __init__(self, stored: LocatorLookup | None, sources: Callable[[], SourceReader],
+                 refresh: tuple[RefreshJob, Callable[[], LocatorLookup | None]] | None = None) -> None:
         self._stored = stored
         self._sources = sources
+        self._refresh = refresh
+        self._refresh_lock = threading.Lock()
         self._live: dict[str, Locator] = {}
 
+    @property
+    def refreshing(self) -> RefreshJob | None:
+        return self._refresh[0] if self._refresh is not None else None
+
+    def _refreshed(self) -> None:
+        with self._refresh_lock:
+            if self._refresh is None or not self._refresh[0].done():
+                return
+            reopen = self._refresh[1]
+            self._refresh = None
+            self._stored = reopen()  # None when the rebuild failed: hits stay verified live
+
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]:
+        if self._refresh is not None:
+            self._refreshed()
         found = self._stored.fetch(record_ids) if self._stored is not None else {}
         missing = [r for r in record_ids if r not in found][:LIVE_LIMIT]
         for record_id in missing:
@@ -78,6 +104,22 @@ class LibraryLocators(LocatorLookup):
         pass  # each book's lookup is its open book's
 
 
+def open_locators(store: LocatorStore | None, refresher: LocatorRefresh | None, book_id: str, runtime_dir: Path,
+                  expected: dict[str, str], sources: Callable[[], SourceReader]) -> BookLocators:
+    """A book's locators: the sidecar when fresh. One this very package's, but from an older
+    verifier (a book-agent upgrade), is rebuilt in the background (`refresher`: another process,
+    under the runtime dir's build lock, never in the package) while its hits are verified live;
+    a search never waits for it (issue 29: live verification was ~36 of 50 ms per hit list)."""
+    if store is None:
+        return BookLocators(None, sources)
+    state = store.state(runtime_dir, expected)
+    if state.get("fresh"):
+        return BookLocators(store.open(runtime_dir, expected), sources)
+    job = refresher.start(book_id, runtime_dir) if refresher is not None and older_verifier(
+        state.get("stamp"), expected) else None
+    return BookLocators(None, sources, (job, lambda: store.open(runtime_dir, expected)) if job else None)
+
+
 def verify_book(store: LocatorStore, sources: SourceReader, runtime_dir: Path, expected: dict[str, str],
                 force: bool = False) -> LocatorBuild:
     """Verify every record of a book and keep the locators, unless they are fresh already.
@@ -93,8 +135,9 @@ def verify_book(store: LocatorStore, sources: SourceReader, runtime_dir: Path, e
 
 
 def _public(state: LocatorState) -> LocatorState:
-    public = LocatorState(**state)  # a copy, without the summary (reported beside it)
+    public = LocatorState(**state)  # a copy, without the summary (reported beside it) and the stamp
     public.pop("summary", None)
+    public.pop("stamp", None)
     return public
 
 

@@ -33,8 +33,8 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
-from book_agent.ports.locators import LocatorStore
-from book_agent.services.locators import BookLocators, database_stamp
+from book_agent.ports.locators import LocatorRefresh, LocatorStore
+from book_agent.services.locators import BookLocators, database_stamp, open_locators
 from book_agent.services.search import HybridSearch, SearchChannels
 from book_agent.services.vector_check import language_evidence, measured_reads
 
@@ -55,7 +55,7 @@ class _once(cached_property[T]):
 class OpenBook:
     def __init__(self, entry: RegistryEntry, package: PackageInfo, runtime_dir: Path,
                  parts: BookParts, runtime: RuntimeStore, cache_dir: Path,
-                 locator_store: LocatorStore | None = None) -> None:
+                 locator_store: LocatorStore | None = None, locator_refresh: LocatorRefresh | None = None) -> None:
         self.entry = entry
         self.package = package
         self.book_id = str(package.book_id)
@@ -64,6 +64,7 @@ class OpenBook:
         self._runtime = runtime
         self._cache_dir = cache_dir
         self._locator_store = locator_store
+        self._locator_refresh = locator_refresh
         self._lock = threading.RLock()
         self._lexical: LexicalIndex | None = None
 
@@ -127,10 +128,10 @@ class OpenBook:
 
     @_once
     def locators(self) -> BookLocators:
-        """The hits' verified locators: from the sidecar when fresh, else verified on demand."""
-        store = self._locator_store
-        stored = store.open(self.runtime_dir, database_stamp(self.entry, self.package)) if store else None
-        return BookLocators(stored, lambda: self.sources)
+        """The hits' verified locators: from the sidecar when fresh, else verified on demand
+        (and one from an older verifier rebuilt in the background meanwhile)."""
+        return open_locators(self._locator_store, self._locator_refresh, self.book_id, self.runtime_dir,
+                             database_stamp(self.entry, self.package), lambda: self.sources)
 
     def warm_up(self, encoder: bool = True) -> dict[str, bool]:
         """Open and load what a search uses (the lexical index, the vector matrix and, with

@@ -13,7 +13,11 @@ as a pytest suite. A backend subclasses it:
 a real package database, as a backend meets them in a library. The suite checks states, that
 a fresh index is not rebuilt, that scores are exact and best first, recall against exact
 search, `book_ids` filters, added and removed books, readers through a rebuild, and the
-coded errors (no index, a stale one, a group without vectors, a query of other dimensions).
+coded errors (no index, a stale one, a group without vectors, a query of other dimensions);
+and the living model: a book added is found by the next generation and a removal filters it
+at once, readers name their generation and books, the generation in place serves while
+stale (`open(..., in_place=True)`), and adds and removes converge by `compact` on what a
+fresh build of the same books gives.
 """
 
 from __future__ import annotations
@@ -191,3 +195,73 @@ class LibraryVectorIndexesContract:
         with pytest.raises(BookAgentError) as caught:
             self._search(built, stores, unit_rows(1, dims, 5)[0], 5)
         assert caught.value.code == "query.vector_invalid"
+
+    def test_a_book_added_is_found_and_a_removal_filters_at_once(
+            self, make_indexes: Callable[[], LibraryVectorIndexes], stores: dict[str, VectorStore],
+            books: dict[str, SampleBook]) -> None:
+        indexes = make_indexes()
+        two = {b: stores[b] for b in ("b0", "b1")}
+        indexes.build(MODEL, DIMENSIONS, stamp(list(two)), two, None)
+        first = indexes.state(MODEL, DIMENSIONS, stamp(list(two))).generation
+        assert indexes.build(MODEL, DIMENSIONS, stamp(list(stores)), stores, None) == 3 * RECORDS_PER_BOOK
+        added = indexes.state(MODEL, DIMENSIONS, stamp(list(stores)))
+        assert added.fresh and added.generation not in (None, first)
+        for row in (0, 77, RECORDS_PER_BOOK - 1):
+            hits = self._search(indexes, stores, books["b2"].vectors[row], 5)
+            assert hits[0][0] == books["b2"].evidence_ids()[row] and abs(hits[0][1] - 1.0) <= 1e-4
+        kept = {b: stores[b] for b in ("b0", "b2")}
+        assert indexes.build(MODEL, DIMENSIONS, stamp(list(kept)), kept, None) == 2 * RECORDS_PER_BOOK
+        assert indexes.state(MODEL, DIMENSIONS, stamp(list(kept))).generation not in (first, added.generation)
+        everything = self._search(indexes, kept, books["b1"].vectors[3], 3 * RECORDS_PER_BOOK)
+        assert everything and all(not k.startswith("b1#") for k, _ in everything)
+        assert self._search(indexes, kept, books["b2"].vectors[3], 1)[0][0] == "b2#r003"
+
+    def test_a_reader_names_its_generation_and_books(self, built: LibraryVectorIndexes,
+                                                     stores: dict[str, VectorStore]) -> None:
+        index = built.open(MODEL, DIMENSIONS, stamp(list(stores)), stores)
+        try:
+            assert index.generation == built.state(MODEL, DIMENSIONS, stamp(list(stores))).generation
+            assert dict(index.books) == {b: "v1" for b in stores}
+        finally:
+            index.close()
+
+    def test_the_generation_in_place_serves_the_books_it_holds_while_stale(
+            self, make_indexes: Callable[[], LibraryVectorIndexes], stores: dict[str, VectorStore],
+            books: dict[str, SampleBook]) -> None:
+        indexes = make_indexes()
+        two = {b: stores[b] for b in ("b0", "b1")}
+        indexes.build(MODEL, DIMENSIONS, stamp(list(two)), two, None)
+        state = indexes.state(MODEL, DIMENSIONS, stamp(list(stores)))
+        assert state.present and state.intact and not state.fresh
+        with pytest.raises(BookAgentError) as caught:
+            indexes.open(MODEL, DIMENSIONS, stamp(list(stores)), stores)
+        assert caught.value.code == "vector.index_stale"
+        index = indexes.open(MODEL, DIMENSIONS, stamp(list(stores)), stores, in_place=True)
+        try:
+            assert dict(index.books) == {"b0": "v1", "b1": "v1"} and index.generation == state.generation
+            hits = index.search(books["b1"].vectors[4], 5, ["b0", "b1"])
+            assert hits[0][0] == "b1#r004" and {k.partition("#")[0] for k, _ in hits} <= {"b0", "b1"}
+        finally:
+            index.close()
+
+    def test_adds_and_removes_converge_on_a_fresh_build_by_compaction(
+            self, make_indexes: Callable[[], LibraryVectorIndexes], stores: dict[str, VectorStore]) -> None:
+        living = make_indexes()
+        ids = sorted(stores)
+        for upto in range(1, len(ids) + 1):
+            some = {b: stores[b] for b in ids[:upto]}
+            living.build(MODEL, DIMENSIONS, stamp(list(some)), some, None)
+            assert living.state(MODEL, DIMENSIONS, stamp(list(some))).fresh
+        kept = {b: stores[b] for b in ("b0", "b2")}
+        living.build(MODEL, DIMENSIONS, stamp(list(kept)), kept, None)
+        before = living.state(MODEL, DIMENSIONS, stamp(list(kept))).generation
+        assert living.compact(MODEL, DIMENSIONS, stamp(list(kept)), kept, None) == 2 * RECORDS_PER_BOOK
+        state = living.state(MODEL, DIMENSIONS, stamp(list(kept)))
+        assert state.fresh and state.drift == 0 and state.generation != before
+        fresh = make_indexes()
+        fresh.build(MODEL, DIMENSIONS, stamp(list(kept)), kept, None)
+        for seed in range(5):
+            query = unit_rows(1, DIMENSIONS, 2000 + seed)[0]
+            got, want = self._search(living, kept, query, 20), self._search(fresh, kept, query, 20)
+            assert [k for k, _ in got] == [k for k, _ in want]
+            assert all(abs(a - b) <= 1e-6 for (_, a), (_, b) in zip(got, want, strict=True))

@@ -198,13 +198,18 @@ class MemoryLibraryVectors(LibraryVectorIndexes):
             return VectorIndexState(present=False, fresh=False, vectors=0, reason="absent")
         fresh = _matches(group.stamp, expected)
         return VectorIndexState(True, fresh, group.vectors, group.generation,
-                                None if fresh else "stale: the group's books changed")
+                                None if fresh else "stale: the group's books changed", intact=True)
 
     def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-              progress: Progress | None) -> int:
+              progress: Progress | None, wait: bool = True) -> int:
         current = self.groups.get((model, dimensions))
         if current is not None and _matches(current.stamp, expected):
             return current.vectors
+        return self.compact(model, dimensions, expected, stores, progress, wait)
+
+    def compact(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+                progress: Progress | None, wait: bool = True) -> int:
+        """Every build is exact here: a compaction is a rebuild."""
         vectors = sum(sum(1 for _ in store.iter_records()) for store in stores.values())
         if vectors == 0:
             raise BookAgentError("vector.index_build_failed", "the model group has no searchable vectors",
@@ -213,21 +218,24 @@ class MemoryLibraryVectors(LibraryVectorIndexes):
         return vectors
 
     def open(self, model: str, dimensions: int, expected: dict[str, str],
-             stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
+             stores: Mapping[str, VectorStore], in_place: bool = False) -> LibraryVectorIndex:
         group = self.groups.get((model, dimensions))
         if group is None:
             raise BookAgentError("vector.index_unreadable", "there is no index for this model group",
                                  remediation="run `book-agent prepare @all`")
-        if not _matches(group.stamp, expected):
+        if not in_place and not _matches(group.stamp, expected):
             raise BookAgentError("vector.index_stale", "the index was built for other books",
                                  remediation="search again: the index is rebuilt when stale")
-        return MemoryGroupIndex(group.stores, dimensions)
+        return MemoryGroupIndex(group.stores, dimensions, group.generation, _book_stamps(group.stamp))
 
 
 class MemoryGroupIndex(LibraryVectorIndex):
-    def __init__(self, stores: Mapping[str, VectorStore], dimensions: int) -> None:
+    def __init__(self, stores: Mapping[str, VectorStore], dimensions: int, generation: str | None = None,
+                 books: Mapping[str, str] | None = None) -> None:
         self.stores = dict(stores)
         self.dimensions = dimensions
+        self.generation = generation
+        self.books = dict(books) if books is not None else {b: "" for b in self.stores}
 
     def search(self, query_vector: Vector, depth: int, book_ids: Sequence[str] | None = None
                ) -> list[tuple[str, float]]:
@@ -239,6 +247,11 @@ class MemoryGroupIndex(LibraryVectorIndex):
 
     def close(self) -> None:
         pass
+
+
+def _book_stamps(stamp: Mapping[str, str]) -> dict[str, str]:
+    """Each book's member stamp, from a group stamp's `books` (`id=stamp;...`)."""
+    return {b: s for b, sep, s in (item.partition("=") for item in str(stamp.get("books") or "").split(";")) if sep}
 
 
 def _matches(stamp: Mapping[str, str], expected: Mapping[str, str]) -> bool:

@@ -7,7 +7,6 @@ No timings are asserted here (the machine is shared): tools/bench_cold.py measur
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -29,22 +28,11 @@ from book_agent_adapters.encoders.local.loaded_model import load
 from book_agent_adapters.encoders.local.weights import load_weights, pack
 from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 from tests.support import tiny_bert
+from tests.support.module_probe import modules_imported_by
 from tests.support.package_builder import build_package
 
 HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss",
          "jieba")  # jieba: only a CJK query loads the word segmenter (storage/cjk_words.py)
-# Runs the CLI in-process and reports, even when it exits, which heavy modules it loaded.
-PROBE = f"""
-import json, sys
-from book_agent.cli.entry import run
-try:
-    run(sys.argv[2:])
-except SystemExit:
-    pass
-finally:
-    with open(sys.argv[1], "w") as fh:
-        json.dump([m for m in {HEAVY!r} if m in sys.modules], fh)
-"""
 
 
 def _env_without_blas_settings() -> dict[str, str]:
@@ -55,10 +43,8 @@ def _env_without_blas_settings() -> dict[str, str]:
 
 
 def heavy_modules_loaded(tmp_path: Path, *args: str) -> list[str]:
-    report = tmp_path / "modules.json"
-    subprocess.run([sys.executable, "-c", PROBE, str(report), *args], capture_output=True, check=True,
-                   timeout=120)
-    return list(json.loads(report.read_text()))
+    loaded = modules_imported_by(tmp_path, *args)
+    return [m for m in HEAVY if m in loaded]
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,6 @@ the tokenizers library are mapped once the encoder loads)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,23 +13,12 @@ import pytest
 
 from book_agent.agent import BookAgent
 from tests.support import tiny_bert
+from tests.support.module_probe import modules_imported_by
 from tests.support.package_builder import build_package
 from tests.support.stdio_session import RawSession, call, rpc
 
 BOOK = "tiny"
 RUNNER = "book_agent_adapters.encoders.local.loaded_model"
-PROBE = """
-import json, sys
-from book_agent.cli.entry import run
-try:
-    run(sys.argv[2:])
-except SystemExit:
-    pass
-finally:
-    with open(sys.argv[1], "w") as fh:
-        json.dump(sorted(m for m in sys.modules if m.startswith("book_agent_adapters.encoders")
-                         or m == "tokenizers"), fh)
-"""
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +35,8 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return work / "data", vector
 
 
-def cli_modules(tmp_path: Path, data: Path, *search: str) -> list[str]:
-    report = tmp_path / "modules.json"
-    done = subprocess.run([sys.executable, "-c", PROBE, str(report), "--data-dir", str(data), "--json", "search",
-                           BOOK, *search], capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return list(json.loads(report.read_text()))
+def cli_modules(tmp_path: Path, data: Path, *search: str) -> set[str]:
+    return modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", BOOK, *search)
 
 
 def test_a_cli_search_with_a_vector_does_not_import_the_model_runner(book: tuple[Path, Path], tmp_path: Path) -> None:

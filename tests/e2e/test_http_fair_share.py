@@ -15,7 +15,6 @@ to its own loopback address (127.0.0.2, 127.0.0.3, ...; Linux routes all of 127/
 
 from __future__ import annotations
 
-import hashlib
 import json
 import select
 import socket
@@ -30,14 +29,15 @@ import pytest
 from tests.support.http_serve import (
     MCP_HEADERS,
     Served,
+    bearer_headers,
     client_from,
     connect,
     head,
     read_response,
     rpc_body,
+    serving,
     sse_result,
-    start_server,
-    stop_server,
+    token_file,
 )
 from tests.support.library_support import corpus
 from tests.support.package_builder import build_package
@@ -45,12 +45,8 @@ from tests.support.package_builder import build_package
 TEAM, OTHER = "fair-team-token-1", "fair-other-token-2"
 
 
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def bearer(token: str | None = TEAM) -> dict[str, str]:
-    return {**MCP_HEADERS, **({"Authorization": f"Bearer {token}"} if token else {})}
+    return bearer_headers(token)
 
 
 def rpc(method: str, params: dict[str, Any] | None = None, ident: int | None = 1) -> bytes:
@@ -84,13 +80,10 @@ def guarded(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     """A token file, at most 12 connections for everyone and 4 per address, 2 requests without
     a valid token in flight per address and 2 a second (bursts of 4)."""
     logs = tmp_path_factory.mktemp("guarded")
-    (logs / "tokens").write_text(f"{digest(TEAM)}\n{digest(OTHER)}\n")
-    served = start_server(library, logs, "--token-file", str(logs / "tokens"), "--max-connections", "12",
-                          "--max-connections-per-address", "4", "--max-unauthenticated-per-address", "2",
-                          "--unauthenticated-rate", "2", "--read-timeout", "30")
-    yield served
-    stop_server(served)
-    assert "Traceback" not in served.output() and TEAM not in served.output()
+    with serving(library, logs, "--token-file", str(token_file(logs, TEAM, OTHER)), "--max-connections", "12",
+                 "--max-connections-per-address", "4", "--max-unauthenticated-per-address", "2",
+                 "--unauthenticated-rate", "2", "--read-timeout", "30", secrets=(TEAM, OTHER)) as served:
+        yield served
 
 
 def hold_idle(port: int, source: str, count: int) -> list[socket.socket]:
@@ -227,22 +220,18 @@ def test_requests_without_a_valid_token_are_limited_per_second_per_address(guard
 def strict(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """No authentication (calls counted per address), one call in flight, no queue; at most 16
     connections for everyone, and the per-address cap left at its default (128: it never binds)."""
-    served = start_server(library, tmp_path_factory.mktemp("strict"), "--max-concurrent-per-client", "1",
-                          "--queue-per-client", "0", "--max-connections", "16", "--access-log",
-                          str(tmp_path_factory.mktemp("strict-log") / "access.log"))
-    yield served
-    stop_server(served)
-    assert "Traceback" not in served.output()
+    with serving(library, tmp_path_factory.mktemp("strict"), "--max-concurrent-per-client", "1",
+                 "--queue-per-client", "0", "--max-connections", "16", "--access-log",
+                 str(tmp_path_factory.mktemp("strict-log") / "access.log")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
 def queued(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """One call in flight per client, eight more waiting for up to a minute."""
-    served = start_server(library, tmp_path_factory.mktemp("queued"), "--max-concurrent-per-client", "1",
-                          "--queue-per-client", "8", "--queue-wait", "60")
-    yield served
-    stop_server(served)
-    assert "Traceback" not in served.output()
+    with serving(library, tmp_path_factory.mktemp("queued"), "--max-concurrent-per-client", "1",
+                 "--queue-per-client", "8", "--queue-wait", "60") as served:
+        yield served
 
 
 def post_from(served: Served, source: str, body: bytes) -> httpx.Response:

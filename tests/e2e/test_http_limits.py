@@ -24,13 +24,17 @@ from tests.support.cli_support import run_cli
 from tests.support.http_serve import (
     MCP_HEADERS,
     Served,
+    bearer_headers,
     connect,
     head,
     read_response,
     rpc_body,
+    serving,
     sse_result,
     start_server,
     stop_server,
+    token_digest,
+    token_file,
 )
 from tests.support.library_support import corpus, three_book_library
 from tests.support.package_builder import build_package
@@ -39,12 +43,8 @@ TEAM, OTHER = "team-token-abc123", "other-token-def456"
 SECRET_QUERY = "confidential merger river"  # must not reach the log unless --log-queries
 
 
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def label(token: str) -> str:
-    return hashlib.sha256(digest(token).encode()).hexdigest()[:8]
+    return hashlib.sha256(token_digest(token).encode()).hexdigest()[:8]
 
 
 @pytest.fixture(scope="module")
@@ -62,26 +62,21 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def team(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Path]]:
     logs = tmp_path_factory.mktemp("team")
-    (logs / "tokens").write_text(f"{digest(TEAM)}\n{digest(OTHER)}\n")
-    served = start_server(library, logs, "--token-file", str(logs / "tokens"), "--max-concurrent-per-client", "2",
-                          "--queue-per-client", "0", "--access-log", str(logs / "access.log"))
-    yield served, logs / "access.log"
-    stop_server(served)
-    output = served.output()
-    assert "Traceback" not in output and TEAM not in output and digest(TEAM) not in output
+    with serving(library, logs, "--token-file", str(token_file(logs, TEAM, OTHER)), "--max-concurrent-per-client",
+                 "2", "--queue-per-client", "0", "--access-log", str(logs / "access.log"),
+                 secrets=(TEAM, OTHER)) as served:
+        yield served, logs / "access.log"
 
 
 @pytest.fixture(scope="module")
 def impatient(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """No authentication, a 1-second read timeout, queries logged (to stderr, the default)."""
-    served = start_server(library, tmp_path_factory.mktemp("impatient"), "--read-timeout", "1", "--log-queries")
-    yield served
-    stop_server(served)
-    assert "Traceback" not in served.output()
+    with serving(library, tmp_path_factory.mktemp("impatient"), "--read-timeout", "1", "--log-queries") as served:
+        yield served
 
 
 def bearer(token: str = TEAM) -> dict[str, str]:
-    return {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    return bearer_headers(token)
 
 
 def test_a_declared_oversized_body_gets_413_before_it_is_read(team: tuple[Served, Path]) -> None:
@@ -191,7 +186,7 @@ def test_one_json_line_per_request_without_tokens_or_queries(team: tuple[Served,
     assert missing["token"] == label(OTHER) and missing["error"] == "record.not_found"
     refused = next(line for line in lines if line["error"] == "http.body_too_large")
     assert refused["status"] == 413 and refused["token"] == label(TEAM) and refused["bytes_in"] is None
-    for secret in (TEAM, OTHER, "wrong-token", digest(TEAM), digest(OTHER), SECRET_QUERY, "merger"):
+    for secret in (TEAM, OTHER, "wrong-token", token_digest(TEAM), token_digest(OTHER), SECRET_QUERY, "merger"):
         assert secret not in text
 
 

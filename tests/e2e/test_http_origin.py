@@ -3,7 +3,6 @@ Host names and browser Origins it may (mcp/http_origin.py), with the CLI's JSON 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +15,9 @@ from tests.support.http_serve import (
     MCP_HEADERS,
     Served,
     free_port,
+    serving,
     sse_result,
-    start_server,
-    stop_server,
+    token_file,
 )
 from tests.support.library_support import three_book_library
 
@@ -33,10 +32,8 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def local(library: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    served = start_server(library, tmp_path_factory.mktemp("local"))
-    yield served
-    stop_server(served)
-    assert "Traceback" not in served.output()
+    with serving(library, tmp_path_factory.mktemp("local")) as served:
+        yield served
 
 
 def post(served: Served, **headers: str) -> httpx.Response:
@@ -78,12 +75,9 @@ def test_refusals_are_logged_with_their_code(local: Served) -> None:
 
 
 def test_allowed_hosts_and_origins_add_to_the_defaults(library: Path, tmp_path: Path) -> None:
-    tokens = tmp_path / "tokens"
-    tokens.write_text(hashlib.sha256(TOKEN.encode()).hexdigest() + "\n")
-    served = start_server(library, tmp_path, "--token-file", str(tokens),
-                          "--allowed-hosts", "books.lab.example,*.team.example",
-                          "--allowed-origins", "https://app.team.example")
-    try:
+    with serving(library, tmp_path, "--token-file", str(token_file(tmp_path, TOKEN)),
+                 "--allowed-hosts", "books.lab.example,*.team.example",
+                 "--allowed-origins", "https://app.team.example", secrets=(TOKEN,)) as served:
         bearer = f"Bearer {TOKEN}"
         assert post(served, Host="books.lab.example", Authorization=bearer).status_code == 200
         assert post(served, Host="a.team.example:443", Authorization=bearer).status_code == 200
@@ -94,9 +88,6 @@ def test_allowed_hosts_and_origins_add_to_the_defaults(library: Path, tmp_path: 
         refused(post(served, Host="evil.example"), "http.bad_host")
         refused(post(served, Origin="https://evil.example"), "http.bad_origin")
         assert post(served, Host="books.lab.example").status_code == 401
-    finally:
-        stop_server(served)
-    assert "Traceback" not in served.output() and TOKEN not in served.output()
 
 
 @pytest.mark.parametrize("option", [("--allowed-hosts", "books.example.org:8443"),

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.storage import faiss_vector_index, vector_matrix
 from book_agent_adapters.storage.faiss_index_files import read_pointer
 from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
+from book_agent_adapters.storage.runtime_files import build_lock
 from tests.support import REPO_ROOT
 from tests.support.package_builder import build_package, synthetic_records
 from tests.support.parts import require_real_part
@@ -121,8 +123,10 @@ def test_prepare_builds_the_index_with_progress_and_a_search_reuses_it(library):
     approximate, _ = library
     seen: list[tuple[int, int]] = []
     prepared = approximate.prepare("@all", progress=lambda done, total: seen.append((done, total)))
-    assert prepared["vector_indexes"] == [{"model": MODEL, "dimensions": DIMS, "vectors": 3600, "search": "approximate",
-                                           "vector_index": {"vectors": 3600, "rebuilt": True}}]
+    (group,) = prepared["vector_indexes"]
+    generation = group["vector_index"]["generation"]
+    assert group == {"model": MODEL, "dimensions": DIMS, "vectors": 3600, "search": "approximate",
+                     "vector_index": {"vectors": 3600, "rebuilt": True, "generation": generation, "drift": 0.0}}
     assert (3600, 3600) in seen
     pointer = pointer_of(approximate.data_dir)
     assert pointer["nlist"] == lists_for(3600) and pointer["vectors"] == 3600
@@ -131,36 +135,48 @@ def test_prepare_builds_the_index_with_progress_and_a_search_reuses_it(library):
     assert result["library"]["model_groups"][0]["vector_index"]["rebuilt"] is False
     with agents(approximate.data_dir) as other:  # another process: reads the file, does not rebuild
         assert other.search("@all", "", query_vector=queries()[0])["library"]["model_groups"][0]["vector_index"] \
-            == {"vectors": 3600, "rebuilt": False}
+            == {"vectors": 3600, "rebuilt": False, "generation": generation}
 
 
-def test_registering_or_removing_a_book_rebuilds_the_index(library, packages):
+def test_a_book_registered_is_added_to_the_trained_index_and_a_removal_is_a_filter(library, packages):
+    """Registering a book adds its rows to the index in place as a segment of their own (the
+    base is neither retrained nor rewritten); removing it takes effect at the next search
+    (a filter; its segment goes with it); `prepare --full` retrains."""
     approximate, exact = library
     approximate.prepare("@all")
-    first = pointer_of(approximate.data_dir)["files"]["index"]["name"]
+    base = pointer_of(approximate.data_dir)["files"]["index"]["name"]
     approximate.init(packages["late"])
     vector = list(map(float, clustered(400, 20)[7]))  # a vector of the late book's
     result = approximate.search("@all", "", top_k=5, query_vector=vector)
-    assert result["library"]["model_groups"][0]["vector_index"] == {"vectors": 4000, "rebuilt": True}
+    added = result["library"]["model_groups"][0]["vector_index"]
+    assert added["vectors"] == 4000 and added["rebuilt"] is True and added["generation"].endswith(".1")
     assert result["hits"][0]["evidence_id"] == "late#late-s000007"
-    second = pointer_of(approximate.data_dir)["files"]["index"]["name"]
-    assert second != first and not (approximate.data_dir / "library" / "vectors" / first).exists()
+    pointer = pointer_of(approximate.data_dir)
+    assert pointer["files"]["index"]["name"] == base and len(pointer["segments"]) == 1
+    assert pointer["segments"][0]["rows"] == 400 and pointer["base_rows"] == 3600
     approximate.remove("late")
     result = approximate.search("@all", "", top_k=5, query_vector=vector)
-    assert result["library"]["model_groups"][0]["vector_index"] == {"vectors": 3600, "rebuilt": True}
+    removed = result["library"]["model_groups"][0]["vector_index"]
+    assert removed["vectors"] == 3600 and removed["generation"].endswith(".2")
     assert all(h["book_id"] != "late" for h in result["hits"])
     files = sorted(p.name for p in (approximate.data_dir / "library" / "vectors").iterdir())
-    current = pointer_of(approximate.data_dir)["files"]
-    assert files == sorted([f"{group_key(MODEL, DIMS)}.json", current["index"]["name"], current["ids"]["name"]])
+    current = pointer_of(approximate.data_dir)
+    assert current["segments"] == [] and current["changed"] == 800  # 400 rows added, then removed
+    assert files == sorted([f"{group_key(MODEL, DIMS)}.json", *(current["files"][k]["name"]
+                                                                 for k in ("index", "ids", "trained"))])
+    retrained = approximate.prepare("@all", full=True)["vector_indexes"][0]["vector_index"]
+    assert retrained["compacted"] is True and retrained["drift"] == 0.0
+    assert pointer_of(approximate.data_dir)["files"]["index"]["name"] != base
 
 
-def test_a_search_does_not_wait_for_another_threads_build_and_searches_exactly_meanwhile(library, packages):
-    """While one thread builds the group's index (holding the library's vector lock), a search
-    from another thread does not wait: the group is searched exactly, with a note, and the hits
-    are the exact ones; once the build is done the index serves again."""
+def test_a_search_does_not_wait_for_another_threads_build_and_merges_the_new_book_exactly(library, packages):
+    """While one thread brings the group's index up to date (holding the library's vector lock),
+    a search from another thread does not wait: the generation open serves the books it holds,
+    the book registered since is searched exactly and merged by score; once the build is done the
+    new generation serves."""
     approximate, exact = library
     approximate.prepare("@all")
-    approximate.init(packages["late"])  # stale now: the next search would rebuild it
+    approximate.init(packages["late"])  # stale now: the next search would add it
     groups = approximate._library._vectors
     vector = list(map(float, clustered(400, 20)[7]))
     held, release = threading.Event(), threading.Event()
@@ -179,10 +195,55 @@ def test_a_search_does_not_wait_for_another_threads_build_and_searches_exactly_m
         release.set()
         thread.join()
     group = result["library"]["model_groups"][0]
-    assert group["search"] == "exact" and "being built" in group["note"]
-    assert [(h["evidence_id"], h["scores"]["vector"]) for h in result["hits"]] == vector_hits(exact, "@all", vector)
+    assert group["search"] == "approximate" and group["vector_index"]["exact_books"] == ["late"]
+    assert "late" in group["note"] and group["vector_index"]["vectors"] == 3600
+    assert result["hits"][0]["evidence_id"] == "late#late-s000007"
+    want = vector_hits(exact, "@all", vector)
+    got = [(h["evidence_id"], h["scores"]["vector"]) for h in result["hits"]]
+    assert len({k for k, _ in got} & {k for k, _ in want}) >= 9
+    assert all(score == pytest.approx(dict(want)[k], abs=1e-5) for k, score in got if k in dict(want))
     after = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
     assert after["search"] == "approximate" and after["vector_index"]["rebuilt"] is True
+    assert after["vector_index"]["vectors"] == 4000 and "exact_books" not in after["vector_index"]
+
+
+def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_says_which_generation(
+        library, packages, monkeypatch):
+    """Another writer (an add, a retrain) holds the library's build lock: a search neither waits
+    nor fails; the group's generation in place serves the books it holds, the book registered
+    since is searched exactly and merged, and the result names the generation served and why it
+    is stale. Once the writer is done the next search brings the index up to date."""
+    from book_agent.services import library_lexical, library_vector_indexes
+
+    approximate, _ = library
+    monkeypatch.setattr(library_vector_indexes, "BUSY_RETRY_S", 0.0)
+    monkeypatch.setattr(library_lexical, "BUSY_RETRY_S", 0.0)
+    served = approximate.prepare("@all")["vector_indexes"][0]["vector_index"]["generation"]
+    approximate.init(packages["late"])
+    vector = list(map(float, clustered(400, 20)[7]))
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with build_lock(approximate.data_dir / "library"):
+            held.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        busy = approximate.search("@all", "", top_k=10, query_vector=vector)
+        assert time.monotonic() - started < 30
+    finally:
+        release.set()
+        thread.join()
+    group = busy["library"]["model_groups"][0]
+    assert group["search"] == "approximate" and group["vector_index"]["generation"] == served
+    assert group["vector_index"]["stale"]["code"] == "vector.index_busy"
+    assert group["vector_index"]["exact_books"] == ["late"] and busy["hits"][0]["evidence_id"] == "late#late-s000007"
+    after = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
+    assert after["vector_index"]["generation"] == served + ".1" and "stale" not in after["vector_index"]
 
 
 def test_a_list_narrows_the_approximate_search_to_its_books(library):
@@ -230,12 +291,13 @@ def test_a_corrupt_index_is_rebuilt(library):
         damaged.write_bytes(damaged.read_bytes()[:1000])  # truncated
         with agents(approximate.data_dir) as fresh:
             group = fresh.search("@all", "", query_vector=queries()[0])["library"]["model_groups"][0]
-        assert group["search"] == "approximate" and group["vector_index"] == {"vectors": 3600, "rebuilt": True}
+        assert group["search"] == "approximate"
+        assert (group["vector_index"]["vectors"], group["vector_index"]["rebuilt"]) == (3600, True)
     pointer_file = folder / f"{group_key(MODEL, DIMS)}.json"
     pointer_file.write_text("{not json")
     with agents(approximate.data_dir) as fresh:
-        assert fresh.search("@all", "", query_vector=queries()[0])["library"]["model_groups"][0]["vector_index"] \
-            == {"vectors": 3600, "rebuilt": True}
+        described = fresh.search("@all", "", query_vector=queries()[0])["library"]["model_groups"][0]["vector_index"]
+        assert (described["vectors"], described["rebuilt"]) == (3600, True)
 
 
 def test_an_index_faiss_cannot_read_is_discarded_and_rebuilt(library):
@@ -259,7 +321,7 @@ def test_without_faiss_a_large_group_is_searched_exactly_with_a_note(library, mo
     def missing() -> None:
         raise BookAgentError("vector.index_unavailable", "faiss could not be imported (test)")
 
-    monkeypatch.setattr(faiss_vector_index, "_faiss", missing)
+    monkeypatch.setattr(faiss_vector_index, "faiss_module", missing)
     vector = queries()[0]
     result = approximate.search("@all", "", top_k=10, query_vector=vector)
     group = result["library"]["model_groups"][0]

@@ -3,6 +3,7 @@ requests a well-behaved client library would never send: a trickled body, a head
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -10,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -56,6 +59,38 @@ def start_server(data: Path, logs: Path, *extra: str, timeout: float = 60) -> Se
         log.close()
         raise
     return Served(base, port, proc, log_path, log)
+
+
+@contextmanager
+def serving(data: Path, logs: Path, *extra: str, secrets: tuple[str, ...] = ()) -> Iterator[Served]:
+    """A server for the block; once stopped, its output holds no traceback and none of
+    `secrets` (tokens, nor their digests: a server must never print either)."""
+    served = start_server(data, logs, *extra)
+    try:
+        yield served
+    finally:
+        stop_server(served)
+    output = served.output()
+    assert "Traceback" not in output, output
+    for secret in secrets:
+        assert secret not in output and token_digest(secret) not in output
+
+
+def token_digest(token: str) -> str:
+    """What a `--token-file` line holds for `token`."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_file(folder: Path, *tokens: str) -> Path:
+    """A `--token-file` admitting `tokens` (one digest per line)."""
+    path = folder / "tokens"
+    path.write_text("".join(token_digest(token) + "\n" for token in tokens), encoding="utf-8")
+    return path
+
+
+def bearer_headers(token: str | None) -> dict[str, str]:
+    """MCP's headers, with `Authorization: Bearer token` when there is one."""
+    return {**MCP_HEADERS, **({"Authorization": f"Bearer {token}"} if token else {})}
 
 
 def wait_healthy(base: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:

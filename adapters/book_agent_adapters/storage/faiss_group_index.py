@@ -1,18 +1,26 @@
 """An open approximate index of one model group: faiss for the candidates, the books' own rows
 for the scores (adapters/storage/faiss_vector_index.py builds and opens it).
 
-A query probes NPROBE of the index's lists (one OpenMP thread: concurrent queries must not
-oversubscribe the cores), takes the best max(RESCORE_MIN, OVERFETCH x depth) candidates by their
-8-bit codes, and rescores them against the float32 rows of the books' matrices (each book's
-VectorStore.load(), memory-mapped from its runtime dir), so a score is exactly what the book's
-exact search gives. A search narrowed to some books filters inside faiss (a bitmap of their
-rows: each book holds one contiguous range), so every candidate is one of theirs.
+A generation is the base index and the segments added since (living_vectors.py), all encoded
+with the same trained centroids and quantizer, so their 8-bit distances compare: a query probes
+NPROBE lists of each (one OpenMP thread: concurrent queries must not oversubscribe the cores),
+and the best max(RESCORE_MIN, OVERFETCH x depth) candidates over all of them (exactly those one
+index holding every row would give) are rescored against the float32 rows of the books'
+matrices (each book's VectorStore.load(), memory-mapped from its runtime dir; the candidates'
+rows are read from the mapped files with pread, so the map's pages never join the resident set:
+row_reader.py), so a score is exactly what the book's exact search gives. Only live books are searched: removed ones (and,
+for a narrowed search, the books not asked for) are filtered inside faiss by a bitmap of their
+rows (each book holds one contiguous range), so every candidate is one the caller may see.
+
+Segments are read into memory once per process and shared by the readers of every generation
+that names them: after a book is added, a reader of the new generation reads only its segment.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +30,14 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Vector
 from book_agent.ports import VectorStore
 from book_agent.ports.library import LibraryVectorIndex
-from book_agent_adapters.storage.faiss_index_files import RowIds
+from book_agent_adapters.storage.faiss_index_files import (
+    ChainedRowIds,
+    RowIds,
+    file_state,
+    segment_files,
+)
+from book_agent_adapters.storage.faiss_training import read_index, unreadable
+from book_agent_adapters.storage.row_reader import RowReader
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 from book_agent_adapters.storage.vector_matrix import VectorMatrix, still_whole
 
@@ -38,38 +53,61 @@ F32 = npt.NDArray[np.float32]
 class FaissGroupIndex(LibraryVectorIndex):
     """An open group index: faiss for candidates, the books' own rows for the scores."""
 
-    def __init__(self, faiss: Any, index: Any, ids: RowIds, pointer: dict[str, Any],
-                 stores: Mapping[str, VectorStore], metric: str, dimensions: int) -> None:
+    def __init__(self, faiss: Any, segments: Sequence[Any], ids: ChainedRowIds, pointer: dict[str, Any],
+                 stores: Mapping[str, VectorStore], metric: str, dimensions: int, generation: str) -> None:
         self._faiss = faiss
-        self.index = index
+        self.segments = list(segments)  # the base, then each added segment
+        self.starts = np.cumsum([0, *(int(s.ntotal) for s in self.segments)])
         self.ids = ids  # row -> record id
         self.metric = metric
         self.dimensions = dimensions
-        self.books: list[dict[str, Any]] = list(pointer["books"])
-        self.book_ids = [str(b["book_id"]) for b in self.books]
-        self.offsets = np.cumsum([0, *(int(b["rows"]) for b in self.books)])
+        self.generation = generation
+        self.entries: list[dict[str, Any]] = list(pointer["books"])  # row ranges in row order
+        self.book_ids = [str(b["book_id"]) for b in self.entries]
+        self.live = [not b.get("removed") for b in self.entries]
+        self.books = {b: str(e["stamp"]) for b, e, live in zip(self.book_ids, self.entries, self.live, strict=True)
+                      if live}
+        order = sorted(range(len(self.book_ids)), key=lambda i: (self.book_ids[i], not self.live[i]))
+        self.ranks = np.empty(len(order), dtype=np.int64)  # ties go to book order, as exact search breaks them
+        self.ranks[order] = np.arange(len(order))
+        self.offsets = np.cumsum([0, *(int(b["rows"]) for b in self.entries)])
         self.rows = int(self.offsets[-1])
         self.nprobe = int(pointer.get("nprobe") or NPROBE)
         self._stores = dict(stores)
         self._matrices: dict[int, F32] = {}
-        self._params: dict[frozenset[str] | None, tuple[Any, ...]] = {}
+        self._readers: dict[int, RowReader] = {}  # book -> pread of its mapped rows (a matrix in memory: none)
+        self._retired: list[RowReader] = []
+        self._params: dict[frozenset[str] | None, list[tuple[Any, ...] | None]] = {}
         self._lock = threading.Lock()
 
     def search(self, query_vector: Vector, depth: int, book_ids: Sequence[str] | None = None
                ) -> list[tuple[str, float]]:
         query = prepare_query(query_vector, self.dimensions, self.metric)
         params = self._search_params(book_ids)
-        if depth <= 0 or params is None or self.rows == 0:
+        if depth <= 0 or self.rows == 0 or all(p is None for p in params):
             return []
         k = min(max(RESCORE_MIN, OVERFETCH * int(depth)), self.rows)
         self._faiss.omp_set_num_threads(QUERY_THREADS)
-        try:
-            _, found = self.index.search(np.ascontiguousarray(query[None, :], dtype=np.float32), k, params=params)
-        except RuntimeError as exc:
-            raise BookAgentError("vector.index_unusable", f"the approximate index could not answer: {exc}",
-                                 remediation="search again (the group is searched exactly meanwhile)") from exc
-        rows = found[0][found[0] >= 0]
-        return self._rescore(rows.astype(np.int64), query, int(depth))
+        vector = np.ascontiguousarray(query[None, :], dtype=np.float32)
+        near: list[np.ndarray] = []
+        found: list[np.ndarray] = []
+        for number, (segment, kept) in enumerate(zip(self.segments, params, strict=True)):
+            if kept is None:
+                continue
+            try:
+                distances, rows = segment.search(vector, min(k, int(segment.ntotal)), params=kept[0])
+            except RuntimeError as exc:
+                raise BookAgentError("vector.index_unusable", f"the approximate index could not answer: {exc}",
+                                     remediation="search again (the group is searched exactly meanwhile)") from exc
+            valid = rows[0] >= 0
+            near.append(distances[0][valid])
+            found.append(rows[0][valid].astype(np.int64) + int(self.starts[number]))
+        if not found:
+            return []
+        candidates = np.concatenate(found)
+        if len(found) > 1:  # the best k over every segment: the codes' inner products compare across them
+            candidates = candidates[np.argsort(-np.concatenate(near), kind="stable")[:k]]
+        return self._rescore(candidates, query, int(depth))
 
     def _rescore(self, rows: npt.NDArray[np.int64], query: F32, depth: int) -> list[tuple[str, float]]:
         """Exact scores against each book's own rows; ties go to book order, then reading order
@@ -84,9 +122,25 @@ class FaissGroupIndex(LibraryVectorIndex):
         starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
         for start, end in zip(starts, [*starts[1:], len(rows)], strict=True):
             book = int(owners[start])
-            scores[start:end] = self._matrix(book)[rows[start:end] - self.offsets[book]] @ query
-        best = np.lexsort((rows, -scores))[:depth]
+            scores[start:end] = self._rows_of(book, rows[start:end] - self.offsets[book]) @ query
+        best = np.lexsort((rows - self.offsets[owners], self.ranks[owners], -scores))[:depth]
         return [(f"{self.book_ids[owners[i]]}#{self.ids[int(rows[i])]}", float(scores[i])) for i in best]
+
+    def _rows_of(self, book: int, local: npt.NDArray[np.int64]) -> F32:
+        """Some of the book's rows: read from its mapped file (RowReader: the map's pages never
+        join the resident set), or taken from its matrix in memory. A short read (the file
+        truncated in place) loads the matrix again, as a truncated map does."""
+        for _ in range(2):
+            matrix = self._matrix(book)
+            reader = self._readers.get(book)
+            if reader is None:
+                return matrix[local]
+            got = reader.read(local)
+            if got is not None:
+                return got
+            with self._lock:
+                self._matrices.pop(book, None)
+        raise _unusable(f"book {self.book_ids[book]}'s vectors keep changing under the index")
 
     def _matrix(self, book: int) -> F32:
         """The book's float32 rows (mapped, its record ids not read), checked against the index."""
@@ -100,45 +154,94 @@ class FaissGroupIndex(LibraryVectorIndex):
                 if store is None:
                     raise _unusable(f"book {self.book_ids[book]} is not open")
                 loaded = book_rows(store, self.dimensions)
-                if len(loaded) != int(self.books[book]["rows"]):
+                if len(loaded) != int(self.entries[book]["rows"]):
                     raise _unusable(f"book {self.book_ids[book]}'s vectors are not those it was built from")
                 self._matrices[book] = loaded
+                replaced = self._readers.pop(book, None)
+                if replaced is not None:  # another thread may be reading through it: closed with the index
+                    self._retired.append(replaced)
+                reader = RowReader.of(loaded)
+                if reader is not None:
+                    self._readers[book] = reader
         return loaded
 
-    def _search_params(self, book_ids: Sequence[str] | None) -> Any | None:
-        """faiss search parameters: nprobe, and a selector of the books asked for (None: none of
-        this index's books is asked for)."""
+    def _search_params(self, book_ids: Sequence[str] | None) -> list[tuple[Any, ...] | None]:
+        """Per segment: faiss search parameters (nprobe, and a selector of the live books asked
+        for, with what it points to), or None when none of its rows is asked for."""
         key: frozenset[str] | None = None
         if book_ids is not None:
-            wanted = frozenset(book_ids) & frozenset(self.book_ids)
-            if not wanted:
-                return None
-            key = None if wanted == frozenset(self.book_ids) else wanted
+            wanted = frozenset(book_ids) & frozenset(self.books)
+            key = None if wanted == frozenset(self.books) else wanted
         cached = self._params.get(key)
         if cached is not None:
-            return cached[0]
-        params = self._faiss.SearchParametersIVF()
-        params.nprobe = self.nprobe
-        kept: tuple[Any, ...] = (params,)
-        if key is not None:
-            chosen = np.zeros(self.rows, dtype=bool)
-            for i, book_id in enumerate(self.book_ids):
-                if book_id in key:
-                    chosen[self.offsets[i]:self.offsets[i + 1]] = True
-            bitmap = np.packbits(chosen, bitorder="little")
-            selector = self._faiss.IDSelectorBitmap(self.rows, self._faiss.swig_ptr(bitmap))
-            params.sel = selector
-            kept = (params, selector, bitmap)  # faiss holds pointers: keep what they point to alive
+            return cached
+        chosen = np.zeros(self.rows, dtype=bool)
+        for i, book_id in enumerate(self.book_ids):
+            if self.live[i] and (key is None or book_id in key):
+                chosen[self.offsets[i]:self.offsets[i + 1]] = True
+        out: list[tuple[Any, ...] | None] = []
+        for number in range(len(self.segments)):
+            mine = chosen[self.starts[number]:self.starts[number + 1]]
+            params = self._faiss.SearchParametersIVF()
+            params.nprobe = self.nprobe
+            if not mine.any():
+                out.append(None)
+            elif mine.all():
+                out.append((params,))
+            else:
+                bitmap = np.packbits(mine, bitorder="little")
+                selector = self._faiss.IDSelectorBitmap(len(mine), self._faiss.swig_ptr(bitmap))
+                params.sel = selector
+                out.append((params, selector, bitmap))  # faiss holds pointers: keep what they point to alive
         with self._lock:
             if len(self._params) >= SELECTORS_KEPT:
                 self._params.clear()
-            self._params[key] = kept
-        return params
+            self._params[key] = out
+        return out
 
     def close(self) -> None:
         with self._lock:
             self._matrices.clear()
             self._params.clear()
+            for reader in [*self._readers.values(), *self._retired]:
+                reader.close()
+            self._readers.clear()
+            self._retired.clear()
+
+
+_LOADED: dict[str, dict[str, tuple[list[int], Any]]] = {}  # group -> file name -> (its state, the index read)
+_LOADED_LOCK = threading.Lock()
+
+
+def loaded_segments(faiss: Any, folder: Path, group: str, pointer: dict[str, Any], dimensions: int
+                    ) -> tuple[list[Any], ChainedRowIds]:
+    """The generation's segments (from this process's cache while their files are unchanged,
+    else read) and their row ids. Raises `vector.index_unreadable`."""
+    segments, ids = [], []
+    with _LOADED_LOCK:
+        cached = _LOADED.get(group, {})
+    kept: dict[str, tuple[list[int], Any]] = {}
+    for facts in segment_files(pointer):
+        path = folder / facts["index"]["name"]
+        try:
+            state = file_state(path)
+        except FileNotFoundError as exc:
+            raise unreadable("its file is missing") from exc
+        except OSError as exc:
+            raise unreadable(f"its file cannot be read ({exc.strerror})") from exc
+        hit = cached.get(path.name)
+        index = hit[1] if hit is not None and hit[0] == state else read_index(faiss, path)
+        if int(index.ntotal) != int(facts["rows"]) or int(index.d) != dimensions:
+            raise unreadable("its size does not match its pointer")
+        kept[path.name] = (state, index)
+        segments.append(index)
+        try:
+            ids.append(RowIds(folder / facts["ids"]["name"], int(facts["rows"])))
+        except (OSError, ValueError) as exc:
+            raise unreadable(f"its ids file is damaged ({exc})") from exc
+    with _LOADED_LOCK:
+        _LOADED[group] = kept  # what older generations alone named goes with their readers
+    return segments, ChainedRowIds(ids)
 
 
 def book_rows(store: VectorStore, dimensions: int) -> F32:

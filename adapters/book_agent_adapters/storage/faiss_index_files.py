@@ -1,9 +1,13 @@
 """The files of a library vector index: its pointer, its row -> record id map, their integrity.
 
-The pointer (`<group>.json`) names the current generation's files, the index
-(`<group>-<gen>.faiss`) and the record ids of its rows (`<group>-<gen>.ids`), and records
-each one's size, sha256 and file state (size, mtime, inode). It is replaced in one rename
-after both files are in place, so it never names half a file.
+The pointer (`<group>.json`) names the current generation's files: the base (the last full
+build: its index `<group>-<gen>.faiss`, the record ids of its rows `<group>-<gen>.ids` and the
+trained, empty index `<group>-<gen>.trained` that added books are encoded with) and one
+*segment* per build that added books since (`<group>-<gen2>.faiss` / `.ids`), and records each
+file's size, sha256 and file state (size, mtime, inode, ctime). Its `books` list every book's
+rows in row order (base first, then each segment's), each with its member stamp and whether it
+was removed since (a filter until the next full build). It is replaced in one rename after
+every file it names is in place, so it never names half a file.
 
 The ids file is read by memory map, a row's id decoded only when the row is a candidate: a
 million ids parsed from JSON cost ~0.4 s of a cold search. Layout: n+1 little-endian int64
@@ -12,8 +16,10 @@ offsets, then the ids' UTF-8 bytes; row r's id is bytes[offset[r]:offset[r+1]].
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -24,8 +30,16 @@ from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage.safe_files import open_regular, require_regular
 from book_agent_adapters.storage.vector_sidecar import COPY_BELOW_BYTES
 
-FORMAT = 2
+FORMAT = 3  # 2: one index per generation, no segments (read as absent: rebuilt once)
 FILES = ("index", "ids")
+BASE_FILES = ("index", "ids", "trained")
+
+
+def group_key(model: str, dimensions: int) -> str:
+    """A file name for a model group: readable, and unique by a hash of model and dimensions."""
+    slug = re.sub(r"[^A-Za-z0-9._]+", "-", model).strip("-.")[:48] or "model"
+    digest = hashlib.sha256(f"{model}\0{dimensions}".encode()).hexdigest()[:10]
+    return f"{slug}-{dimensions}d-{digest}"
 
 
 def read_pointer(path: Path) -> tuple[dict[str, Any] | None, str]:
@@ -40,12 +54,35 @@ def read_pointer(path: Path) -> tuple[dict[str, Any] | None, str]:
         return None, "unreadable"
     if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
         return None, "of another format"
-    files = pointer.get("files")
+    files, segments = pointer.get("files"), pointer.get("segments", [])
     if not isinstance(pointer.get("stamp"), dict) or not isinstance(pointer.get("books"), list) \
-            or not isinstance(files, dict) or not all(_plain_name(files.get(f)) for f in FILES) \
+            or not isinstance(files, dict) or not all(_plain_name(files.get(f)) for f in BASE_FILES) \
+            or not isinstance(segments, list) \
+            or not all(isinstance(s, dict) and all(_plain_name(s.get(f)) for f in FILES) for s in segments) \
             or not _possible(pointer):
         return None, "malformed"
     return pointer, "present"
+
+
+def segment_files(pointer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The base's files, then each added segment's: `{"index": facts, "ids": facts, "rows": n}`."""
+    return [{**pointer["files"], "rows": int(pointer["base_rows"])}, *pointer.get("segments", [])]
+
+
+def named_files(pointer: dict[str, Any]) -> set[str]:
+    """Every file the pointer's generation needs."""
+    return {facts["name"] for kind in BASE_FILES for facts in (pointer["files"][kind],)} | {
+        s[kind]["name"] for s in pointer.get("segments", []) for kind in FILES}
+
+
+def book_stamps(stamp: dict[str, str]) -> dict[str, str]:
+    """Each book's member stamp, from a group stamp's `books` (`id=stamp;...`, domain/library.py)."""
+    found: dict[str, str] = {}
+    for item in str(stamp.get("books") or "").split(";"):
+        book_id, sep, member = item.partition("=")
+        if sep:
+            found[book_id] = member
+    return found
 
 
 def _count(value: Any, low: int = 0, high: int = 2**40) -> bool:
@@ -53,13 +90,18 @@ def _count(value: Any, low: int = 0, high: int = 2**40) -> bool:
 
 
 def _possible(pointer: dict[str, Any]) -> bool:
-    books = pointer["books"]
+    books, segments = pointer["books"], pointer.get("segments", [])
     if not (_count(pointer.get("vectors")) and _count(pointer.get("nlist"), 1) and _count(pointer.get("dimensions"), 1)
-            and _count(pointer.get("nprobe"), 1, int(pointer["nlist"]))):
+            and _count(pointer.get("nprobe"), 1, int(pointer["nlist"])) and _count(pointer.get("base_rows"))
+            and _count(pointer.get("sequence")) and _count(pointer.get("changed"))):
         return False
-    if not all(isinstance(b, dict) and isinstance(b.get("book_id"), str) and _count(b.get("rows")) for b in books):
+    if not all(isinstance(b, dict) and isinstance(b.get("book_id"), str) and _count(b.get("rows"))
+               and isinstance(b.get("stamp"), str) and isinstance(b.get("removed", False), bool) for b in books):
         return False
-    return bool(sum(int(b["rows"]) for b in books) == pointer["vectors"])
+    if not all(_count(s.get("rows")) for s in segments):
+        return False
+    rows = sum(int(b["rows"]) for b in books)
+    return bool(rows == pointer["vectors"] == int(pointer["base_rows"]) + sum(int(s["rows"]) for s in segments))
 
 
 def _plain_name(facts: Any) -> bool:
@@ -78,10 +120,11 @@ def file_state(path: Path) -> list[int]:
 
 
 def intact(folder: Path, pointer: dict[str, Any]) -> tuple[bool, str]:
-    """Both files unchanged since written (size, mtime, inode as recorded), or else the same
+    """Every file unchanged since written (size, mtime, inode as recorded), or else the same
     bytes: hashing the index (~400 MB at 1M vectors) is left to a file touched since."""
-    for kind in FILES:
-        facts = pointer["files"][kind]
+    named = [(kind, pointer["files"][kind]) for kind in BASE_FILES]
+    named += [(kind, segment[kind]) for segment in pointer.get("segments", []) for kind in FILES]
+    for kind, facts in named:
         path = folder / facts["name"]
         try:
             state, recorded = file_state(path), facts.get("state")
@@ -130,3 +173,18 @@ class RowIds:
 
     def __getitem__(self, row: int) -> str:
         return bytes(self._bytes[int(self._offsets[row]):int(self._offsets[row + 1])]).decode("utf-8")
+
+
+class ChainedRowIds:
+    """Row -> record id over the segments' ids files, the rows numbered across them in order."""
+
+    def __init__(self, parts: Sequence[RowIds]) -> None:
+        self._parts = list(parts)
+        self._starts = np.cumsum([0, *(len(p) for p in self._parts)])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def __getitem__(self, row: int) -> str:
+        part = int(np.searchsorted(self._starts, row, side="right")) - 1
+        return self._parts[part][row - int(self._starts[part])]

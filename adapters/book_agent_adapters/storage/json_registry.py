@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,6 +113,15 @@ class JsonRegistry(Registry):
     def _read_cached(self) -> dict[str, Any]:
         """The registry (strictly checked), parsed again only when the file changed since the
         last read. The result is shared: never change it (`_update` reads afresh)."""
+        last = self._last
+        if last is not None:  # unchanged: one stat (not an open, fstat and close: every search asks)
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and last[0] == (
+                    st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+                return last[1]
         try:
             handle = open_regular(self.path)  # closed below; an error (a FIFO: refused unread) falls back to _read
         except OSError:

@@ -68,7 +68,8 @@ class SqliteLocatorStore(LocatorStore):
             return {"present": True, "fresh": False, "reason": "corrupt", "path": str(path)}
         fresh = stamp == expected
         return {"present": True, "fresh": fresh, "reason": "fresh" if fresh else "stale (built from another package "
-                "or verifier version)", "path": str(path), "summary": summary}
+                "or verifier version)", "path": str(path), "summary": summary,
+                "stamp": stamp}
 
     def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
         target = self.path(runtime_dir)

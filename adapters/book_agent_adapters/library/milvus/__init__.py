@@ -34,9 +34,10 @@ DEFAULT_PREFIX = "book_agent"
 
 
 def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBackend:
+    from book_agent_adapters.library.milvus.dense import DenseIndex
     from book_agent_adapters.library.milvus.engine import EngineSettings, MilvusEngine
     from book_agent_adapters.library.milvus.lexical import MilvusLibraryIndex
-    from book_agent_adapters.library.milvus.vectors import DenseIndex, MilvusLibraryVectors
+    from book_agent_adapters.library.milvus.vectors import MilvusLibraryVectors
 
     options = _checked(dict(setting.options))
     uri = milvus_uri() or str(options.get("uri") or "")
@@ -53,7 +54,8 @@ def create_milvus(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBack
     prefix = str(options.get("prefix") or DEFAULT_PREFIX)
     dense = DenseIndex(**{k: options[k] for k in ("index_type", "nlist", "nprobe", "m", "ef_construction", "ef")
                           if k in options})
-    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense)
+    vectors = MilvusLibraryVectors(engine, prefix, int(options.get("min_vectors", 1)), dense,
+                                   lock_dir=Path(data_dir) / "library")
     lexical = MilvusLibraryIndex(engine, prefix, Path(data_dir) / "library" / "terms")
     return LibraryBackend(setting.name, lexical, vectors)
 

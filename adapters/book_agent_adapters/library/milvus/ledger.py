@@ -216,6 +216,10 @@ class Ledger:
                 found[str(row["key"]).removeprefix(prefix)] = body
         return found
 
+    def catalog_members(self, collection: str) -> list[dict[str, Any]]:
+        """The member records of `collection`, removed ones too (`{key, body}` rows)."""
+        return list(self._catalog_rows(expression("channel == {c} and kind == \"member\"", c=collection)))
+
     def rows_of(self, collection: str, member: str, fields: list[str]) -> Iterator[list[dict[str, Any]]]:
         """A member's rows, in batches (a removed book's own terms, read back to subtract them)."""
         iterator = self.engine.call("read rows", lambda c: c.query_iterator(

@@ -6,14 +6,20 @@ dense index is an option (`[library.milvus] index_type`, default FLAT, measured 
 contracts/beyond-one-node.md): indexes that keep the float32 rows (FLAT, IVF_FLAT, HNSW, DISKANN)
 return the exact inner product as the score; a quantized one (IVF_SQ8, IVF_PQ, ...) only picks
 candidates, which are then rescored exactly against the books' own rows, as the local faiss
-index does. `book_ids` filters in the engine. Generations: ledger.py.
+index does. `book_ids` filters in the engine. Generations: ledger.py (a build inserts the rows
+of the books added and hides the removed ones, in a new generation; `compact` fills a new
+collection in full). Writers are serialised by the data dir's build lock (across processes;
+`wait=False`: `vector.index_busy` at once); Milvus indexes each sealed segment itself, so no
+drift is kept here (`state().drift` 0).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +29,7 @@ from book_agent.domain.library import VectorIndexState
 from book_agent.domain.records import Vector
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
+from book_agent_adapters.library.milvus.dense import DenseIndex
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.ledger import Ledger
 from book_agent_adapters.library.milvus.records import (
@@ -34,45 +41,17 @@ from book_agent_adapters.library.milvus.records import (
     stamp_sha,
 )
 from book_agent_adapters.storage.faiss_group_index import book_matrix
+from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 
-# FLAT by default: it gives exactly the local backend's vector hits. Measured on milvus-lite 2.5.1
-# at 100k 384-d vectors (real MiniLM mixes, real eval queries): FLAT recall@10 1.000 (p50 68 ms
-# under load), AUTOINDEX 0.816, IVF_FLAT nlist 1024 0.57 at any nprobe. On a real cluster HNSW
-# (m 16, ef 128+) or IVF with a high nprobe trade recall for speed: choose it with index_type.
-EXACT_STORAGE = {"FLAT", "IVF_FLAT", "HNSW", "DISKANN", "AUTOINDEX", "GPU_CAGRA", "GPU_IVF_FLAT"}
 RESCORE_MIN = 50  # a quantized index's candidates rescored exactly: at least this many ...
 OVERFETCH = 2  # ... and twice the depth
 
 
-@dataclass(frozen=True)
-class DenseIndex:
-    """The dense index's type and parameters (build and search), from `[library.milvus]`."""
-
-    index_type: str = "FLAT"  # exact: ranks as the local backend (above)
-    nlist: int = 1024  # IVF lists (per segment: Milvus indexes each sealed segment)
-    nprobe: int = 64  # lists searched
-    m: int = 16  # HNSW links per node
-    ef_construction: int = 200
-    ef: int = 128  # HNSW search breadth (at least the depth asked for)
-
-    @property
-    def exact_scores(self) -> bool:
-        return self.index_type in EXACT_STORAGE
-
-    def build_params(self) -> dict[str, Any]:
-        if self.index_type.startswith("IVF"):
-            return {"nlist": self.nlist}
-        if self.index_type.startswith("HNSW"):
-            return {"M": self.m, "efConstruction": self.ef_construction}
-        return {}
-
-    def search_params(self, depth: int) -> dict[str, Any]:
-        if self.index_type.startswith("IVF"):
-            return {"nprobe": self.nprobe}
-        if self.index_type.startswith("HNSW"):
-            return {"ef": max(self.ef, depth)}
-        return {}
+def _busy() -> BookAgentError:
+    return BookAgentError("vector.index_busy", "another writer is loading the library's vectors into Milvus",
+                          remediation="nothing to do: searches serve the generation in place (and search the books "
+                                      "it lacks exactly) until the writer is done")
 
 
 def book_stamps(expected: Mapping[str, str]) -> dict[str, str]:
@@ -89,11 +68,13 @@ def book_stamps(expected: Mapping[str, str]) -> dict[str, str]:
 
 class MilvusLibraryVectors(LibraryVectorIndexes):
     def __init__(self, engine: MilvusEngine, prefix: str, min_vectors: int = 1,
-                 dense: DenseIndex | None = None) -> None:
+                 dense: DenseIndex | None = None, lock_dir: Path | None = None) -> None:
+        """`lock_dir`: where the writers' build lock lives (data_dir/library; None: this process only)."""
         self.engine = engine
         self.prefix = prefix
         self.min_vectors = min_vectors
         self.dense = dense or DenseIndex()
+        self.lock_dir = lock_dir
         self._lock = threading.Lock()  # one build at a time in this process (the server serialises nothing)
 
     def _ledger(self, model: str, dimensions: int) -> Ledger:
@@ -121,14 +102,48 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
                                     reason=f"damaged: its collection {pointer.collection} is missing")
         if pointer.stamp_sha != stamp_sha(expected):
             return VectorIndexState(present=True, fresh=False, vectors=pointer.rows, generation=present.generation,
-                                    reason="stale: the group's books changed")
-        return present.__class__(present=True, fresh=True, vectors=pointer.rows, generation=present.generation)
+                                    reason="stale: the group's books changed", intact=True)
+        return present.__class__(present=True, fresh=True, vectors=pointer.rows, generation=present.generation,
+                                 intact=True)
 
     def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-              progress: Progress | None) -> int:
-        with self._lock:
+              progress: Progress | None, wait: bool = True) -> int:
+        """The books added inserted and the removed ones hidden, in a new generation (ledger.py)."""
+        return self._write(model, dimensions, expected, stores, progress, wait, full=False)
+
+    def compact(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+                progress: Progress | None, wait: bool = True) -> int:
+        """A new collection filled with `stores` in full (what a first build gives)."""
+        return self._write(model, dimensions, expected, stores, progress, wait, full=True)
+
+    @contextlib.contextmanager
+    def _locked(self, wait: bool) -> Iterator[None]:
+        if not self._lock.acquire(blocking=wait):
+            raise _busy()
+        try:
+            if self.lock_dir is None:
+                yield
+                return
+            try:
+                self.lock_dir.mkdir(parents=True, exist_ok=True)
+                with build_lock(self.lock_dir, wait=wait):
+                    yield
+            except BookAgentError as exc:
+                if exc.code == "lexical.build_busy":
+                    raise _busy() from exc
+                raise
+            except OSError as exc:
+                raise BookAgentError("vector.index_build_failed", f"the build lock cannot be made: {exc}",
+                                     remediation="the data dir must be writable to load the library into Milvus") \
+                    from exc
+        finally:
+            self._lock.release()
+
+    def _write(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+               progress: Progress | None, wait: bool, full: bool) -> int:
+        with self._locked(wait):
             current = self.state(model, dimensions, expected)
-            if current.fresh:
+            if current.fresh and not full:
                 return current.vectors
             stamps = book_stamps(expected)
             members = [self._member(book_id, stamps.get(book_id, stamp_sha(expected)), stores[book_id], dimensions)
@@ -137,7 +152,7 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
                 raise BookAgentError("vector.index_build_failed", "the model group has no searchable vectors",
                                      remediation="search the group exactly (it has nothing to load into Milvus)")
             try:
-                return self._ledger(model, dimensions).build(members, expected, progress)
+                return self._ledger(model, dimensions).build(members, expected, progress, full=full)
             except BookAgentError as exc:
                 if exc.code.startswith("engine."):
                     raise build_failed("vector.index_build_failed", f"the {model} vectors", exc) from exc
@@ -155,29 +170,42 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
         return Member(book_id, stamp, rows, len(matrix.ids))
 
     def open(self, model: str, dimensions: int, expected: dict[str, str],
-             stores: Mapping[str, VectorStore]) -> LibraryVectorIndex:
+             stores: Mapping[str, VectorStore], in_place: bool = False) -> LibraryVectorIndex:
         ledger = self._ledger(model, dimensions)
         state = self.state(model, dimensions, expected)
         if not state.present or (state.reason or "").startswith(("damaged", "of another format", "unreadable")):
             raise BookAgentError("vector.index_unreadable", f"no Milvus collection to search: {state.reason}",
                                  remediation="run `book-agent prepare @all` to load it")
-        if not state.fresh:
+        if not state.fresh and not in_place:
             raise BookAgentError("vector.index_stale", "the Milvus collection was loaded for other books",
                                  remediation="search again (a registration raced the search), or run "
                                              "`book-agent prepare @all`")
         pointer, _ = ledger.pointer()
         assert pointer is not None
         return MilvusGroupIndex(ledger, pointer, self.dense, stores, str(expected.get("metric") or "cosine"),
-                                dimensions)
+                                dimensions, self._held(ledger, pointer))
+
+    @staticmethod
+    def _held(ledger: Ledger, pointer: Pointer) -> dict[str, str]:
+        """The books `pointer`'s generation shows, with their member stamps (the group's suffix cut)."""
+        held: dict[str, str] = {}
+        for row in ledger.catalog_members(pointer.collection):
+            body = json.loads(row["body"])
+            gone = body.get("removed_at") is not None and int(body["removed_at"]) <= pointer.generation
+            if int(body["added"]) <= pointer.generation and not gone:
+                held[str(body["book_id"])] = str(body["stamp"]).split("|", 1)[0]
+        return held
 
 
 class MilvusGroupIndex(LibraryVectorIndex):
     """One generation of a model group's collection, open. Safe to share between threads."""
 
     def __init__(self, ledger: Ledger, pointer: Pointer, dense: DenseIndex, stores: Mapping[str, VectorStore],
-                 metric: str, dimensions: int) -> None:
+                 metric: str, dimensions: int, books: Mapping[str, str] | None = None) -> None:
         self.ledger = ledger
         self.pointer = pointer
+        self.generation = f"{pointer.collection}@{pointer.generation}"
+        self.books = dict(books or {})
         self.dense = dense
         self.metric = metric
         self.dimensions = dimensions

@@ -14,7 +14,9 @@ Bigrams over a dictionary segmenter: no dictionary to ship or get wrong for clas
 technical text, recall for any word length (a longer word is the AND of its bigrams, and
 a phrase query keeps them adjacent), and the same code for Chinese, Japanese kana/kanji
 and Korean. Trigram tokenizers miss two-character words, the most common Chinese word
-length. Non-CJK text goes to FTS5's `porter unicode61` tokenizer, which stems English
+length. A dictionary segmenter does weigh the *query* (`query_terms(..., segment=)`: a bigram
+inside one of its words counts twice), where a wrong cut costs a weight, never a match.
+Non-CJK text goes to FTS5's `porter unicode61` tokenizer, which stems English
 (running -> run) and folds case and diacritics.
 
 Index and queries may go through the same `fold` (the adapter folds traditional Chinese to

@@ -57,3 +57,21 @@ def test_an_english_query_never_loads_the_segmenter_and_a_chinese_one_caches_in_
     before = cache.stat().st_mtime_ns
     assert _search(data, "高血压与哪些因素有关", temp)["hits"] == found["hits"]
     assert cache.stat().st_mtime_ns == before  # the second process read the cache, did not rebuild it
+
+
+NO_CACHE_PROBE = """
+import sys
+from book_agent_adapters.storage.cjk_words import segment_chinese, use_cache_dir
+use_cache_dir(None)
+print("/".join(segment_chinese("高血压与哪些因素有关")))
+"""
+
+
+def test_without_a_cache_dir_the_dictionary_is_built_in_memory_and_written_nowhere(tmp_path: Path):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    out = subprocess.run([sys.executable, "-c", NO_CACHE_PROBE], capture_output=True, text=True, check=True,
+                         env=env, cwd=tmp_path, timeout=300)
+    assert out.stdout.strip() == "高血压/与/哪些因素/有关"
+    assert list(temp.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["temp"]

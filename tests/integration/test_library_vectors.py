@@ -246,6 +246,30 @@ def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_say
     assert after["vector_index"]["generation"] == served + ".1" and "stale" not in after["vector_index"]
 
 
+def test_a_long_running_server_retrains_a_drifted_group_in_the_background(library, packages, monkeypatch):
+    """A server (serve_long) whose group drifted past RETRAIN_DRIFT retrains it in a background
+    thread; searches keep answering from the generation they have, then move to the new base."""
+    from book_agent.services import library_vector_indexes
+
+    approximate, _ = library
+    monkeypatch.setattr(library_vector_indexes, "GENERATION_RECHECK_S", 0.0)
+    approximate.serve_long()
+    approximate.prepare("@all")
+    base = pointer_of(approximate.data_dir)["files"]["index"]["name"]
+    approximate.init(packages["late"])
+    approximate.remove("b2")  # churn (400 added + 900 removed) / 3600 trained: 0.36
+    retrain = approximate._library._vectors.background
+    retrain.done.clear()
+    living = approximate.search("@all", "", top_k=5, query_vector=queries()[0])["library"]["model_groups"][0]
+    assert "." in living["vector_index"]["generation"]  # extended, not retrained, by the search itself
+    approximate.search("@all", "", top_k=5, query_vector=queries()[1])  # its generation check starts the retrain
+    assert retrain.done.wait(120)
+    after = approximate.search("@all", "", top_k=5, query_vector=queries()[0])["library"]["model_groups"][0]
+    assert "." not in after["vector_index"]["generation"] and after["vector_index"]["vectors"] == 3100
+    assert pointer_of(approximate.data_dir)["files"]["index"]["name"] != base
+    assert pointer_of(approximate.data_dir)["segments"] == [] and pointer_of(approximate.data_dir)["changed"] == 0
+
+
 def test_a_list_narrows_the_approximate_search_to_its_books(library):
     approximate, exact = library
     recalls = []
@@ -326,6 +350,30 @@ def test_without_faiss_a_large_group_is_searched_exactly_with_a_note(library, mo
     result = approximate.search("@all", "", top_k=10, query_vector=vector)
     group = result["library"]["model_groups"][0]
     assert group["search"] == "exact" and "faiss could not be imported" in group["note"]
+    assert [h["evidence_id"] for h in result["hits"]] == [k for k, _ in vector_hits(exact, "@all", vector)]
+
+
+@pytest.mark.parametrize("code", ["engine.unavailable", "engine.timeout", "vector.index_unreadable"])
+def test_an_index_that_cannot_be_looked_up_any_more_is_searched_exactly(library, monkeypatch, code):
+    """The index open and cached, then its backend fails when the search re-checks it (a Milvus
+    server gone between two searches; seen only when the re-check window had passed, so the
+    test makes every search re-check): the channel answers exactly, with the code said."""
+    from book_agent.services import library_vector_indexes
+
+    approximate, exact = library
+    vector = queries()[0]
+    assert approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]["search"] \
+        == "approximate"
+
+    def gone(*_: object, **__: object) -> None:
+        raise BookAgentError(code, "the index's backend cannot be reached (test)")
+
+    monkeypatch.setattr(library_vector_indexes, "GENERATION_RECHECK_S", 0.0)
+    for method in ("state", "open", "build"):
+        monkeypatch.setattr(FaissLibraryVectors, method, gone)
+    result = approximate.search("@all", "", top_k=10, query_vector=vector)
+    group = result["library"]["model_groups"][0]
+    assert group["search"] == "exact" and "cannot be reached" in group["note"] and group["code"] == code
     assert [h["evidence_id"] for h in result["hits"]] == [k for k, _ in vector_hits(exact, "@all", vector)]
 
 

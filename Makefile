@@ -118,6 +118,7 @@ bench-1m: install $(BENCH_STAMP)
 	$(PY) tools/bench_library_lexical.py --sizes 100000,1000000
 	$(PY) tools/bench_library_vectors.py --sizes 100000,1000000
 	$(PY) tools/bench_library_living.py --sizes 100000,1000000 --add 10000
+	$(PY) tools/bench_library_living_vectors.py --sizes 100000,1000000 --add 10000
 	$(BENCH_VENV)/bin/python tools/bench_peers.py --sizes 1000000 --runs 100
 
 # Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev

@@ -160,6 +160,12 @@ class BookAgent:
         blas.apply_to_loaded_blas()
         return self._search.warm_up(book_ref, encoder)
 
+    def serve_long(self) -> None:
+        """This agent serves for a long time (an MCP server over stdio or HTTP): the library's
+        index compacts itself in the background when it has changed enough, where a one-shot
+        command leaves that to `prepare @all`."""
+        self._library.compact_in_background()
+
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""
         blas.apply_to_loaded_blas()

@@ -13,7 +13,8 @@ lowered to the size), `prepare @all` (the lexical index and the full IVF build),
   `searchable_s`: from the child's start to the first search whose vector channel ranks a row of
   the added book first for that row's own vector (through the exact merge while it is not yet in
   the index, then the index); `indexed_s`: to the first search whose group holds it in the index;
-  the child's time and peak RSS; search p50/p95/max meanwhile;
+  the child's time and peak RSS; search p50/p95/max meanwhile; `add_segment_s` the vector part
+  (the book's rows read, encoded with the trained index and written, from its pointer);
 - **recall@10** of the vector channel against exact search over the same books, after the add
   (the living index) and after the retrain;
 - **retrain**: a child runs `prepare @all --full` (the lexical compaction and the IVF retrain,
@@ -170,6 +171,7 @@ def measure(size: int, books: int, add: int, runs: int, cache: Path) -> dict[str
         exact_after = vector_ids(exact, vectors)
         row["recall@10_after_add"] = recall(vector_ids(agent, vectors), exact_after)
         row["drift_after_add"] = round(drift(data), 4)
+        row["add_segment_s"] = pointer(data)["segments"][-1]["build_s"]  # its rows read, encoded, written
         retrain = during(agent, data, "retrain", "-", size, words, vectors, None)
         row.update({f"retrain_{k}": v for k, v in retrain.items() if k != "groups"})
         row["retrain_s"] = pointer(data)["build_s"]

@@ -35,6 +35,9 @@ class LibraryIndexState:
     # domain/bm25.py splits it, |live average length - frozen one| / frozen one (N and df are
     # live at query time); 0 right after a full build or compaction
     drift: float = 0.0
+    # books added or removed since its exact rebuild (0 right after a full build or compaction):
+    # what a living index holds beside its base, as segments and filters
+    changes: int = 0
 
 
 @dataclass(frozen=True)

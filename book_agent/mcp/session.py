@@ -75,6 +75,7 @@ class BookSession:
                 from book_agent.agent import build_agent
 
                 self._agent = build_agent(self.data_dir)
+                self._agent.serve_long()  # a server: the library compacts itself in the background
             return self._agent
 
     def _guarded(self, fn: Callable[[BookAgent], T]) -> T:

@@ -178,6 +178,12 @@ class Library:
         self.close()
         return self.lexical(searched, registered, serve_stale=False)[0]
 
+    def compact_in_background(self) -> None:
+        """A long-running server's library: its lexical index compacts by itself when due
+        (services/library_lexical.py), no search waiting for it."""
+        self._lexical.compact_in_background()
+        self._vectors.background.enabled = True  # and its drifted model groups retrain (library_vector_retrain.py)
+
     def close(self) -> None:
         """Close the lexical index (it is reopened when the library changes)."""
         self._lexical.close()

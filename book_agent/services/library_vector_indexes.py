@@ -18,7 +18,8 @@ every book would, up to the approximate half's recall; nothing is left out. It a
 BUSY_RETRY_S later (STALE_RETRY_S after a failure). An open generation is compared with the one
 in place every GENERATION_RECHECK_S, so a long-lived process moves to another's retrain.
 `prepare` waits, and retrains (the port's `compact`) a group whose drift passed RETRAIN_DRIFT;
-`prepare --full` always. A group with no usable index yet is searched exactly, with a note.
+`prepare --full` always; a long-running server retrains in the background
+(services/library_vector_retrain.py). A group with no usable index yet is searched exactly.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from book_agent.domain.library import LibraryMember, vector_group_stamp
 from book_agent.domain.registry_entry import database_sha
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
+from book_agent.services.library_vector_retrain import RETRAIN_DRIFT, BackgroundRetrain
 from book_agent.services.library_vectors import Approximate, ApproximateLookup
 from book_agent.services.open_book import OpenBook
 
@@ -43,7 +45,6 @@ Described = dict[str, Any]  # how a group is searched: its vector_index, or a no
 BUSY_RETRY_S = 1.0  # a build another writer held up: asked again this soon
 STALE_RETRY_S = 300.0  # a build that failed (a full disk, a read-only replica): tried again after this
 GENERATION_RECHECK_S = 1.0  # how often an open, fresh generation is compared with the one in place
-RETRAIN_DRIFT = 0.2  # `prepare` retrains a group past it (the local backend's measure: living_vectors.py)
 
 
 @dataclass
@@ -69,6 +70,7 @@ class GroupIndexes:
         self._port = port
         self._open: dict[Group, _Opened] = {}
         self._lock = threading.Lock()  # one build or open at a time (the MCP server's threads)
+        self.background = BackgroundRetrain(port)  # a server's drifted groups retrain by themselves
 
     def prepare(self, every: list[OpenBook], progress: Progress | None = None,
                 full: bool = False) -> list[dict[str, Any]]:
@@ -124,12 +126,14 @@ class GroupIndexes:
             if cached.expected == expected:
                 state = self._port.state(model, dims, expected)
                 cached.checked = time.monotonic()
+                if state.fresh:
+                    self.background.maybe(model, dims, expected, _stores(members), state.drift)
                 if state.fresh and state.generation == cached.index.generation:
                     return _Served(cached.index, None), _described(cached)
             elif cached.expected is None and time.monotonic() < cached.retry_at \
                     and not self._port.state(model, dims, expected).fresh:
                 return _partial(cached, stamps)  # serving in place until it is time to ask again
-        stores = {b.book_id: store for b in members if (store := b.vector_parts[0]) is not None}
+        stores = _stores(members)
         try:
             index, count, built = self._load(model, dims, expected, stores, progress, wait, compact)
         except BookAgentError as exc:
@@ -226,6 +230,10 @@ class GroupIndexes:
             for opened in self._open.values():
                 opened.index.close()
             self._open.clear()
+
+
+def _stores(members: list[OpenBook]) -> dict[str, VectorStore]:
+    return {b.book_id: store for b in members if (store := b.vector_parts[0]) is not None}
 
 
 def _described(opened: _Opened, rebuilt: bool = False) -> Described:

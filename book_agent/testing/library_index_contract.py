@@ -200,7 +200,7 @@ class LibraryIndexContract:
         before = living.state(stamp_of(kept)).generation
         assert living.compact(kept, stamp_of(kept), None) == sum(m.record_count for m in kept)
         state = living.state(stamp_of(kept))
-        assert state.fresh and state.drift == 0 and state.generation != before
+        assert state.fresh and state.drift == 0 and state.changes == 0 and state.generation != before
         exact = make_index()
         exact.build(kept, stamp_of(kept), None)
         for query in QUERIES:

@@ -246,6 +246,30 @@ def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_say
     assert after["vector_index"]["generation"] == served + ".1" and "stale" not in after["vector_index"]
 
 
+def test_a_long_running_server_retrains_a_drifted_group_in_the_background(library, packages, monkeypatch):
+    """A server (serve_long) whose group drifted past RETRAIN_DRIFT retrains it in a background
+    thread; searches keep answering from the generation they have, then move to the new base."""
+    from book_agent.services import library_vector_indexes
+
+    approximate, _ = library
+    monkeypatch.setattr(library_vector_indexes, "GENERATION_RECHECK_S", 0.0)
+    approximate.serve_long()
+    approximate.prepare("@all")
+    base = pointer_of(approximate.data_dir)["files"]["index"]["name"]
+    approximate.init(packages["late"])
+    approximate.remove("b2")  # churn (400 added + 900 removed) / 3600 trained: 0.36
+    retrain = approximate._library._vectors.background
+    retrain.done.clear()
+    living = approximate.search("@all", "", top_k=5, query_vector=queries()[0])["library"]["model_groups"][0]
+    assert "." in living["vector_index"]["generation"]  # extended, not retrained, by the search itself
+    approximate.search("@all", "", top_k=5, query_vector=queries()[1])  # its generation check starts the retrain
+    assert retrain.done.wait(120)
+    after = approximate.search("@all", "", top_k=5, query_vector=queries()[0])["library"]["model_groups"][0]
+    assert "." not in after["vector_index"]["generation"] and after["vector_index"]["vectors"] == 3100
+    assert pointer_of(approximate.data_dir)["files"]["index"]["name"] != base
+    assert pointer_of(approximate.data_dir)["segments"] == [] and pointer_of(approximate.data_dir)["changed"] == 0
+
+
 def test_a_list_narrows_the_approximate_search_to_its_books(library):
     approximate, exact = library
     recalls = []

@@ -8,11 +8,13 @@ Real packages (SQLite, EPUB), a real file lock held by another thread, the real 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from book_agent import BookAgent
 from book_agent.services import library_lexical as library_service
+from book_agent_adapters.storage import library_lexical_index as library_index
 from book_agent_adapters.storage.runtime_files import build_lock
 from tests.support.cli_support import run_cli
 from tests.support.library_support import corpus, make_book
@@ -95,3 +97,47 @@ def test_prepare_full_compacts_to_the_exact_rebuild_and_a_running_agent_moves_to
         exact = fresh.search("@all", "grain tax season", top_k=30)
     assert [(h["evidence_id"], round(h["scores"]["lexical"] or 0, 9)) for h in compacted["hits"]] == [
         (h["evidence_id"], round(h["scores"]["lexical"] or 0, 9)) for h in exact["hits"]]
+
+
+def lexical_scores(result) -> list[tuple[str, float]]:
+    return [(h["evidence_id"], round(h["scores"]["lexical"] or 0, 9)) for h in result["hits"]]
+
+
+def test_a_server_compacts_in_the_background_when_due_and_no_search_waits_for_it(agent, tmp_path, monkeypatch):
+    """BACKGROUND_CHANGES books added since the base: the next look at the generation starts a
+    compaction in a thread; searches held up behind it (the compaction waits at its commit
+    point here) answer at once from the living generation, and move to the compacted one when
+    it lands, which scores as `prepare @all --full` does."""
+    agent, records = agent
+    monkeypatch.setattr(library_service, "GENERATION_RECHECK_S", 0.0)
+    at_commit, release = threading.Event(), threading.Event()
+
+    def slow_commit(point: str) -> None:
+        if point == "compact:before-rename":
+            at_commit.set()
+            assert release.wait(30)
+
+    monkeypatch.setattr(library_index, "crash_point", slow_commit)
+    agent.serve_long()
+    for part in range(library_service.BACKGROUND_CHANGES):
+        agent.init(make_book(tmp_path / "parts", f"more-{part}", records[part::4]))
+    living = agent.search("@all", "grain tax season", top_k=30)["library"]["generation"]
+    assert "." in living  # the base and the books added since: a living generation
+    try:
+        agent.search("@all", "river water")  # this look at the generation finds it due
+        assert at_commit.wait(30)
+        for _ in range(5):  # the compaction holds the library: searches neither wait nor fail
+            started = time.monotonic()
+            during = agent.search("@all", "grain tax season", top_k=30)
+            assert during["hits"] and during["library"]["generation"] == living
+            assert time.monotonic() - started < 5
+    finally:
+        release.set()
+    deadline = time.monotonic() + 30
+    while (moved := agent.search("@all", "grain tax season", top_k=30))["library"]["generation"] == living:
+        assert time.monotonic() < deadline, "the search never moved to the compacted generation"
+        time.sleep(0.05)
+    assert "." not in moved["library"]["generation"]  # one base again
+    assert agent.prepare("@all", full=True)["lexical_index"]["compacted"] is True
+    exact = agent.search("@all", "grain tax season", top_k=30)
+    assert lexical_scores(moved) == lexical_scores(exact)

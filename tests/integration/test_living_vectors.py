@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.services.library_vector_retrain import RETRAIN_DRIFT
 from book_agent.testing.library_books import (
     DIMENSIONS,
     MODEL,
@@ -35,7 +36,6 @@ from book_agent.testing.library_books import (
 from book_agent.testing.library_vectors_contract import stamp
 from book_agent_adapters.storage.faiss_index_files import named_files, read_pointer
 from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key
-from book_agent_adapters.storage.living_vectors import RETRAIN_DRIFT
 from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from tests.support import REPO_ROOT
@@ -167,6 +167,7 @@ KILLED = """
 import json, os, sys
 from pathlib import Path
 from book_agent.testing.library_books import DIMENSIONS, MODEL
+from book_agent.services.library_vector_retrain import RETRAIN_DRIFT
 from book_agent.testing.library_vectors_contract import stamp
 from book_agent_adapters.storage import faiss_vector_index as fvi
 from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter

@@ -38,9 +38,10 @@ def call(ident: int, tool: str, arguments: Any) -> str:
 
 
 class RawSession:
-    def __init__(self, data_dir: Path, book_id: str, stderr_path: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir: Path, book_id: str, stderr_path: Path, env: dict[str, str] | None = None,
+                 argv: list[str] | None = None) -> None:
         self._stderr = open(stderr_path, "wb")  # noqa: SIM115  # closed in close()
-        self.proc = subprocess.Popen(server_argv(data_dir, book_id), stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(argv or server_argv(data_dir, book_id), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._stderr, env=env)
         self.raw: list[bytes] = []  # every stdout line, as bytes
         self.by_id: dict[Any, list[dict[str, Any]]] = {}

@@ -156,13 +156,15 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             if plan.new:
                 new = [(book_id, book_matrix(stores[book_id], dimensions)) for book_id in plan.new]
                 trained_path = self.folder / pointer["files"]["trained"]["name"]
+                started = time.perf_counter()
                 with omp_threads(faiss):
                     index, residual = encode_segment(faiss, trained_path, new, progress)
                 name = f"{group_key(model, dimensions)}-{secrets.token_hex(6)}"
                 files = self._write_files(faiss, index, [i for _, m in new for i in m.ids], name)
                 written += [self.folder / files[k]["name"] for k in ("index", "ids")]
                 rows = sum(len(m.ids) for _, m in new)
-                segments.append({**files, "rows": rows, "residual": residual})
+                segments.append({**files, "rows": rows, "residual": residual,
+                                 "build_s": round(time.perf_counter() - started, 3)})
                 books += [{"book_id": b, "rows": len(m.ids), "stamp": stamps.get(b, ""), "removed": False} for b, m in new]
                 changed += rows
             elif progress:

@@ -86,7 +86,9 @@ class FtsTerms:
 
     def _learn(self, words: list[str]) -> None:
         known, odd = self._word_id, self._odd
-        new = {w for w in set(words) if w not in known and w not in odd}  # iterate the batch, not the vocabulary
+        new = set(words).difference(known)  # one argument: iterates the smaller of the batch and the vocabulary
+        if odd:
+            new.difference_update([w for w in new if w in odd])
         plain = sorted(w for w in new if _unchanged(w))
         for word in plain:
             self._word_id[word] = self._term_id(word)
@@ -114,7 +116,7 @@ class FtsTerms:
         out: list[list[tuple[int, str]]] = [[] for _ in words]
         for term, doc, offset in con.execute("SELECT term, doc, offset FROM wv"):
             out[doc].append((offset, term))
-        return [[t for _, t in sorted(found)] for found in out]
+        return [[found[0][1]] if len(found) == 1 else [t for _, t in sorted(found)] for found in out]
 
     def close(self) -> None:
         self._fts.close()

@@ -96,8 +96,9 @@ class SqliteLibraryIndex(LibraryIndex):
         if not fresh:
             why = reason if not sound else "stale: built for other books"
         records = held.records if sound else 0
+        changes = len(living.deltas) + len(living.removed) if living is not None else 0
         return LibraryIndexState(present=True, fresh=fresh, records=records, generation=held.generation,
-                                 reason=why, intact=sound, drift=held.drift if sound else 0.0)
+                                 reason=why, intact=sound, drift=held.drift if sound else 0.0, changes=changes)
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               wait: bool = True) -> int:

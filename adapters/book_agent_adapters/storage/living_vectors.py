@@ -14,8 +14,9 @@ and how far that has drifted from a retrain (faiss_vector_index.py commits what 
   *churn*, the rows added or removed since training over the rows trained on (the lists were
   sized ~2*sqrt(N) for N rows, and dead rows are still scanned), and *fit*, how much further the
   added rows sit from their nearest centroid than the trained rows do (mean squared residual,
-  relative). Past RETRAIN_DRIFT the centroids no longer describe the data well enough: `prepare`
-  retrains (`compact`, the full build, which is also what `prepare @all --full` runs). A build
+  relative). Past 0.2 (services/library_vector_retrain.py, RETRAIN_DRIFT) the centroids no longer
+  describe the data well enough: `prepare` (or a server in the background) retrains (`compact`,
+  the full build, which is also what `prepare @all --full` runs). A build
   never retrains an index that fits by itself: scores are exact whatever the centroids, only
   which rows are candidates depends on them (measured in contracts/library.md).
 - A build rebuilds in full instead when there is no sound index to extend, the group's model,
@@ -40,7 +41,6 @@ from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.vector_matrix import VectorMatrix
 
 MAX_SEGMENTS = 16  # added segments before a build retrains (each costs a coarse search per query)
-RETRAIN_DRIFT = 0.2  # prepare retrains past it (churn of 20%, or added rows 20% further from their centroids)
 
 
 @dataclass(frozen=True)

@@ -114,11 +114,12 @@ def count_terms(database_path: Path, progress: Callable[[int], None] | None = No
     record_ids: list[str] = []
     parts: list[Postings] = []
     lengths: list[np.ndarray] = []
+    headings: dict[str | None, np.ndarray] = {}
     try:
         cursor = source.execute(RECORDS_SQL)
         while rows := cursor.fetchmany(BATCH):
             body = tokens.batch_ids(r[1] or "" for r in rows)
-            heads = tokens.batch_ids(headings_text(r[2]) for r in rows)
+            heads = _heading_ids(tokens, [r[2] for r in rows], headings)
             parts.append(_count_batch(body, heads, len(record_ids)))
             lengths.append((body[1] + heads[1]).astype(np.int32))
             record_ids += [str(r[0]) for r in rows]
@@ -128,6 +129,22 @@ def count_terms(database_path: Path, progress: Callable[[int], None] | None = No
         source.close()
         tokens.close()
     return _sorted_terms(record_ids, tokens.terms, parts, lengths)
+
+
+def _heading_ids(tokens: FtsTerms, raws: list[str | None], seen: dict[str | None, np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """A batch's heading terms as `FtsTerms.batch_ids` gives them, each distinct heading path
+    tokenised once per book (`seen`): a book's records share a few hundred, and tokenising them
+    per record was a fifth of counting a book. The terms learnt, and their order, are the same."""
+    fresh = [raw for raw in dict.fromkeys(raws) if raw not in seen]
+    if fresh:
+        ids, sizes = tokens.batch_ids(headings_text(raw) for raw in fresh)
+        ends = np.cumsum(sizes)
+        for raw, end, size in zip(fresh, ends.tolist(), sizes.tolist(), strict=True):
+            seen[raw] = ids[end - size:end]
+    parts = [seen[raw] for raw in raws]
+    sizes = np.fromiter(map(len, parts), np.int64, len(parts))
+    return (np.concatenate(parts) if parts else np.zeros(0, np.int64)), sizes
 
 
 def _count_batch(body: tuple[np.ndarray, np.ndarray], heads: tuple[np.ndarray, np.ndarray],

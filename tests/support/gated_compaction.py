@@ -1,0 +1,39 @@
+"""`book-agent` with the library's compaction held at its commit point: a real server process in
+which a test can search while a compaction is under way.
+
+    python -m tests.support.gated_compaction --data-dir D serve @all ...   (any CLI arguments)
+
+With BOOK_AGENT_TEST_GATE=DIR, a compaction about to commit (its new base written, not yet
+renamed into place) creates DIR/compacting and waits until DIR/release exists (60 s at most),
+then commits as it would have. Nothing else changes: the hook is the index's own `crash_point`,
+where the kill -9 tests stop a writer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    from book_agent.cli.entry import run
+    from book_agent_adapters.storage import library_lexical_index
+
+    gate = Path(os.environ["BOOK_AGENT_TEST_GATE"])
+
+    def held_commit(point: str) -> None:
+        if point == "compact:before-rename":
+            (gate / "compacting").touch()
+            deadline = time.monotonic() + 60
+            while not (gate / "release").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+    library_lexical_index.crash_point = held_commit
+    sys.argv[0] = "book-agent"
+    run()
+
+
+if __name__ == "__main__":
+    main()

@@ -69,7 +69,7 @@ lint: install
 # The declared lower bounds, checked: a separate venv with every direct dependency at its
 # oldest allowed release (uv's lowest-direct resolution, wheels only), then the default tier.
 # Milvus and the Codex CLI too, so none of their tests skip.
-# MINIMA_PYTHON=python3.11 checks another interpreter's minima (numpy 1.26 below 3.13).
+# MINIMA_PYTHON=python3.11 checks another interpreter's minima (numpy 2.0 below 3.13, 2.1 on 3.13).
 # --compile-bytecode as pip does: uv leaves no .pyc, and where PYTHONDONTWRITEBYTECODE is set
 # every server a test starts would compile fastmcp and pydantic from source (timeouts, not bugs).
 MINIMA := .venv-minima

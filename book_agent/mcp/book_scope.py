@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -87,17 +88,23 @@ def foreign_book_ids(value: Any, allowed: list[str]) -> set[str]:
     return found
 
 
-def scrubbed(value: Any, foreign: set[str]) -> Any:
+def scrubbed(value: Any, foreign: set[str], keep: Iterable[str] = ()) -> Any:
     """value with every id in `foreign` taken out: dropped from lists and as keys, replaced in
-    text (as a whole id: `part-1` is not taken out of `part-10`)."""
+    text as a whole id: `part-1` is not taken out of `part-10` nor of `part-1.5`, and an id in
+    `keep` (the books the caller may use) stays whole even where a foreign id spells its start
+    (`0.` kept while `0` goes: a trailing dot alone would read as the end of a sentence)."""
     if not foreign:
         return value
-    ids = "|".join(re.escape(b) for b in sorted(foreign, key=len, reverse=True))
-    pattern = re.compile(rf"(?<![A-Za-z0-9_.-])(?:{ids})(?![A-Za-z0-9_-])")
+    kept = set(keep) - foreign
+    ids = "|".join(re.escape(b) for b in sorted(foreign | kept, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![A-Za-z0-9_.-])(?:{ids})(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])")
+
+    def replace(match: re.Match[str]) -> str:
+        return WITHHELD if match.group(0) in foreign else match.group(0)
 
     def walk(item: Any) -> Any:
         if isinstance(item, str):
-            return pattern.sub(WITHHELD, item)
+            return pattern.sub(replace, item)
         if isinstance(item, dict):
             return {walk(k): walk(v) for k, v in item.items() if not (isinstance(k, str) and k in foreign)}
         if isinstance(item, list | tuple):
@@ -135,12 +142,12 @@ class BookScope(Middleware):
             return await call_next(context)
         except MCPError as exc:
             foreign = await self._foreign(allowed, context)
-            message, data = scrubbed(exc.message, foreign), scrubbed(exc.data, foreign)
+            message, data = scrubbed(exc.message, foreign, allowed), scrubbed(exc.data, foreign, allowed)
             if (message, data) == (exc.message, exc.data):
                 raise
             raise MCPError(exc.code, message, data=data) from exc
         except FastMCPError as exc:  # a resource's or prompt's error, on its way to become a JSON-RPC error
-            text = scrubbed(str(exc), await self._foreign(allowed, context))
+            text = scrubbed(str(exc), await self._foreign(allowed, context), allowed)
             if text == str(exc):
                 raise
             raise _same_kind(exc, text) from exc
@@ -154,7 +161,7 @@ class BookScope(Middleware):
             return error_result(not_served(refused, allowed))
         result = await call_next(context)
         if getattr(result, "is_error", False):
-            return await self._scrubbed_error(result, await self._foreign(allowed, context))
+            return await self._scrubbed_error(result, await self._foreign(allowed, context), allowed)
         foreign = foreign_book_ids(getattr(result, "structured_content", None), allowed)
         foreign |= foreign_book_ids(_json_blocks(getattr(result, "content", None)), allowed)
         return error_result(withheld(foreign)) if foreign else result
@@ -219,7 +226,7 @@ class BookScope(Middleware):
         foreign = {b for b in known if b and b not in allowed}
         return foreign - _words(_request_text(context))
 
-    async def _scrubbed_error(self, result: Any, foreign: set[str]) -> Any:
+    async def _scrubbed_error(self, result: Any, foreign: set[str], allowed: list[str]) -> Any:
         from fastmcp.tools.base import ToolResult
         from mcp_types import TextContent
 
@@ -227,8 +234,8 @@ class BookScope(Middleware):
         def clean(text: str) -> str:
             loaded = _loaded(text)
             if isinstance(loaded, str):
-                return str(scrubbed(text, foreign))
-            return scrub_text(json.dumps(scrubbed(loaded, foreign), ensure_ascii=False, default=str))
+                return str(scrubbed(text, foreign, allowed))
+            return scrub_text(json.dumps(scrubbed(loaded, foreign, allowed), ensure_ascii=False, default=str))
 
         content = [TextContent(type="text", text=clean(block.text)) if isinstance(getattr(block, "text", None), str)
                    else block for block in result.content or []]

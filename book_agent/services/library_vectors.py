@@ -48,7 +48,8 @@ class Approximate:
 
 # (model, dimensions, the group's searchable books) -> (its approximate index, or None to search
 # it exactly; what the group's description says about that: the index used, or why not)
-ApproximateLookup = Callable[[str, int, list[OpenBook]], tuple[Approximate | None, dict[str, Any]]]
+LookupResult = tuple[Approximate | None, dict[str, Any]]  # the index (None: search exactly) and what to say of it
+ApproximateLookup = Callable[[str, int, list[OpenBook]], LookupResult]
 
 
 class ModelGroups:
@@ -123,8 +124,7 @@ class ModelGroups:
             reason = (encoding.error.get("message") if encoding and encoding.error else None) or "the query could not be encoded"
             self._note(books, f"vector channel did not run: {reason}")
             return None, encoding
-        approximate, described = (self._approximate(model, dims, [b for b, _ in usable]) if self._approximate
-                                  else (None, {}))
+        approximate, described = self._lookup(model, dims, [b for b, _ in usable])
         if approximate is not None:
             try:
                 found = approximate.index.search(encoding.vector, depth, approximate.book_ids)
@@ -140,6 +140,16 @@ class ModelGroups:
                 return found[:depth], encoding
         self._searched[(model, dims)] = {"search": "exact", **described}
         return _exact([b for b, _ in usable], encoding.vector, depth), encoding
+
+    def _lookup(self, model: str, dims: int, books: list[OpenBook]) -> LookupResult:
+        """The group's approximate index, or None (search exactly): an index that cannot even be
+        looked up (its engine gone between two searches, say) costs the channel nothing but speed."""
+        if not self._approximate:
+            return None, {}
+        try:
+            return self._approximate(model, dims, books)
+        except BookAgentError as exc:
+            return None, {"note": f"{exc.message}: searched exactly", "code": exc.code}
 
     def _note(self, books: list[OpenBook], note: str) -> None:
         for book in books:

@@ -353,6 +353,30 @@ def test_without_faiss_a_large_group_is_searched_exactly_with_a_note(library, mo
     assert [h["evidence_id"] for h in result["hits"]] == [k for k, _ in vector_hits(exact, "@all", vector)]
 
 
+@pytest.mark.parametrize("code", ["engine.unavailable", "engine.timeout", "vector.index_unreadable"])
+def test_an_index_that_cannot_be_looked_up_any_more_is_searched_exactly(library, monkeypatch, code):
+    """The index open and cached, then its backend fails when the search re-checks it (a Milvus
+    server gone between two searches; seen only when the re-check window had passed, so the
+    test makes every search re-check): the channel answers exactly, with the code said."""
+    from book_agent.services import library_vector_indexes
+
+    approximate, exact = library
+    vector = queries()[0]
+    assert approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]["search"] \
+        == "approximate"
+
+    def gone(*_: object, **__: object) -> None:
+        raise BookAgentError(code, "the index's backend cannot be reached (test)")
+
+    monkeypatch.setattr(library_vector_indexes, "GENERATION_RECHECK_S", 0.0)
+    for method in ("state", "open", "build"):
+        monkeypatch.setattr(FaissLibraryVectors, method, gone)
+    result = approximate.search("@all", "", top_k=10, query_vector=vector)
+    group = result["library"]["model_groups"][0]
+    assert group["search"] == "exact" and "cannot be reached" in group["note"] and group["code"] == code
+    assert [h["evidence_id"] for h in result["hits"]] == [k for k, _ in vector_hits(exact, "@all", vector)]
+
+
 def test_a_reader_sees_the_old_index_or_the_new_never_half(library, packages):
     """A reader opening and searching the index in a loop while the library is rebuilt three
     times (a book registered, removed, registered): every open finds a whole index."""

@@ -113,7 +113,7 @@ def test_scrubbed_text_names_no_foreign_book_and_keeps_the_allowed(foreign: set[
     words = [*sorted(foreign), *sorted(allowed)]
     text = "".join(w + seps[i % len(seps)] for i, w in enumerate(words))
     doc = {"message": text, "details": {"served": words, "by_book": {w: 1 for w in words}, "book_id": words[0]}}
-    clean = scrubbed(doc, foreign)
+    clean = scrubbed(doc, foreign, allowed)
     # The words of what the answer says (its strings, not repr(): an escaped "\\n" would read as "n").
     details = clean["details"]
     said = [clean["message"], *details["served"], *details["by_book"], details["book_id"]]
@@ -125,6 +125,10 @@ def test_scrubbed_text_names_no_foreign_book_and_keeps_the_allowed(foreign: set[
 
 def test_a_longer_id_is_not_cut_by_a_shorter_one() -> None:
     assert scrubbed("part-1 part-10 part-1.", {"part-1"}) == f"{WITHHELD} part-10 {WITHHELD}."
+    # a dot followed by more of an id continues it; an allowed id is kept whole where a foreign
+    # one spells its start (found by hypothesis: foreign "0", allowed "0.")
+    assert scrubbed("0.5 and 0. then 0.", {"0"}) == f"0.5 and {WITHHELD}. then {WITHHELD}."
+    assert scrubbed("0. then 0 and 0.x", {"0"}, keep=["0.", "0.x"]) == f"0. then {WITHHELD} and 0.x"
 
 
 @given(st.lists(book_ids, min_size=1, max_size=4), st.integers(min_value=0, max_value=5))

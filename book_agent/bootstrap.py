@@ -185,12 +185,14 @@ def build_ports(
     and `library_vectors` replace its roles outright (tests)."""
     from book_agent_adapters.package.store import FilesystemPackageStore
     from book_agent_adapters.sources.markdown_port import PackageMarkdownReader
+    from book_agent_adapters.storage.cjk_words import use_cache_dir
     from book_agent_adapters.storage.json_registry import JsonRegistry
     from book_agent_adapters.storage.locator_refresh import PrepareProcessRefresh
     from book_agent_adapters.storage.locator_sidecar import SqliteLocatorStore
     from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 
     folder = resolve_data_dir(data_dir)
+    use_cache_dir(folder / "cache")  # the Chinese word segmenter's dictionary cache (loaded on demand)
     chosen = ChosenLibraryBackend(folder, library_backend)
     return Ports(
         data_dir=folder,

@@ -30,6 +30,9 @@ On a loaded machine wall time punishes the longer searches more (they are preemp
 each search's CPU time on the calling thread is reported too (`cpu_p50_ms`; LanceDB searches on
 threads of its own, so its figure is a lower bound).
 
+Cold one-shot (`--cold ROUNDS`, book corpus): `book-agent --json search` against a sqlite-vec +
+FTS5 script, a process each that opens, answers one query and exits (tools/bench_peers_cold.py).
+
 RSS of a warm worker: for book-agent and tantivy + faiss, a process of its own that imports only
 its stack opens its indexes (book-agent: the data dir; the peer: the files built here and its
 row -> id map), runs 50 warm hybrid queries and reports VmRSS (and VmHWM, its peak).
@@ -455,7 +458,7 @@ def _status(field_name: str) -> float:
     return float("nan")
 
 
-def measure(size: str, runs: int, rss: bool) -> dict[str, Any]:
+def measure(size: str, runs: int, rss: bool, cold: int = 0, cold_baseline: str | None = None) -> dict[str, Any]:
     corpus = book_corpus(runs) if size == "book" else library_corpus(int(size), runs)
     folder = BENCH / corpus.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -469,6 +472,11 @@ def measure(size: str, runs: int, rss: bool) -> dict[str, Any]:
     result["stacks"] = interleaved(corpus, searches)
     result["loadavg_after"] = os.getloadavg()[0]
     del searches
+    if cold:
+        from bench_peers_cold import cold_one_shot
+
+        result["cold"] = cold_one_shot(corpus.data_dir, corpus.ref, corpus.keys, corpus.queries[0],
+                                       corpus.vectors[0].tolist(), folder, cold, cold_baseline)
     if rss:
         save_worker_input(corpus, folder)
         del corpus
@@ -499,6 +507,10 @@ def report(result: dict[str, Any]) -> str:
                      f"{figures['cpu_p50_ms'] / base_cpu:5.2f}x" + (f"  {figures['ndcg@10']:.4f}" if "ndcg@10" in figures else ""))
     if result["records"] >= BIG:
         lines.append("  left out at this size (exact, too slow): sqlite-vec+FTS5, bm25s+numpy, LanceDB")
+    if "cold" in result:
+        from bench_peers_cold import report as cold_report
+
+        lines.append(cold_report(result["cold"]))
     if "rss" in result:
         rss = result["rss"]
         lines.append(f"  RSS of a warm worker: book-agent {rss['book-agent']['rss_mb']:.0f} MB "
@@ -515,6 +527,9 @@ def main() -> int:
                              "tools/bench_library_vectors.py (100000 is built when missing)")
     parser.add_argument("--runs", type=int, default=200, help="queries per corpus")
     parser.add_argument("--no-rss", action="store_true", help="skip the warm workers' RSS")
+    parser.add_argument("--cold", type=int, default=0, metavar="ROUNDS",
+                        help="also time cold one-shot query processes on the book corpus (tools/bench_peers_cold.py)")
+    parser.add_argument("--cold-baseline", metavar="CHECKOUT", help="another checkout's book-agent in the cold rounds")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rss-worker", help=argparse.SUPPRESS)
     parser.add_argument("--stack", help=argparse.SUPPRESS)
@@ -527,7 +542,8 @@ def main() -> int:
         if size != "book" and not (ROOT / ".bench" / "library_vectors" / f"data-{size}" / "registry.json").is_file():
             subprocess.run([sys.executable, str(ROOT / "tools" / "bench_library_vectors.py"), "--sizes", size,
                             "--runs", "20"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-        results.append(measure(size, args.runs, not args.no_rss))
+        results.append(measure(size, args.runs, not args.no_rss, args.cold if size == "book" else 0,
+                               args.cold_baseline))
         if not args.json:
             print(report(results[-1]), flush=True)
     if args.json:

@@ -218,9 +218,12 @@ def single(channel: str) -> Method:
 
 
 def methods() -> dict[str, Method]:
+    from fusion_evidence import family
+
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
                               "plain-rrf k=60": rrf(60, gate=False), "ragflow-rule": ragflow_rule,
                               "product (book_agent.domain.fusion)": product}
+    out.update(family())  # round 2: shares that follow the cosine or BM25's lead (fusion_evidence.py)
     for strong in (0.2, 0.3, 0.4, 0.5):  # the issue-28 grid: evidence-weighted shares, rank votes
         for weak in (0.5, 0.6, 0.7, 0.8):
             for agreement in (0.0, 0.1, 0.2, 0.3, 0.4):
@@ -238,23 +241,29 @@ def methods() -> dict[str, Method]:
     return out
 
 
-def report(names: list[str], split: str, as_json: bool) -> None:
+BASELINES = ("lexical", "vector", "plain-rrf", "ragflow-rule", "product")
+
+
+def report(names: list[str], split: str, as_json: bool, only: str = "") -> None:
+    """`only`: a comma-separated list of label prefixes to score (the baselines always)."""
+    chosen = {label: m for label, m in methods().items()
+              if not only or label.startswith(BASELINES) or label.startswith(tuple(only.split(",")))}
     table: dict[str, dict[str, float]] = {}
     for name in names:
         path = WORK_DIR / "runs" / f"{name}.json"  # a regression book's runs carry no split
         if not path.is_file():
             path = WORK_DIR / "runs" / f"{name}-{split}.json"
         runs = json.loads(path.read_text(encoding="utf-8"))
-        for label, method in methods().items():
+        for label, method in chosen.items():
             scores = [ndcg_at_k(method(run), run["relevant"], 10) for run in runs]
             table.setdefault(label, {})[name] = round(statistics.fmean(scores), 4)
     if as_json:
         print(json.dumps(table, indent=1))
         return
-    print(f"{'method':28s} " + " ".join(f"{n:>12s}" for n in names) + f" {'mean':>8s}")
+    print(f"{'method':36s} " + " ".join(f"{n:>12s}" for n in names) + f" {'mean':>8s}")
     for label, row in table.items():
         mean = statistics.fmean(row.values())
-        print(f"{label:28s} " + " ".join(f"{row[n]:12.4f}" for n in names) + f" {mean:8.4f}")
+        print(f"{label:36s} " + " ".join(f"{row[n]:12.4f}" for n in names) + f" {mean:8.4f}")
 
 
 def main() -> None:
@@ -265,6 +274,7 @@ def main() -> None:
     parser.add_argument("--sets", default="fairytaleqa,drcd")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--only", default="", help="report: label prefixes to score, comma-separated")
     args = parser.parse_args()
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     if args.action == "collect":
@@ -272,7 +282,7 @@ def main() -> None:
     elif args.action == "collect-book":
         collect_questions(args.package, args.questions, names[0])
     else:
-        report(names, args.split, args.json)
+        report(names, args.split, args.json, args.only)
 
 
 if __name__ == "__main__":

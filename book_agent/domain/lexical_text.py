@@ -14,7 +14,9 @@ Bigrams over a dictionary segmenter: no dictionary to ship or get wrong for clas
 technical text, recall for any word length (a longer word is the AND of its bigrams, and
 a phrase query keeps them adjacent), and the same code for Chinese, Japanese kana/kanji
 and Korean. Trigram tokenizers miss two-character words, the most common Chinese word
-length. Non-CJK text goes to FTS5's `porter unicode61` tokenizer, which stems English
+length. A dictionary segmenter does weigh the *query* (`query_terms(..., segment=)`: a bigram
+inside one of its words counts twice), where a wrong cut costs a weight, never a match.
+Non-CJK text goes to FTS5's `porter unicode61` tokenizer, which stems English
 (running -> run) and folds case and diacritics.
 
 Index and queries may go through the same `fold` (the adapter folds traditional Chinese to
@@ -33,6 +35,7 @@ from collections.abc import Callable
 TOKENIZER_VERSION = "cjk-bigram-porter-t2s-v2"
 
 Fold = Callable[[str], str]  # e.g. traditional -> simplified Chinese, applied to index and query alike
+Segment = Callable[[str], list[str]]  # a CJK run -> its words, in order (a word segmenter, e.g. jieba)
 # Distinct fragments kept, the first in the query. 64 cut real questions (2 of cacm's 52
 # requests, 174 of cmdd-im's 400 Chinese questions have more): 256 gained cmdd-im dev
 # 0.2686 -> 0.2801 nDCG@10 and changed nothing elsewhere; a 4,000-character query stays
@@ -44,6 +47,12 @@ MAX_QUERY_TERMS = 256
 # (cacm dev 0.5740 -> 0.5615 / 0.5619, below plain RRF; contracts/search.md). The counting
 # itself (library index = FTS5) is in place for a fusion that can use it.
 MAX_TERM_REPEATS = 1
+# How often a query bigram that lies inside one of the segmenter's words counts (a bigram
+# that straddles two words counts once): `高血压与哪些因素有关` sends 高血 血压 因素 有关 twice,
+# 压与 与哪 些因 素有 once. Chosen on dev (issue 28): 2 raised cmdd-im dev 0.2801 -> 0.2997 and
+# drcd dev 0.9549 -> 0.9565 nDCG@10; 3 lost on drcd (0.9539). The index is unchanged: only
+# the query's weights move, so the library index and Milvus rank as the book does.
+IN_WORD_BIGRAM_REPEATS = 2
 
 _CJK_RANGES = (
     "\u3040-\u30ff"  # Hiragana, Katakana
@@ -56,6 +65,8 @@ _CJK_RANGES = (
     "\U00020000-\U0003134f"  # CJK Extensions B-H
 )
 CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+# Han characters only (no kana, no hangul): the runs a Chinese word segmenter can cut
+_HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
 # A CJK run, or a run of other letters and digits. `\w` also matches CJK, so the second
 # branch must exclude it: "2008年北京" is the number 2008 and the run 年北京, never one term.
 _TOKEN = re.compile(f"[{_CJK_RANGES}]+|(?:(?![{_CJK_RANGES}])[^\\W_])+", re.UNICODE)
@@ -112,14 +123,16 @@ def cjk_share(text: str) -> float:
     return sum(1 for ch in letters if CJK_RUN.match(ch)) / len(letters)
 
 
-def query_terms(query: str, fold: Fold | None = None) -> list[str]:
+def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> list[str]:
     """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable.
 
     A content word the query repeats is repeated here up to MAX_TERM_REPEATS times: FTS5's
     bm25() and the library index sum each fragment, so a repeated word weighs as in BM25 with
-    query-side term frequency. CJK fragments stay distinct. At most MAX_QUERY_TERMS distinct
-    fragments are kept, the first ones in the query."""
+    query-side term frequency. A CJK fragment counts once, or IN_WORD_BIGRAM_REPEATS times
+    when `segment` says it lies inside a word. At most MAX_QUERY_TERMS distinct fragments are
+    kept, the first ones in the query."""
     counts: dict[str, int] = {}
+    cjk_counts: dict[str, int] = {}
     words: list[str] = []
     text = normalize(query)
     if fold is not None:
@@ -129,30 +142,45 @@ def query_terms(query: str, fold: Fold | None = None) -> list[str]:
         if not is_cjk(token):
             words.append(token.lower())
             continue
-        for fragment in _cjk_fragments(token):
-            counts.setdefault(fragment, 1)  # CJK fragments count once
+        for fragment, weight in _cjk_fragments(token, segment):
+            counts.setdefault(fragment, 0)  # keeps the fragment's place in the query
+            cjk_counts[fragment] = max(cjk_counts.get(fragment, 1), weight)
     content_words = [w for w in words if w not in STOPWORDS] or words
     for word in content_words:
         fragment = _quote(word)
         counts[fragment] = counts.get(fragment, 0) + 1
     kept = list(counts)[:MAX_QUERY_TERMS]
-    return [fragment for fragment in kept for _ in range(min(counts[fragment], MAX_TERM_REPEATS))]
+    return [fragment for fragment in kept
+            for _ in range(cjk_counts.get(fragment) or min(counts[fragment], MAX_TERM_REPEATS))]
 
 
-def _cjk_fragments(run: str) -> list[str]:
-    """A CJK run as OR-able fragments: each bigram, plus the whole run as a phrase when short.
+def _cjk_fragments(run: str, segment: Segment | None = None) -> list[tuple[str, int]]:
+    """A CJK run as OR-able fragments with their weights: each bigram, plus the whole run as a
+    phrase when short.
 
     Chinese questions have no spaces, so a long run is a sentence, not a word: requiring
     all of its bigrams would find nothing. Each bigram is its own term (BM25 rewards records
     holding more of them) and a short run (a word or name) also counts as a phrase, which
-    rewards records holding it intact.
+    rewards records holding it intact. With a segmenter, a bigram inside one of its words
+    weighs IN_WORD_BIGRAM_REPEATS (kana and hangul runs are left to the bigrams alone).
     """
     if len(run) == 1:
-        return [_quote(run) + "*"]
-    fragments = [_quote(run[i : i + 2]) for i in range(len(run) - 1)]
+        return [(_quote(run) + "*", 1)]
+    inside = _in_word_starts(run, segment) if segment is not None and _HAN_RUN.fullmatch(run) else set()
+    fragments = [(_quote(run[i : i + 2]), IN_WORD_BIGRAM_REPEATS if i in inside else 1) for i in range(len(run) - 1)]
     if 3 <= len(run) <= 6:
-        fragments.append(_phrase(run))
+        fragments.append((_phrase(run), 1))
     return fragments
+
+
+def _in_word_starts(run: str, segment: Segment) -> set[int]:
+    """Offsets i where the bigram run[i:i+2] lies inside one of the segmenter's words."""
+    starts: set[int] = set()
+    at = 0
+    for word in segment(run):
+        starts.update(range(at, at + len(word) - 1))
+        at += len(word)
+    return starts if at == len(run) else set()  # a segmenter that lost characters is ignored
 
 
 def _phrase(run: str) -> str:

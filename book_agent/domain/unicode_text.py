@@ -43,8 +43,12 @@ def scrub(value: Any, depth: int = 0) -> Any:
     return value
 
 
+_TEXT_OR_NESTED = (str, dict, list, tuple)  # what can hold a surrogate: numbers, None and bools cannot
+
+
 def surrogate_paths(value: Any, path: str = "", depth: int = 0) -> list[str]:
-    """Where in a JSON-like value a string (or key) holds a lone surrogate: 'query', 'hit.text', 'clip.2'."""
+    """Where in a JSON-like value a string (or key) holds a lone surrogate: 'query', 'hit.text', 'clip.2'.
+    A path is spelled only where it is needed: a query vector's hundreds of numbers cost no string each."""
     if isinstance(value, str):
         return [path] if has_lone_surrogate(value) else []
     if depth >= _MAX_DEPTH:
@@ -52,11 +56,33 @@ def surrogate_paths(value: Any, path: str = "", depth: int = 0) -> list[str]:
     found: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
+            bad_key = isinstance(key, str) and has_lone_surrogate(key)
+            if not bad_key and not isinstance(item, _TEXT_OR_NESTED):
+                continue
             where = f"{path}.{scrub_text(str(key))}" if path else scrub_text(str(key))
-            if isinstance(key, str) and has_lone_surrogate(key):
+            if bad_key:
                 found.append(where)
             found += surrogate_paths(item, where, depth + 1)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            found += surrogate_paths(item, f"{path}.{index}" if path else str(index), depth + 1)
+            if isinstance(item, _TEXT_OR_NESTED):
+                found += surrogate_paths(item, f"{path}.{index}" if path else str(index), depth + 1)
     return found
+
+
+def needs_scrub(value: Any, depth: int = 0) -> bool:
+    """Whether scrub(value) would differ from value (a lone surrogate in a string or key, a
+    tuple, nesting past what scrub keeps), found without copying anything: an answer is nearly
+    always clean, and copying every hit's dicts cost a tenth of a warm MCP search."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if depth >= _MAX_DEPTH:
+        return True  # scrub cuts it
+    if isinstance(value, dict):
+        return any((isinstance(k, str) and _SURROGATE.search(k) is not None) or needs_scrub(v, depth + 1)
+                   for k, v in value.items())
+    if isinstance(value, tuple):
+        return True  # scrub makes it a list
+    if isinstance(value, list):
+        return any(needs_scrub(v, depth + 1) for v in value)
+    return False

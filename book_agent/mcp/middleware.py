@@ -71,7 +71,9 @@ def _too_deep(value: Any) -> bool:
         if isinstance(item, dict | list):
             if depth >= MAX_NESTING:
                 return True
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+            # only what can nest goes on the stack: a query vector's numbers are not pushed one by one
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+                         if isinstance(child, dict | list))
     return False
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from fastmcp.tools.base import ToolResult
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.unicode_text import scrub
+from book_agent.domain.unicode_text import needs_scrub, scrub
 from book_agent.mcp import descriptions
 from book_agent.mcp import params as P
 from book_agent.mcp.errors import error_result, internal_error
@@ -93,7 +93,7 @@ async def call(session: BookSession, tool: str, lane: Lane, fn: Callable[[BookAg
         result = await session.run(fn, lane=lane)
         # Text from the book (a PDF's broken ToUnicode map) may hold lone surrogates: repair
         # them here, so the result can be serialised and written like any other.
-        return result if isinstance(result, ToolResult) else scrub(result)
+        return result if isinstance(result, ToolResult) or not needs_scrub(result) else scrub(result)
     except BookAgentError as exc:
         return error_result(exc)
     except Exception as exc:  # a bug: logged in full, masked for the client

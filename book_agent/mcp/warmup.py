@@ -12,6 +12,12 @@ imported after it, as a job of its own, so a search that came meanwhile goes fir
 The local encoder (~100 MB once used) is not part of it: the first search without a
 `query_vector` loads it, and once that search is answered the lane packs it for repeated use
 (`warm_up(encoder=True)`). A server whose queries all bring their vector never loads it.
+Loading it speculatively after the handshake was considered (issue 29) and not done: nothing in
+the handshake says whether the host will send text or vectors, a load started on a guess breaks
+that promise for vector-only hosts, and on a 2-core machine its ~100 MB read and numpy work
+would compete with the very search it is meant to speed up. A search written together with the
+handshake (`tools/list` and the call at once) finds nothing loaded yet and pays the cold path
+itself (tools/bench_peers_mcp.py measures it).
 
 It starts right after `tools/list` is answered, or `START_AFTER_INITIALIZED` seconds after
 `notifications/initialized` for a host that does not list tools; starting it before

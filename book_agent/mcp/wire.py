@@ -23,7 +23,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import ValidationError
 
-from book_agent.domain.unicode_text import has_lone_surrogate, scrub, scrub_text
+from book_agent.domain.unicode_text import has_lone_surrogate, needs_scrub, scrub, scrub_text
 
 log = logging.getLogger("book_agent.mcp")
 
@@ -83,7 +83,8 @@ def encode(message: types.JSONRPCMessage) -> str:
     except (ValueError, UnicodeError):  # pydantic's serialization error is a ValueError
         pass
     try:
-        data = scrub(message.model_dump(by_alias=True, exclude_unset=True, mode="json"))
+        data = message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+        data = scrub(data) if needs_scrub(data) else data
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
     except (ValueError, TypeError, UnicodeError, RecursionError):
         log.exception("an outgoing message could not be encoded")

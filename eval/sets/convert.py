@@ -49,9 +49,10 @@ COMMITS = {
     "atcherepanov/Stemming-Algorithm": "a92ce141e3cba95b0213569a42cb1668201963f7",
     "Toyhom/Chinese-medical-dialogue-data": "26724a4357fcd142f0cab81188cacf1a2dd8a827",
     "heltondoria/information_retrieval": "65fb325ac7c0c69107e569060c328f989a4788b3",
+    "pubmedqa/pubmedqa": "1cbae8e92f72f20c8d3747cbb3bf5bc53554d997",
 }
 
-# sha256 of every source file of the sets added later (cacm, cmdd-im, cfc): a build from other
+# sha256 of every source file of the sets added later (cacm, cmdd-im, cfc, pubmedqa): a build from other
 # bytes stops instead of writing a different set.
 SOURCE_SHA256 = {
     "Stemming-Algorithm/cacm.all": "10b28e355d4bd65916698da9bbc91e78f116de204b9b42bce0ce4e8b39babe42",
@@ -65,6 +66,8 @@ SOURCE_SHA256 = {
     "information_retrieval/data/cf78.xml": "c26a683be4a0fc6bc90bac4e73312117c0ff822237ea8325b0da3d2707e7dfae",
     "information_retrieval/data/cf79.xml": "8d629bb9ea7799c6a9ea7cab28b9325b21a6d31d537382b71c0237745c71db4b",
     "information_retrieval/data/cfquery.xml": "c7d18aaad724b6670172bab3b5426abad6904dffe8c66ac60b1254a5030fbcf0",
+    "pubmedqa/data/ori_pqal.json": "8b3276be8942ebbd77f3ddcda12c1749bf0e490045a736fd8438ee40cf37a41d",
+    "pubmedqa/data/test_ground_truth.json": "939fe566f09017d13b1ca64d2ddfee0bc2374b366048152997669cccedc44d51",
 }
 
 # The seeded dev/test split of the sets whose source has no split of its own.
@@ -495,6 +498,28 @@ def build_cfc(src):
 # ---------------------------------------------------------------- verify + README
 
 
+def build_pubmedqa(src):
+    """PubMedQA's expert-labelled part (PQA-L): 1,000 questions, each a PubMed article's title
+    rephrased as a question, over the 1,000 abstracts. Its own split: the 500 PMIDs of
+    test_ground_truth.json are the test split, the other 500 the dev split."""
+    paths = {f: checked_source(src, f"pubmedqa/data/{f}") for f in ("ori_pqal.json", "test_ground_truth.json")}
+    with open(paths["ori_pqal.json"], encoding="utf-8") as fh:
+        items = json.load(fh)
+    with open(paths["test_ground_truth.json"], encoding="utf-8") as fh:
+        test = set(json.load(fh))
+    if not test <= set(items):
+        raise ValueError("pubmedqa: test PMIDs missing from ori_pqal.json")
+    es = EvalSet("pubmedqa")
+    for pmid in sorted(items, key=int):
+        item = items[pmid]
+        # the whole abstract: its sections, then the conclusion (PubMedQA's long answer)
+        parts = [squash_ws(c) for c in item["CONTEXTS"]] + [squash_ws(item["LONG_ANSWER"])]
+        es.add_doc(pmid, "", "\n\n".join(p for p in parts if p))
+        es.add_query(pmid, squash_ws(item["QUESTION"]))
+        es.add_qrel("test" if pmid in test else "dev", pmid, pmid, 1)
+    return es, [("pubmedqa/pubmedqa", f"data/{f}", p) for f, p in paths.items()]
+
+
 def verify(set_dir):
     """Check a written set; return counts.  Raises AssertionError on any problem."""
     name = os.path.basename(os.path.normpath(set_dir))
@@ -546,6 +571,21 @@ def verify(set_dir):
 
 
 INFO = {
+    "pubmedqa": {
+        "language": "English",
+        "licence": "MIT License (Copyright (c) 2019 pubmedqa), as the source repository states; the abstracts "
+        "are PubMed/MEDLINE abstracts, distributed by the dataset for research",
+        "what": "PubMedQA, expert-labelled part (PQA-L; Jin et al., 2019): 1,000 PubMed articles whose titles "
+        "are questions (\"Do mitochondria play a role in remodelling lace plant leaves during programmed "
+        "cell death?\"), each asked of the 1,000 abstracts. Biomedical long-form text, question -> the "
+        "article's abstract; a lexical-strong English set (the question shares the abstract's technical "
+        "terms) with a dev split of its own.",
+        "how": "corpus = one document per article (`_id` = PMID, no title; text = the abstract's sections "
+        "(`CONTEXTS`) and then its conclusion (`LONG_ANSWER`), separated by blank lines); queries = each "
+        "article's `QUESTION` (`_id` = PMID); qrel = the article's own abstract, score 1. qrels/test.tsv = "
+        "the 500 PMIDs of PubMedQA's `test_ground_truth.json` (its test split), qrels/dev.tsv = the other "
+        "500. The yes/no/maybe labels are not used.",
+    },
     "xquad-en": {
         "language": "English",
         "licence": "CC BY-SA 4.0 (XQuAD; text from Wikipedia via SQuAD v1.1)",
@@ -714,6 +754,7 @@ BUILDERS = {
     "cacm": build_cacm,
     "cmdd-im": build_cmdd,
     "cfc": build_cfc,
+    "pubmedqa": build_pubmedqa,
 }
 
 

@@ -31,7 +31,8 @@ from tests.support import tiny_bert
 from tests.support.module_probe import modules_imported_by
 from tests.support.package_builder import build_package
 
-HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss")
+HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss",
+         "jieba")  # jieba: only a CJK query loads the word segmenter (storage/cjk_words.py)
 
 
 def _env_without_blas_settings() -> dict[str, str]:

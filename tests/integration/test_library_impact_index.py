@@ -75,7 +75,9 @@ def search(index: SqliteLibraryIndex, query: str, top_k: int, book_ids: list[str
 QUERIES = ["river water", "running battles", "the general of the army", "café naive", "2008", "兵法", "孫子兵法",
            "將軍 water", "天", "grain tribute tax province", "siege OR wall", '"quoted" -minus NEAR(x)', "x86 harvest",
            # repeats and words of one stem count once per fragment, as FTS5 counts them
-           "river river river water", "running runs run battle", "water " * 20 + "river"]
+           "river river river water", "running runs run battle", "water " * 20 + "river",
+           # a long Chinese run: its in-word bigrams count twice (jieba's words), in both indexes
+           "兵法將軍勝敗知己彼戰國家"]
 
 
 @pytest.mark.parametrize("query", [q for q in QUERIES if q not in ("孫子兵法", "天")])

@@ -23,6 +23,7 @@ from book_agent.ports import LexicalIndex
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage import sidecar_checks
 from book_agent_adapters.storage.cjk_fold import fold_chinese
+from book_agent_adapters.storage.cjk_words import segment_chinese
 from book_agent_adapters.storage.safe_files import (
     is_no_space,
     is_read_only,
@@ -173,7 +174,7 @@ def match_expression(query: str) -> str | None:
     """The FTS5 query for any text: every term, quoted and OR-ed (None when there is none).
     BM25 ranks records by how many (and how rare) they hold; pruning long queries to their
     rarest terms cost quality on the eval suite."""
-    terms = query_terms(query, fold_chinese)
+    terms = query_terms(query, fold_chinese, segment_chinese)
     return " OR ".join(terms) if terms else None
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
 from book_agent_adapters.storage.cjk_fold import fold_chinese
+from book_agent_adapters.storage.cjk_words import segment_chinese
 
 _WORD = re.compile(r"[^\W_]+")  # unicode61's token characters: letters and digits (L*, N*)
 _STEM_BATCH = 5000
@@ -72,7 +73,7 @@ class FtsTerms:
         (the impact index ranks by terms, not adjacency)."""
         words: list[str] = []
         prefixes: list[str] = []
-        for fragment in query_terms(query, fold_chinese):
+        for fragment in query_terms(query, fold_chinese, segment_chinese):
             if fragment.endswith("*"):
                 prefixes.append(fragment[1:-2].replace('""', '"').lower())
             elif " " not in fragment:

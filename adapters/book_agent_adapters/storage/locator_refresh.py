@@ -12,15 +12,17 @@ two never verify one book at once, and it writes only the runtime dir, never the
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from contextlib import suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports.locators import LocatorRefresh, RefreshJob
 from book_agent_adapters.storage.runtime_files import build_lock
+
+if TYPE_CHECKING:
+    import subprocess
 
 NICE = 10
 
@@ -38,6 +40,9 @@ class PrepareProcessRefresh(LocatorRefresh):
         self._data_dir = data_dir
 
     def start(self, book_id: str, runtime_dir: Path) -> RefreshJob | None:
+        import shutil  # here, not at the top: the composition root imports this module on every cold start
+        import subprocess
+
         try:
             with build_lock(runtime_dir, wait=False):
                 pass  # another writer (a prepare, a refresh started by another process) is at it

@@ -1,0 +1,77 @@
+"""The product's Chinese word segmenter (jieba): loaded only for CJK queries, its dictionary
+cache in the data dir's cache folder, never in the system temp dir (issue 28, item 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from book_agent.agent import BookAgent
+from tests.support.package_builder import RecordSpec, build_package
+
+# Runs a search in a fresh interpreter and reports whether jieba was imported.
+PROBE = """
+import json, sys
+from pathlib import Path
+from book_agent.agent import BookAgent
+with BookAgent(Path(sys.argv[1])) as agent:
+    hits = [h["record_id"] for h in agent.search("zh", sys.argv[2], top_k=3)["hits"]]
+print(json.dumps({"jieba": "jieba" in sys.modules, "hits": hits}))
+"""
+
+
+def _book(tmp_path: Path) -> Path:
+    records = [RecordSpec("r1", "高血压的发病与遗传因素有关，也与饮食有关。", ["第一章"], 0),
+               RecordSpec("r2", "哪些人容易得糖尿病？因素很多。", ["第二章"], 0),
+               RecordSpec("r3", "The general plans the campaign.", ["Chapter 3"], 1)]
+    root = build_package(tmp_path / "pkg", book_id="zh", records=records, vectors="none", language="zh")
+    data = tmp_path / "data"
+    with BookAgent(data) as agent:
+        agent.init(root)
+    return data
+
+
+def _search(data: Path, query: str, temp: Path) -> dict[str, object]:
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    out = subprocess.run([sys.executable, "-c", PROBE, str(data), query], capture_output=True, text=True,
+                         check=True, env=env, timeout=300)
+    assert "jieba" not in out.stderr.lower()  # its progress lines are kept off stderr
+    result: dict[str, object] = json.loads(out.stdout)
+    return result
+
+
+def test_an_english_query_never_loads_the_segmenter_and_a_chinese_one_caches_in_the_data_dir(tmp_path: Path):
+    data = _book(tmp_path)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    assert _search(data, "general campaign", temp) == {"jieba": False, "hits": ["r3"]}
+    assert not (data / "cache" / "jieba").exists()
+    found = _search(data, "高血压与哪些因素有关", temp)
+    assert found["jieba"] is True and found["hits"][0] == "r1"  # type: ignore[index]
+    cache = data / "cache" / "jieba" / "jieba.cache"
+    assert cache.is_file() and cache.stat().st_size > 1_000_000
+    assert list(temp.iterdir()) == []  # nothing in the system temp dir
+    before = cache.stat().st_mtime_ns
+    assert _search(data, "高血压与哪些因素有关", temp)["hits"] == found["hits"]
+    assert cache.stat().st_mtime_ns == before  # the second process read the cache, did not rebuild it
+
+
+NO_CACHE_PROBE = """
+import sys
+from book_agent_adapters.storage.cjk_words import segment_chinese, use_cache_dir
+use_cache_dir(None)
+print("/".join(segment_chinese("高血压与哪些因素有关")))
+"""
+
+
+def test_without_a_cache_dir_the_dictionary_is_built_in_memory_and_written_nowhere(tmp_path: Path):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    out = subprocess.run([sys.executable, "-c", NO_CACHE_PROBE], capture_output=True, text=True, check=True,
+                         env=env, cwd=tmp_path, timeout=300)
+    assert out.stdout.strip() == "高血压/与/哪些因素/有关"
+    assert list(temp.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["temp"]

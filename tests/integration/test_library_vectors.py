@@ -23,8 +23,8 @@ from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.storage import faiss_vector_index, vector_matrix
 from book_agent_adapters.storage.faiss_index_files import read_pointer
 from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
-from book_agent_adapters.storage.runtime_files import build_lock
 from tests.support import REPO_ROOT
+from tests.support.build_lock_holder import another_writer_holding
 from tests.support.package_builder import build_package, synthetic_records
 from tests.support.parts import require_real_part
 
@@ -221,23 +221,10 @@ def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_say
     served = approximate.prepare("@all")["vector_indexes"][0]["vector_index"]["generation"]
     approximate.init(packages["late"])
     vector = list(map(float, clustered(400, 20)[7]))
-    held, release = threading.Event(), threading.Event()
-
-    def writer() -> None:
-        with build_lock(approximate.data_dir / "library"):
-            held.set()
-            release.wait(60)
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        assert held.wait(10)
+    with another_writer_holding(approximate.data_dir / "library"):
         started = time.monotonic()
         busy = approximate.search("@all", "", top_k=10, query_vector=vector)
         assert time.monotonic() - started < 30
-    finally:
-        release.set()
-        thread.join()
     group = busy["library"]["model_groups"][0]
     assert group["search"] == "approximate" and group["vector_index"]["generation"] == served
     assert group["vector_index"]["stale"]["code"] == "vector.index_busy"

@@ -23,9 +23,9 @@ import pytest
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
 from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex, sweep_dead_build
-from book_agent_adapters.storage.runtime_files import build_lock
 from tests.integration.test_library_impact_index import QUERIES, members_of, records
 from tests.support import REPO_ROOT
+from tests.support.build_lock_holder import another_writer_holding
 
 
 def stamp(members: list[LibraryMember]) -> dict[str, str]:
@@ -160,26 +160,12 @@ def test_the_state_is_not_fresh_when_an_added_books_postings_are_damaged(tmp_pat
 def test_a_search_does_not_wait_for_another_writer(tmp_path, books):
     living = SqliteLibraryIndex(tmp_path / "library")
     living.build(books[:2], stamp(books[:2]), None)
-    held = threading.Event()
-    release = threading.Event()
-
-    def writer() -> None:
-        with build_lock(tmp_path / "library"):
-            held.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        assert held.wait(10)
+    with another_writer_holding(tmp_path / "library", hold_s=30):
         started = time.monotonic()
         with pytest.raises(BookAgentError) as caught:
             living.build(books[:3], stamp(books[:3]), None, wait=False)
         assert caught.value.code == "lexical.build_busy" and time.monotonic() - started < 2
         assert hits(living, "river water")  # the generation in place serves meanwhile
-    finally:
-        release.set()
-        thread.join()
     living.build(books[:3], stamp(books[:3]), None, wait=False)
     assert living.state(stamp(books[:3])).fresh
 

@@ -15,7 +15,7 @@ import pytest
 from book_agent import BookAgent
 from book_agent.services import library_lexical as library_service
 from book_agent_adapters.storage import library_lexical_index as library_index
-from book_agent_adapters.storage.runtime_files import build_lock
+from tests.support.build_lock_holder import another_writer_holding
 from tests.support.cli_support import run_cli
 from tests.support.library_support import corpus, make_book
 
@@ -55,25 +55,12 @@ def test_a_search_serves_the_generation_in_place_while_another_writer_holds_the_
     monkeypatch.setattr(library_service, "BUSY_RETRY_S", 0.0)
     served = agent.search("@all", "river water")["library"]["generation"]
     agent.init(make_book(tmp_path / "parts", "part-2", records[2::4]))
-    held, release = threading.Event(), threading.Event()
-
-    def writer() -> None:
-        with build_lock(tmp_path / "data" / "library"):
-            held.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        assert held.wait(10)
+    with another_writer_holding(tmp_path / "data" / "library", hold_s=30):
         busy = agent.search("@all", "river water", top_k=20)
         assert busy["hits"] and "part-2" not in books_of(busy)
         assert busy["library"]["lexical_index"]["stale"]["code"] == "lexical.build_busy"
         assert busy["library"]["generation"] == served
         assert any("stale" in w for w in busy["warnings"])
-    finally:
-        release.set()
-        thread.join()
     after = agent.search("@all", "river water", top_k=20)
     assert "stale" not in after["library"]["lexical_index"] and "part-2" in books_of(after)
 

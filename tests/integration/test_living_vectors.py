@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -36,9 +35,9 @@ from book_agent.testing.library_books import (
 from book_agent.testing.library_vectors_contract import stamp
 from book_agent_adapters.storage.faiss_index_files import named_files, read_pointer
 from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key
-from book_agent_adapters.storage.runtime_files import build_lock
 from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from tests.support import REPO_ROOT
+from tests.support.build_lock_holder import another_writer_holding
 from tests.support.parts import require_real_part
 
 RECORDS = 300
@@ -140,25 +139,12 @@ def test_a_build_that_must_not_wait_is_busy_at_once_and_the_generation_in_place_
     base = stores_of(spec, ["b0", "b1"], tmp_path / "side")
     port.build(MODEL, DIMENSIONS, stamp(list(base)), base, None)
     three = stores_of(spec, ["b0", "b1", "b2"], tmp_path / "side")
-    held, release = threading.Event(), threading.Event()
-
-    def writer() -> None:
-        with build_lock(tmp_path / "library"):
-            held.set()
-            release.wait(30)
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        assert held.wait(10)
+    with another_writer_holding(tmp_path / "library", hold_s=30):
         started = time.monotonic()
         with pytest.raises(BookAgentError) as caught:
             port.build(MODEL, DIMENSIONS, stamp(list(three)), three, None, wait=False)
         assert caught.value.code == "vector.index_busy" and time.monotonic() - started < 2
         assert hits(port, three, QUERIES[0])  # b0 and b1 through the generation in place
-    finally:
-        release.set()
-        thread.join()
     port.build(MODEL, DIMENSIONS, stamp(list(three)), three, None, wait=False)
     assert port.state(MODEL, DIMENSIONS, stamp(list(three))).fresh
 

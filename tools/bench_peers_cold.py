@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from bench_cold import run_child  # (wall ms, peak RSS KiB, stdout, CPU ms) of one child
 
 ONE_SHOT = r'''
 import json, sys
@@ -57,19 +57,6 @@ def ensure_ids(database: Path, keys: list[str]) -> None:
     con.close()
 
 
-def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
-    """(wall ms, CPU ms of the child, stdout)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = (time.perf_counter() - started) * 1000
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{argv[:4]} exited {os.waitstatus_to_exitcode(status)}: {out[:300]!r}")
-    return elapsed, (usage.ru_utime + usage.ru_stime) * 1000, out
-
-
 def cold_one_shot(data_dir: Path, ref: str, keys: list[str], query: str, vector: list[float], folder: Path,
                   rounds: int, baseline: str | None = None) -> dict[str, Any]:
     database = folder / "sqlite-vec.db"
@@ -94,7 +81,7 @@ def cold_one_shot(data_dir: Path, ref: str, keys: list[str], query: str, vector:
     names = list(commands)
     for i in range(rounds):
         for name in names[i % len(names):] + names[:i % len(names)]:
-            ms, cpu_ms, _ = run_child(*commands[name])
+            ms, _, _, cpu_ms = run_child(*commands[name])
             wall[name].append(ms)
             cpu[name].append(cpu_ms)
     peer = "sqlite-vec+FTS5 script"

@@ -20,7 +20,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
 from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
 from tests.support import REPO_ROOT, milvus
-from tests.support.library_support import corpus, make_book
+from tests.support.library_support import corpus, index_scores, make_book
 
 TTL = 3.0  # the lease's lifetime in these tests (renewed every second)
 QUERIES = ["river water", "battle general", "army march"]
@@ -64,11 +64,7 @@ def expected(members: list[LibraryMember]) -> dict[str, str]:
 
 
 def scores(index, query: str) -> dict[str, float]:
-    reader = index.open()
-    try:
-        return {h.record_id: h.score for h in reader.search(query, 100)}
-    finally:
-        reader.close()
+    return index_scores(index, query, 100)
 
 
 def assert_ranks_as_local(index, members: list[LibraryMember], tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
 from tests.support import REPO_ROOT, milvus
 from tests.support.fts_scores import fts_scores
+from tests.support.library_support import index_scores
 from tests.support.package_builder import RecordSpec, build_package
 
 DRCD = REPO_ROOT / "eval" / "sets" / "drcd"
@@ -57,11 +58,7 @@ def corpus(tmp_path_factory):
 
 
 def scores(index, query: str) -> dict[str, float]:
-    reader = index.open()
-    try:
-        return {h.record_id: h.score for h in reader.search(query, 5000)}
-    finally:
-        reader.close()
+    return index_scores(index, query, 5000)
 
 
 def assert_same_scores(got: dict[str, float], want: dict[str, float], query: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,3 +52,12 @@ def three_book_library(tmp_path: Path) -> Path:
         for part in range(3):
             agent.init(make_book(tmp_path / "parts", f"part-{part}", records[part::3]))
     return tmp_path / "data"
+
+
+def index_scores(index: Any, query: str, depth: int) -> dict[str, float]:
+    """record id -> score of `query`'s best `depth` hits in a fresh reader of a library index."""
+    reader = index.open()
+    try:
+        return {h.record_id: h.score for h in reader.search(query, depth)}
+    finally:
+        reader.close()

@@ -6,6 +6,7 @@ inside the command.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -116,12 +117,9 @@ def register(app: typer.Typer) -> None:
         from book_agent.mcp.http_origin import split_list
 
         data_dir = common.data_dir(ctx)
-        limits = L.HttpLimits(max_body_bytes=max_body_bytes, max_concurrent_per_client=max_concurrent_per_client,
-                              read_timeout=read_timeout, max_connections=max_connections,
-                              shutdown_timeout=shutdown_timeout, queue_per_client=queue_per_client,
-                              queue_wait=queue_wait, max_connections_per_address=max_connections_per_address,
-                              max_unauthenticated_per_address=max_unauthenticated_per_address,
-                              unauthenticated_rate=unauthenticated_rate)
+        # The limit options carry HttpLimits' field names: read them from the parsed parameters
+        # rather than listing every one a second time.
+        limits = L.HttpLimits(**{f.name: ctx.params[f.name] for f in dataclasses.fields(L.HttpLimits)})
         jwt = jwt_settings(jwt_public_key, jwks_url, jwt_issuer, jwt_audience, jwt_max_lifetime, jwt_allow_no_exp)
         options = ServeOptions(
             books, str(data_dir) if data_dir is not None else None, host, port, token_file, jwt, limits, access_log,

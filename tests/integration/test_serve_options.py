@@ -36,3 +36,22 @@ def test_checked_checks_the_limits_and_the_allowlists() -> None:
     with pytest.raises(BookAgentError) as info:
         ServeOptions(allowed_hosts=("books.example.org:443",)).checked()
     assert info.value.code == "http.bad_allowlist"
+
+
+def test_every_http_limit_is_a_serve_option_with_the_same_default() -> None:
+    # serve builds HttpLimits from its parsed parameters by field name, and a bad limit's error
+    # names the flag as --field-name: both hold only while each field has that option.
+    import dataclasses
+
+    import typer
+
+    from book_agent.cli import serve_cmd
+
+    app = typer.Typer()
+    serve_cmd.register(app)
+    serve = typer.main.get_command(app)
+    options = {param.name: param for param in serve.params}
+    for field in dataclasses.fields(HttpLimits):
+        assert field.name in options, f"serve has no option for HttpLimits.{field.name}"
+        assert options[field.name].opts == ["--" + field.name.replace("_", "-")]
+        assert options[field.name].default == field.default

@@ -29,10 +29,6 @@ BENCH = ROOT / ".bench" / "library"
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
-
-
-
-
 def build_books(size: int, books: int, dims: int, folder: Path = BENCH / "packages", prefix: str = "lib",
                 model: str = "test/random-vectors",
                 vectors: Callable[[int, int], Any] | None = None) -> list[Path]:
@@ -45,16 +41,42 @@ def build_books(size: int, books: int, dims: int, folder: Path = BENCH / "packag
     for part in range(books):
         name = f"{prefix}{size}-b{part + 1}"
         root = folder / f"{name}x{dims}"
-        if not (root / "book-package.json").exists():
+        if not (root / "book-package.json").exists():  # a complete package is only ever there by rename
+            started = time.perf_counter()
+            progress(f"package {part + 1}/{books}: {root.name} ({per_book:,} records) ...")
+            building = root.with_name(root.name + ".building")
+            shutil.rmtree(building, ignore_errors=True)  # debris of a build that broke midway
             shutil.rmtree(root, ignore_errors=True)
             records = synthetic_records(per_book, seed=100 + part, cjk_share=0.0, words=40)
             for r in records:
                 r.record_id = f"{name}-{r.record_id}"
-            build_package(root, book_id=name, kind="epub", records=records, dims=dims, model=model,
+            build_package(building, book_id=name, kind="epub", records=records, dims=dims, model=model,
                           vectors=vectors(per_book, part) if vectors else "random", languages=["en"],
                           blank_page=False)
+            building.rename(root)
+            progress(f"package {part + 1}/{books}: built in {time.perf_counter() - started:.0f} s")
         roots.append(root)
     return roots
+
+
+def progress(line: str) -> None:
+    """A build step on stderr (a 1M build takes half an hour: say where it is)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
+def phase_progress(label: str) -> Callable[[str], Callable[[int, int], None]]:
+    """`phases` for init/prepare: each phase named as it starts, then every tenth of it done."""
+    def phases(phase: str) -> Callable[[int, int], None]:
+        progress(f"{label}: {phase} ...")
+        reported = [-1]
+
+        def step(done: int, total: int) -> None:
+            tenth = 10 * done // total if total else 10
+            if tenth > reported[0]:
+                reported[0] = tenth
+                progress(f"{label}: {phase} {done:,}/{total:,}")
+        return step
+    return phases
 
 
 def measure(size: int, books: int, dims: int, runs: int) -> dict[str, Any]:

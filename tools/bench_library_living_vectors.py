@@ -145,20 +145,23 @@ def during(agent: Any, data: Path, action: str, arg: str, threshold: int, words:
 
 
 def measure(size: int, books: int, add: int, runs: int, cache: Path) -> dict[str, Any]:
+    from bench_library import phase_progress, progress
+
     from tests.support.package_builder import synthetic_records
 
     roots, extra = build_books(size, books), added_book(add)
-    data = BENCH / f"living-vectors-data-{size}"
+    data = BENCH / f"living-vectors-data-{size}-{ROOT.name}"  # one per worktree: benches run side by side
     shutil.rmtree(data, ignore_errors=True)
     row: dict[str, Any] = {"records": size, "books": books, "added_records": add, "dims": DIMS}
     vectors, source = query_vectors(runs, cache, real_document_vectors())
     row["queries"] = f"{len(vectors)} {source}"
     words = [" ".join(r.text.rstrip(".").split(" ")[:4]) for r in synthetic_records(runs, seed=9, cjk_share=0.0)]
     with agent_for(data, size) as agent, agent_for(data, 10**12) as exact:
-        for root in roots:
-            agent.init(root)
+        for n, root in enumerate(roots, 1):
+            progress(f"{data.name}: init {root.name} ({n}/{len(roots)}) ...")
+            agent.init(root, phases=phase_progress(f"{data.name}: {root.name}"))
         started = time.perf_counter()
-        agent.prepare("@all")
+        agent.prepare("@all", phases=phase_progress(data.name))
         row["prepare_s"] = round(time.perf_counter() - started, 1)
         row["full_build_s"] = pointer(data)["build_s"]
         exact_before = vector_ids(exact, vectors)

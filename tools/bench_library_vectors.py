@@ -2,6 +2,14 @@
 
     .venv/bin/python tools/bench_library_vectors.py [--sizes 100000] [--books 4] [--runs 100] [--json]
     .venv/bin/python tools/bench_library_vectors.py --sizes 100000,1000000   # 1M: ~1.5 GB of vectors, ~30 min
+    flock .bench/.build.lock .venv/bin/python tools/bench_library_vectors.py --sizes 1000000 --build-only
+
+The packages and each size's data dir (`prepare @all` done) are a cache (.bench/library_vectors/,
+shared between worktrees: build it under the flock above): a package is complete only once
+renamed into place, a data dir once its `.bench-complete.json` marker, written last, names its
+packages and threshold. A complete one is reused; a build that broke midway is finished where it
+stopped (`--rebuild`: afresh); progress goes to stderr. `--build-only` builds and stops (what
+tools/bench_peers.py and the 1M figures start from).
 
 For each size it builds `--books` synthetic EPUB packages (Zipf words as tools/bench_library.py)
 whose 384-d vectors are realistic: each a mix of two real all-MiniLM-L6-v2 document vectors of
@@ -91,6 +99,57 @@ def build_books(size: int, books: int) -> list[Path]:
                            vectors=lambda count, part: mixes(base, count, seed=1000 + part))
 
 
+COMPLETE = ".bench-complete.json"  # written last: a data dir without it is half-built
+
+
+def library_data(data: Path, roots: list[Path], min_vectors: int) -> dict[str, Any]:
+    """`data` with every package of `roots` registered and `prepare @all` done, the approximate
+    index from `min_vectors` vectors: reused when its COMPLETE marker names these packages and
+    that threshold; a half-built one (a build that broke midway: no marker) is finished, as
+    init is all or nothing per book and prepare rebuilds what is missing or stale; one
+    registering anything else is rebuilt. COMPLETE is written last, by rename. `init_s`
+    (None: nothing was registered here) and `prepare_s` are this call's."""
+    from bench_library import phase_progress, progress
+
+    # Real paths: the cache is reached through each worktree's own .bench symlink.
+    wanted = {"packages": sorted(str(r.resolve()) for r in roots), "min_vectors": min_vectors}
+    marker = data / COMPLETE
+    if marker.is_file():
+        done: dict[str, Any] = json.loads(marker.read_text())
+        if sorted(str(Path(p).resolve()) for p in done.get("packages", [])) == wanted["packages"] \
+                and done.get("min_vectors") == min_vectors:
+            progress(f"{data.name}: complete, reused")
+            return {**done, "init_s": None, "prepare_s": None, "reused": True}
+        progress(f"{data.name}: built from other packages or settings, rebuilt")
+        shutil.rmtree(data)
+    with agent_for(data, min_vectors=min_vectors) as agent:
+        registered = {str(Path(str(row["package_root"])).resolve()) for row in agent.list_books()} \
+            if data.exists() else set()
+    if registered - set(wanted["packages"]):
+        progress(f"{data.name}: registers other packages, rebuilt")
+        shutil.rmtree(data)
+        registered = set()
+    with agent_for(data, min_vectors=min_vectors) as agent:
+        started = time.perf_counter()
+        missing = [r for r in roots if str(r.resolve()) not in registered]
+        if registered:
+            progress(f"{data.name}: half-built ({len(registered)} of {len(roots)} books registered), finishing it")
+        for n, root in enumerate(missing, 1):
+            progress(f"{data.name}: init {root.name} ({n}/{len(missing)}) ...")
+            agent.init(root, phases=phase_progress(f"{data.name}: {root.name}"))
+        init_s = round(time.perf_counter() - started, 1) if missing else None
+        progress(f"{data.name}: prepare @all (the lexical index, then the approximate index) ...")
+        started = time.perf_counter()
+        prepared = agent.prepare("@all", phases=phase_progress(data.name))
+        prepare_s = round(time.perf_counter() - started, 1)
+    done = {**wanted, "vector_indexes": prepared["vector_indexes"], "built_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    partial = marker.with_suffix(".tmp")
+    partial.write_text(json.dumps(done, default=str))
+    partial.replace(marker)
+    progress(f"{data.name}: complete")
+    return {**done, "init_s": init_s, "prepare_s": prepare_s, "reused": False}
+
+
 def agent_for(data: Path, min_vectors: int) -> Any:
     from book_agent.agent import build_agent
     from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
@@ -98,7 +157,7 @@ def agent_for(data: Path, min_vectors: int) -> Any:
     return build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=min_vectors))
 
 
-def measure(size: int, books: int, runs: int, cache: Path, reuse: bool = False) -> dict[str, Any]:
+def measure(size: int, books: int, runs: int, cache: Path, rebuild: bool = False) -> dict[str, Any]:
     from tests.support.package_builder import synthetic_records
 
     started = time.perf_counter()
@@ -107,18 +166,10 @@ def measure(size: int, books: int, runs: int, cache: Path, reuse: bool = False) 
                                "packages_built_s": round(time.perf_counter() - started, 1),
                                "raw_vectors_mb": round(size * DIMS * 4 / 2**20, 1)}
     data = BENCH / f"data-{size}"
-    reuse = reuse and (data / "registry.json").is_file()
-    if not reuse:
+    if rebuild:
         shutil.rmtree(data, ignore_errors=True)
-    with agent_for(data, min_vectors=size) as agent:
-        started = time.perf_counter()
-        for root in [] if reuse else roots:
-            agent.init(root)
-        figures["init_s"] = None if reuse else round(time.perf_counter() - started, 1)
-        started = time.perf_counter()
-        prepared = agent.prepare("@all")
-        figures["prepare_s"] = round(time.perf_counter() - started, 1)
-    figures["vector_indexes"] = prepared["vector_indexes"]
+    built = library_data(data, roots, size)
+    figures.update(init_s=built["init_s"], prepare_s=built["prepare_s"], vector_indexes=built["vector_indexes"])
     pointer = json.loads(next((data / "library" / "vectors").glob("*.json")).read_text())
     figures.update(ann_build_s=pointer["build_s"], ann_nlist=pointer["nlist"], ann_nprobe=pointer["nprobe"],
                    ann_disk_mb=round(pointer["files"]["index"]["size"] / 2**20, 1),
@@ -229,8 +280,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100, help="queries timed per size")
     parser.add_argument("--query-cache", type=Path, default=ROOT / ".eval" / "cache")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--reuse", action="store_true",
-                        help="keep a data dir already built for a size (no init; prepare rebuilds what is stale)")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="build each size's data dir afresh (by default a complete one is reused and a "
+                             "half-built one finished: init and prepare are then timed only for what was left)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build (or finish) the packages and the data dir of each size, then stop: "
+                             "the cache tools/bench_peers.py and the living benches start from")
     parser.add_argument("--probe", choices=["exact", "approximate"], help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--min-vectors", type=int, help=argparse.SUPPRESS)
@@ -241,7 +296,11 @@ def main() -> None:
         return
     BENCH.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("BOOK_AGENT_BLAS_THREADS", "1")
-    results = [measure(int(s), args.books, args.runs, args.query_cache, args.reuse)
+    if args.build_only:
+        for size in [int(s) for s in args.sizes.split(",") if s.strip()]:
+            library_data(BENCH / f"data-{size}", build_books(size, args.books), size)
+        return
+    results = [measure(int(s), args.books, args.runs, args.query_cache, args.rebuild)
                for s in args.sizes.split(",") if s.strip()]
     if args.json:
         print(json.dumps(results, indent=1))
@@ -249,7 +308,7 @@ def main() -> None:
     for r in results:
         print(f"{r['records']:>9,} records in {r['books']} books ({r['dims']}-d, {r['raw_vectors_mb']} MB raw), "
               f"{r['queries']}:\n"
-              f"  init {r['init_s'] if r['init_s'] is not None else '(reused)'} s; prepare @all {r['prepare_s']} s, "
+              f"  init {r['init_s'] if r['init_s'] is not None else '(reused)'} s; prepare @all {r['prepare_s'] if r['prepare_s'] is not None else '(reused)'} s, "
               f"of it the approximate index "
               f"{r['ann_build_s']} s (nlist {r['ann_nlist']}, nprobe {r['ann_nprobe']}, {r['ann_disk_mb']} MB "
               f"+ {r['ann_ids_mb']} MB of row ids)\n"

@@ -133,15 +133,16 @@ def book_corpus(runs: int) -> Corpus:
 
 def library_corpus(size: int, runs: int) -> Corpus:
     from bench_library_vectors import BENCH as LV
-    from bench_library_vectors import DIMS, query_vectors, real_document_vectors
+    from bench_library_vectors import COMPLETE, DIMS, query_vectors, real_document_vectors
 
     from book_agent import BookAgent
     from tests.support.package_builder import synthetic_records
 
     data = LV / f"data-{size}"
     pointer_files = list((data / "library" / "vectors").glob("*.json"))
-    if not (data / "registry.json").is_file() or not pointer_files:
-        raise SystemExit(f"no {size:,}-record library: run tools/bench_library_vectors.py --sizes {size} first")
+    if not (data / COMPLETE).is_file() or not pointer_files:
+        raise SystemExit(f"no complete {size:,}-record library: run "
+                         f"`tools/bench_library_vectors.py --sizes {size} --build-only` first")
     pointer = json.loads(pointer_files[0].read_text())
     with BookAgent(data) as agent:
         book_ids = sorted(b["book_id"] for b in agent.list_books())
@@ -539,9 +540,10 @@ def main() -> int:
         return 0
     results = []
     for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:
-        if size != "book" and not (ROOT / ".bench" / "library_vectors" / f"data-{size}" / "registry.json").is_file():
-            subprocess.run([sys.executable, str(ROOT / "tools" / "bench_library_vectors.py"), "--sizes", size,
-                            "--runs", "20"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        if size != "book":  # the library built, or a half-built one finished (a complete one is reused at once)
+            lock = ["flock", str(ROOT / ".bench" / ".build.lock")] if shutil.which("flock") else []  # shared cache
+            subprocess.run([*lock, sys.executable, str(ROOT / "tools" / "bench_library_vectors.py"), "--sizes", size,
+                            "--build-only"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         results.append(measure(size, args.runs, not args.no_rss, args.cold if size == "book" else 0,
                                args.cold_baseline))
         if not args.json:

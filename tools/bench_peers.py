@@ -202,7 +202,7 @@ def faiss_index(corpus: Corpus, kind: str, folder: Path) -> Any:
         return index
     path = folder / f"ivf-sq8-{corpus.ann_params['nlist']}.faiss"
     if not path.is_file():
-        from book_agent_adapters.storage.faiss_vector_index import SEED, TRAIN_PER_LIST
+        from book_agent_adapters.storage.faiss_training import SEED, TRAIN_PER_LIST
 
         nlist = corpus.ann_params["nlist"]
         index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(corpus.matrix.shape[1]), corpus.matrix.shape[1],
@@ -449,7 +449,9 @@ def rss_worker(folder: Path, stack: str) -> dict[str, float]:
     for i in range(RSS_QUERIES):
         search(corpus.queries[i % len(corpus.queries)], corpus.vectors[i % len(corpus.vectors)])
     return {"rss_mb": round(_status("VmRSS"), 1), "peak_mb": round(_status("VmHWM"), 1),
-            "rss_at_start_mb": round(before, 1)}
+            "rss_at_start_mb": round(before, 1),  # the interpreter and numpy, before either stack
+            # what the resident set is: the process's own memory, or pages of mapped files
+            "anon_mb": round(_status("RssAnon"), 1), "file_mb": round(_status("RssFile"), 1)}
 
 
 def _status(field_name: str) -> float:
@@ -514,10 +516,11 @@ def report(result: dict[str, Any]) -> str:
         lines.append(cold_report(result["cold"]))
     if "rss" in result:
         rss = result["rss"]
-        lines.append(f"  RSS of a warm worker: book-agent {rss['book-agent']['rss_mb']:.0f} MB "
-                     f"(peak {rss['book-agent']['peak_mb']:.0f}), tantivy+faiss {rss['tantivy+faiss']['rss_mb']:.0f} MB "
-                     f"(peak {rss['tantivy+faiss']['peak_mb']:.0f}): "
-                     f"x{rss['book-agent']['rss_mb'] / rss['tantivy+faiss']['rss_mb']:.2f}")
+        ours, peer = rss["book-agent"], rss["tantivy+faiss"]
+        lines.append(f"  RSS of a warm worker: book-agent {ours['rss_mb']:.0f} MB (peak {ours['peak_mb']:.0f}; "
+                     f"{ours['anon_mb']:.0f} own + {ours['file_mb']:.0f} mapped files), tantivy+faiss "
+                     f"{peer['rss_mb']:.0f} MB (peak {peer['peak_mb']:.0f}; {peer['anon_mb']:.0f} own + "
+                     f"{peer['file_mb']:.0f} mapped files): x{ours['rss_mb'] / peer['rss_mb']:.2f}")
     return "\n".join(lines)
 
 

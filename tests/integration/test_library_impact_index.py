@@ -268,3 +268,31 @@ def test_when_worker_processes_cannot_start_the_books_are_counted_in_process(tmp
     assert seen[-1] == (90, 90)
     for query in QUERIES:
         assert search(fallback, query, 20) == search(serial, query, 20)
+
+
+def _resident_kib_of(name_part: str) -> int:
+    """This process's resident KiB of the mappings of files whose path holds `name_part`."""
+    total, mine = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and not head[0].endswith(":"):
+            mine = len(head) > 5 and name_part in head[5]
+        elif mine and head[0] == "Rss:":
+            total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads /proc/self/smaps (Linux)")
+def test_what_a_query_read_through_the_postings_maps_leaves_the_resident_set(corpus):
+    # A map's pages stay resident once touched: a server's RSS grew towards every posting (issue 29).
+    # The same answers are still read from the maps, and the next query maps them again.
+    _, index, _, _ = corpus
+    lexical = index.open()
+    try:
+        first = {q: lexical.search(q, 10) for q in QUERIES}
+        assert any(first.values())
+        assert _resident_kib_of(".impacts.npy") == 0
+        assert _resident_kib_of(".docs.npy") == 0
+        assert {q: lexical.search(q, 10) for q in QUERIES} == first
+    finally:
+        lexical.close()

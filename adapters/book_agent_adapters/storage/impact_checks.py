@@ -16,7 +16,9 @@ edited in place (NaN, shuffled) fails the query with a coded error instead of an
 
 from __future__ import annotations
 
+import contextlib
 import math
+import mmap
 import os
 import re
 import sqlite3
@@ -75,6 +77,14 @@ def _int(meta: dict[str, str], key: str, low: int, high: int) -> int:
     return value
 
 
+def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
+    """The mmap an array read from a file is a view of (None: in memory, or no MADV_DONTNEED)."""
+    base = array
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "_mmap", None) or getattr(base, "base", None)
+    return base if isinstance(base, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED") else None
+
+
 class Postings:
     """The two mapped arrays of an index, their blocks verified as they are first read."""
 
@@ -100,6 +110,7 @@ class Postings:
                 self.handles[kind] = open_regular(self.paths[kind])
             self.arrays = {kind: map_open_npy(self.handles[kind], self.paths[kind], dtype, self.count)
                            for kind, dtype in ARRAYS}
+            self.maps = [m for m in map(_mapping_of, self.arrays.values()) if m is not None]
         except ValueError as exc:
             self.close()
             raise DamagedIndex(f"its postings are damaged ({exc})") from exc
@@ -140,6 +151,15 @@ class Postings:
                 if zlib.crc32(memoryview(np.ascontiguousarray(values)).cast("B")) != int(self.crcs[kind][block]):
                     raise DamagedIndex(f"its {kind} postings were changed since it was built (block {block})")
             self.verified[block] = True
+
+    def release(self) -> None:
+        """Let go of the pages queries read through the maps (MADV_DONTNEED: the kernel keeps
+        them cached, the next read maps them again in a minor fault). A map's pages stay in the
+        process's resident set until then: ~120 MB after 50 queries at 1M records, towards
+        every posting (330 MB) in a long-running server (issue 29)."""
+        for mapped in self.maps:
+            with contextlib.suppress(OSError, ValueError):  # a closed map, or no madvise here
+                mapped.madvise(mmap.MADV_DONTNEED)
 
     def verify_all(self) -> None:
         self.verify(0, len(self.verified))

@@ -79,7 +79,7 @@ def _int(meta: dict[str, str], key: str, low: int, high: int) -> int:
 
 def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
     """The mmap an array read from a file is a view of (None: in memory, or no MADV_DONTNEED)."""
-    base = array
+    base: object = array
     while base is not None and not isinstance(base, mmap.mmap):
         base = getattr(base, "_mmap", None) or getattr(base, "base", None)
     return base if isinstance(base, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED") else None

@@ -216,14 +216,6 @@ class ImpactScorer:
             return []
         for segment in self.segments:
             segment.postings.notice_changes()
-        try:
-            return self._top(terms, prefixes, top_k, book_ids)
-        finally:  # what this query read leaves the resident set (the kernel keeps it cached)
-            for segment in self.segments:
-                segment.postings.release()
-
-    def _top(self, terms: list[str], prefixes: list[str], top_k: int,
-             book_ids: Sequence[str] | None) -> list[tuple[int, float]]:
         repeats = Counter(terms)  # FTS5 sums a repeated fragment once per repetition
         by_term: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for segment, offset in zip(self.segments, self.offsets, strict=False):

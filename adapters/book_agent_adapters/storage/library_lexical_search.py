@@ -136,7 +136,11 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
                     return []
                 scorer = self._open()
                 try:
-                    top = scorer.top(terms, prefixes, top_k, book_ids)
+                    try:
+                        top = scorer.top(terms, prefixes, top_k, book_ids)
+                    finally:  # what the query read through the maps leaves the resident set (still cached)
+                        for segment in scorer.segments:
+                            segment.postings.release()
                     ids = scorer.ids_of([row for row, _ in top])
                     if any(row not in ids for row, _ in top):
                         raise DamagedIndex("its head lost record ids")

@@ -61,7 +61,10 @@ data, action, arg, threshold = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(
 with build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=threshold)) as agent:
     if action == "add":
         agent.init(Path(arg))
-    print(json.dumps(agent.prepare("@all", full=action == "retrain")["vector_indexes"], default=str))
+    groups = agent.prepare("@all", full=action == "retrain")["vector_indexes"]
+with open("/proc/self/status") as status:  # VmHWM: this program's own peak (ru_maxrss keeps the parent's across exec)
+    peak = [int(line.split()[1]) for line in status if line.startswith("VmHWM:")][0]
+print(json.dumps({"groups": groups, "peak_kib": peak}, default=str))
 """
 
 
@@ -128,15 +131,15 @@ def during(agent: Any, data: Path, action: str, arg: str, threshold: int, words:
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(data), action, arg, str(threshold)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'adapters'}"})
-    _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS (ru_maxrss, KiB)
+    out, err = child.communicate()
     seconds = time.perf_counter() - started
     done.set()
     thread.join()
-    out, err = child.stdout.read() if child.stdout else b"", child.stderr.read() if child.stderr else b""
-    if os.waitstatus_to_exitcode(status) != 0:
+    if child.returncode != 0:
         raise SystemExit(err.decode())
-    return {"child_s": round(seconds, 2), "child_peak_rss_mb": round(usage.ru_maxrss / 1024),
-            "groups": json.loads(out.decode().strip().splitlines()[-1]),
+    reported = json.loads(out.decode().strip().splitlines()[-1])
+    return {"child_s": round(seconds, 2), "child_peak_rss_mb": round(reported["peak_kib"] / 1024),
+            "groups": reported["groups"],
             "search_p50_ms": round(percentile(times, 0.5), 1) if times else None,
             "search_p95_ms": round(percentile(times, 0.95), 1) if times else None,
             "search_max_ms": round(max(times), 1) if times else None,

@@ -193,9 +193,17 @@ class Registration:
         assert info.database_path is not None
         expected = lexical_stamp(str(entry.get("manifest_sha256") or ""), database_sha(info))
         runtime_dir = ports.runtime_dir(book_ref)
-        ports.runtime.create_dir(runtime_dir)
-        with ports.runtime.build_lock(runtime_dir):
-            ports.runtime.sweep_stale_temps(runtime_dir)
+        with contextlib.ExitStack() as held:
+            try:
+                ports.runtime.create_dir(runtime_dir)
+                held.enter_context(ports.runtime.build_lock(runtime_dir))
+            except BookAgentError as exc:
+                # A read-only data dir (a replica's) cannot take the lock: a book with nothing
+                # to build is reported as it is; one that needs a build keeps the coded error.
+                if exc.code != "storage.read_only" or not ports.runtime.lexical_state(runtime_dir, expected)["fresh"]:
+                    raise
+            else:
+                ports.runtime.sweep_stale_temps(runtime_dir)
             state = ports.runtime.lexical_state(runtime_dir, expected)
             result: Prepared = {"book_id": entry["book_id"], "lexical": {"built": False, "was": state}}
             if not state["fresh"]:
@@ -216,6 +224,8 @@ class Registration:
             sources = book.sources
         except BookAgentError as exc:  # no original to read: hits keep their claims (record-metadata)
             return {"built": False, "error": exc.to_dict()}
+        if self._ports.locators.state(runtime_dir, expected).get("fresh"):
+            return verify_book(self._ports.locators, sources, runtime_dir, expected)  # reads only: no lock
         with self._ports.runtime.build_lock(runtime_dir):
             result = verify_book(self._ports.locators, sources, runtime_dir, expected)
         if result["built"]:

@@ -138,4 +138,7 @@ def test_every_command_on_a_read_only_data_dir_answers_or_gives_a_coded_error(tm
     outputs = {name: coded_or_ok(step) for name, step in steps.items()}
     assert outputs["search @all"]["hits"] and outputs["search @all"]["library"]["lexical_index"]["stale"]
     assert (outputs["prepare @all"]["error"]["code"]) == "storage.read_only"
+    for fresh in ("prepare pdf-book", "prepare late"):  # nothing to build: answered, not refused
+        assert "error" not in outputs[fresh], outputs[fresh]
+        assert outputs[fresh]["lexical"]["built"] is False and outputs[fresh]["locators"]["built"] is False
     assert all("error" not in outputs[name] for name in ("list", "search pdf-book", "read pdf-book", "skill pdf-book"))

@@ -3,8 +3,9 @@
 `initialize` and `tools/list` must stay as fast as a bare FastMCP server, so nothing heavy
 loads before them. After them, the work lane loads the lexical index and the vector matrix
 (a library: its index and every book's; `BookAgent.warm_up`) and runs a dry search that brings
-its own vector, while the host's model is still reading the tool list, so the first search
-costs about what the tenth does. It runs on the session's work lane (book_agent/mcp/session.py),
+its own vector (in Chinese for a Chinese book, which loads the word segmenter's dictionary too),
+while the host's model is still reading the tool list, so the first search costs about what the
+tenth does. It runs on the session's work lane (book_agent/mcp/session.py),
 queued like any call: a search that arrives during the warm-up waits for it, never for more
 than the work it needed anyway; jsonschema (needed only to explain a refused call) is
 imported after it, as a job of its own, so a search that came meanwhile goes first.

@@ -7,10 +7,10 @@ Start-up order (why it is fast and fails early):
    a broken package ends here with a message on stderr and exit code 1, before any protocol is
    spoken.
 2. `build_server` registers tools and resources: no agent call at all.
-3. The transport serves; once `tools/list` is answered, the work lane loads the search parts
-   (lexical index, vectors, local encoder) in the background (mcp/warmup.py); PDFium loads
-   on the first tool call that needs it. Each loads once per process (one BookAgent; the
-   calls run on two lanes, mcp/session.py).
+   Meanwhile the work lane loads the search parts (lexical index, vectors; not the local
+   encoder, which the first text query loads) in the background (mcp/warmup.py).
+3. The transport serves; PDFium loads on the first tool call that needs it. Each loads once
+   per process (one BookAgent; the calls run on two lanes, mcp/session.py).
 """
 
 from __future__ import annotations
@@ -192,6 +192,7 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: BookAgent | N
     session = BookSession(book_id, agent=agent, data_dir=data_dir)
     try:
         resolved = checked_start(session, book_id)
+        session.queue_warm_up()  # loads the search parts while FastMCP is imported (mcp/warmup.py)
         server = build_server(book_id, session=session, resolved=resolved, warm_up=True)
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
         import anyio

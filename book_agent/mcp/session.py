@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("book_agent.mcp.warmup")
 T = TypeVar("T")
+START, SEARCH, ENCODER = "start", "search", "encoder"  # the warm-ups (BookSession.queue_warm_up)
 Lane = Literal["work", "quick"]
 
 _stdout_lock = threading.Lock()
@@ -61,9 +62,12 @@ def _stdout_to_stderr() -> Iterator[None]:
                 sys.stdout = _stdout_saved
 
 
-def _warm_up(agent: BookAgent, book_id: str, encoder: bool) -> None:
+def _warm_up(agent: BookAgent, book_id: str, kind: str) -> None:
     try:
-        warmed = agent.warm_up(book_id, encoder=encoder)
+        if kind == START:
+            warmed = agent.warm_up(book_id, encoder=False, segmenter=False)
+        else:
+            warmed = agent.warm_up(book_id, encoder=kind == ENCODER)
     except Exception as exc:  # a warm-up never fails a session: the first call reports it
         log.debug("warm-up skipped: %s", exc)
         return
@@ -75,7 +79,7 @@ class BookSession:
         self.book_id = book_id
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._agent = agent
-        self._warm_ups: set[bool] = set()  # queued already: without the encoder, with it
+        self._warm_ups: set[str] = set()  # the kinds queued already (queue_warm_up)
         self._lock = threading.Lock()
         self._lanes = {name: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"book-agent-mcp-{name}")
                        for name in ("work", "quick")}
@@ -108,13 +112,15 @@ class BookSession:
         """Queue `fn(agent)` on a lane without waiting (the background warm-up)."""
         return self._lanes[lane].submit(self._guarded, fn)
 
-    def queue_warm_up(self, encoder: bool = False) -> None:
-        """Queue the search parts' warm-up on the work lane, once (book_agent/mcp/warmup.py;
-        `serve` does it before FastMCP is imported, so it runs during the handshake)."""
-        if encoder in self._warm_ups:
+    def queue_warm_up(self, kind: str = SEARCH) -> None:
+        """Queue a warm-up on the work lane, once per kind (book_agent/mcp/warmup.py): START, the
+        part that costs a fraction of a second (`serve` queues it before FastMCP is imported, so
+        it runs during the handshake); SEARCH, every search part but the local encoder; ENCODER,
+        that too."""
+        if kind in self._warm_ups:
             return
-        self._warm_ups.add(encoder)
-        self.submit(lambda agent: _warm_up(agent, self.book_id, encoder))
+        self._warm_ups.add(kind)
+        self.submit(lambda agent: _warm_up(agent, self.book_id, kind))
 
     def _close_agent(self) -> None:
         close = getattr(self._agent, "close", None)

@@ -1,16 +1,18 @@
 """Background warm-up: load what the first search needs while the handshake is served.
 
-`serve` queues it on the session's work lane (BookSession.queue_warm_up) as soon as the start-up
-check has passed, before FastMCP is even imported: it loads the lexical index and the vector
-matrix (a library: its index and every book's; `BookAgent.warm_up`) and runs a dry search that
-brings its own vector while the main thread imports FastMCP (~0.8 s) and answers `initialize` and
-`tools/list`. So a search written together with the handshake (`tools/list` and the call at
-once, as a scripted host does) finds everything loaded and costs about what the tenth does
-(issue 29: it cost 12x a warm one when the warm-up started after `tools/list`). The price is the
-warm-up's own CPU (~0.1 s of a ~1 s start) shared with the handshake; the total from spawn to the
-first answer is what it was, or less. A server built without `serve` (tests, HTTP) starts it once
-`tools/list` is answered, or `START_AFTER_INITIALIZED` seconds after `notifications/initialized`
-for a host that does not list tools.
+For one book, `serve` queues it on the session's work lane (BookSession.queue_warm_up) as soon
+as the start-up check has passed, before FastMCP is even imported: it loads the lexical index and
+the vector matrix (`BookAgent.warm_up`) and runs a dry search that brings its own vector while
+the main thread imports FastMCP (~0.8 s) and answers `initialize` and `tools/list`. So a search
+written together with the handshake (`tools/list` and the call at once, as a scripted host does)
+finds everything loaded and costs about what the tenth does (issue 29: it cost 12x a warm one
+when the warm-up started after `tools/list`). The price is that warm-up's CPU (~0.1 s of a ~1 s
+start) shared with the handshake; the total from spawn to the first answer is what it was, or
+less. What can cost seconds waits for `tools/list` to be answered (or `START_AFTER_INITIALIZED`
+seconds after `notifications/initialized`, for a host that does not list tools), as does
+everything for a server built without `serve` (in-process, HTTP): a library's warm-up (its index
+and every book's) and a Chinese book's dry search in Chinese, which loads the word segmenter's
+dictionary (jieba, 0.3-2 s).
 
 Calls queue behind it like any call: a search that arrives during the warm-up waits for it,
 never for more than the work it needed anyway. jsonschema (needed only to explain a refused
@@ -36,7 +38,7 @@ import mcp_types as mt
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
 from book_agent.mcp.schema_check import load_validator_library
-from book_agent.mcp.session import BookSession
+from book_agent.mcp.session import ENCODER, BookSession
 
 START_AFTER_INITIALIZED = 0.5  # seconds
 START_AFTER_TOOLS_LIST = 0.01  # seconds: lets the answer reach the wire first
@@ -77,7 +79,7 @@ class BackgroundWarmUp(Middleware):
         if self.started:
             return
         self.started = True
-        self.session.queue_warm_up()  # a no-op when `serve` queued it at start-up
+        self.session.queue_warm_up()  # after `serve`'s START warm-up: a dry search, or the segmenter
 
     def start_validator(self) -> None:
         """jsonschema, for a refused call's problems: a job of its own, after the first call."""
@@ -90,4 +92,4 @@ class BackgroundWarmUp(Middleware):
         if self.encoder_started:
             return
         self.encoder_started = True
-        self.session.queue_warm_up(encoder=True)
+        self.session.queue_warm_up(ENCODER)

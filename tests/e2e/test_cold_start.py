@@ -211,8 +211,8 @@ class Agent:
     calls = []
     def resolve(self, book_id):
         return {"book_id": book_id, "package": {"title": "t", "diagnostics": []}}
-    def warm_up(self, book_id, *, encoder=True):
-        self.calls.append((book_id, encoder))
+    def warm_up(self, book_id, *, encoder=True, segmenter=True):
+        self.calls.append((book_id, encoder, segmenter))
         return {"lexical": True}
     def close(self):
         print(self.calls, file=sys.stderr)
@@ -224,11 +224,12 @@ serve("b", agent=Agent())
 def test_serve_queues_the_warm_up_before_any_handshake() -> None:
     """`serve` warms up at start, while FastMCP loads: a host that writes `tools/list` and a
     search at once finds the search parts loaded (issue 29). Here the host sends nothing at all
-    (stdin at its end): the warm-up still ran, without the encoder."""
+    (stdin at its end): the start-up warm-up still ran, without the encoder or the word segmenter
+    (a Chinese book's dictionary takes seconds: it waits for tools/list)."""
     out = subprocess.run([sys.executable, "-c", SERVE_WITHOUT_A_HANDSHAKE], stdin=subprocess.DEVNULL,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert ast.literal_eval(out.stderr.strip().splitlines()[-1]) == [("b", False)]
+    assert ast.literal_eval(out.stderr.strip().splitlines()[-1]) == [("b", False, False)]
 
 
 def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None:

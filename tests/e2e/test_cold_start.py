@@ -6,6 +6,7 @@ No timings are asserted here (the machine is shared): tools/bench_cold.py measur
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import shutil
@@ -200,6 +201,35 @@ def test_mcp_server_warms_up_after_tools_list() -> None:
     idle = WarmUpRecorder()
     _list_tools_and_linger(build_server("b", agent=idle))  # off unless asked (serve asks)
     assert idle.calls == []
+
+
+SERVE_WITHOUT_A_HANDSHAKE = """
+import sys
+from book_agent.mcp.server import serve
+
+class Agent:
+    calls = []
+    def resolve(self, book_id):
+        return {"book_id": book_id, "package": {"title": "t", "diagnostics": []}}
+    def warm_up(self, book_id, *, encoder=True, segmenter=True):
+        self.calls.append((book_id, encoder, segmenter))
+        return {"lexical": True}
+    def close(self):
+        print(self.calls, file=sys.stderr)
+
+serve("b", agent=Agent())
+"""
+
+
+def test_serve_queues_the_warm_up_before_any_handshake() -> None:
+    """`serve` warms up at start, while FastMCP loads: a host that writes `tools/list` and a
+    search at once finds the search parts loaded (issue 29). Here the host sends nothing at all
+    (stdin at its end): the start-up warm-up still ran, without the encoder or the word segmenter
+    (a Chinese book's dictionary takes seconds: it waits for tools/list)."""
+    out = subprocess.run([sys.executable, "-c", SERVE_WITHOUT_A_HANDSHAKE], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert ast.literal_eval(out.stderr.strip().splitlines()[-1]) == [("b", False, False)]
 
 
 def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None:

@@ -215,3 +215,14 @@ def test_the_impact_file_is_built_for_a_sidecar_built_before_it_existed(tmp_path
     index.close()
     build_impact(path, impact_path(path), HEADINGS_WEIGHT)
     assert impact_path(path).read_bytes() == built  # the same file as a build writes
+
+
+def test_a_left_over_temp_of_the_impact_file_is_swept_once_old(tmp_path: Path) -> None:
+    """The background build writes outside the build lock: its temp is swept by age, as a
+    config's is (a build in progress is young)."""
+    from book_agent_adapters.storage.runtime_files import STALE_SECONDS, sweep_stale_temps
+
+    leftover = tmp_path / f".{FILE_NAME}.abc123.tmp"
+    leftover.write_bytes(b"half")
+    assert sweep_stale_temps(tmp_path) == []
+    assert sweep_stale_temps(tmp_path, now=time.time() + STALE_SECONDS + 1) == [str(leftover)]

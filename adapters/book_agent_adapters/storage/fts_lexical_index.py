@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,6 +74,8 @@ def build_sidecar(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """(Re)build the sidecar atomically from the package database. Returns the record count."""
+    import tempfile  # a build only
+
     try:
         sidecar_path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=".lexical-", suffix=".sqlite", dir=sidecar_path.parent)

@@ -154,11 +154,12 @@ class BookAgent:
         no longer registered is `book.not_registered`, as for `library_books`."""
         return self._library.book_ids(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
-    def warm_up(self, book_ref: str, *, encoder: bool = True) -> dict[str, bool]:
-        """Load a book's search parts now (the MCP server does it after its handshake, and
-        the local encoder after the first search that needs it: `encoder=False` first)."""
+    def warm_up(self, book_ref: str, *, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
+        """Load a book's search parts now (the MCP server does it during its handshake, a Chinese
+        book's word segmenter after it, and the local encoder after the first search that needs
+        it: `encoder=False, segmenter=False` first)."""
         blas.apply_to_loaded_blas()
-        return self._search.warm_up(book_ref, encoder)
+        return self._search.warm_up(book_ref, encoder, segmenter)
 
     def serve_long(self) -> None:
         """This agent serves for a long time (an MCP server over stdio or HTTP): the library's

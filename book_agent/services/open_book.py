@@ -136,11 +136,13 @@ class OpenBook:
         return open_locators(self._locator_store, self._locator_refresh, self.book_id, self.runtime_dir,
                              database_stamp(self.entry, self.package), lambda: self.sources)
 
-    def warm_up(self, encoder: bool = True) -> dict[str, bool]:
+    def warm_up(self, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
         """Open and load what a search uses (the lexical index, the vector matrix and, with
         `encoder`, the local encoder), so the first search costs what later ones do. No
         network request. Without the encoder, the dry search brings its own query vector, so
-        a server whose queries all do never loads the model (~100 MB)."""
+        a server whose queries all do never loads the model (~100 MB). Without `segmenter`, a
+        Chinese book's dry search is not in Chinese either: the word segmenter's dictionary
+        (0.3-2 s) is left for a later warm-up or the first Chinese query."""
         with self._lock:
             lexical, _ = self.lexical_index()
             store, runtime, _, _ = self.vector_parts
@@ -155,7 +157,8 @@ class OpenBook:
             searcher = self.searcher()
             dry = HybridSearch(self.book_id, replace(searcher.channels, reranker=None))
             with suppress(BookAgentError):
-                dry.search(self._dry_query(), top_k=1, query_vector=None if warmed else vector)
+                dry.search(self._dry_query() if segmenter else DRY_QUERY, top_k=1,
+                           query_vector=None if warmed else vector)
         return {"lexical": lexical is not None, "vectors": store is not None, "encoder": warmed}
 
     def _dry_query(self) -> str:

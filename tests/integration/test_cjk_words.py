@@ -124,3 +124,27 @@ def test_the_mcp_warm_up_loads_the_segmenter_for_a_chinese_book_only(tmp_path: P
     assert not (data / "cache" / "jieba").exists()
     assert warmed("zh") == {"warmed": True, "jieba": True}  # before any query: the first one is warm
     assert (data / "cache" / "jieba" / "jieba.cache").is_file()
+
+
+START_WARM_UP_PROBE = """
+import json, sys
+from pathlib import Path
+from book_agent.agent import BookAgent
+with BookAgent(Path(sys.argv[1])) as agent:
+    agent.warm_up(sys.argv[2], encoder=False, segmenter=False)
+    start = "jieba" in sys.modules
+    agent.warm_up(sys.argv[2], encoder=False)
+    print(json.dumps([start, "jieba" in sys.modules]))
+"""
+
+
+def test_the_start_up_warm_up_leaves_the_segmenter_for_later(tmp_path: Path):
+    """`serve` warms a book up during the handshake (book_agent/mcp/warmup.py): without the
+    dictionary's seconds, which the warm-up after tools/list loads."""
+    data = _book(tmp_path)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    out = subprocess.run([sys.executable, "-c", START_WARM_UP_PROBE, str(data), "zh"], capture_output=True,
+                         text=True, check=True, env=env, timeout=300)
+    assert json.loads(out.stdout) == [False, True]

@@ -20,7 +20,6 @@ meanwhile serve the generation they hold; the next search after it lands moves t
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 
@@ -40,7 +39,6 @@ COMPACT_DRIFT = 0.05  # `prepare` compacts once the frozen statistics are 5% off
 BACKGROUND_CHANGES = 4
 BACKGROUND_DRIFT = 0.02
 
-log = logging.getLogger(__name__)
 
 
 class LexicalGenerations:
@@ -134,7 +132,9 @@ class LexicalGenerations:
         except Exception as exc:  # noqa: BLE001 - a background task reports, never raises into a search
             busy = isinstance(exc, BookAgentError) and exc.code == "lexical.build_busy"
             self._compact_after = time.monotonic() + (BUSY_RETRY_S if busy else STALE_RETRY_S)
-            log.log(logging.DEBUG if busy else logging.WARNING, "library compaction not done: %s", exc)
+            import logging  # here only: logging is ~5 ms of a one-shot search's start
+
+            logging.getLogger(__name__).log(logging.DEBUG if busy else logging.WARNING, "library compaction not done: %s", exc)
             return
         self._checked = 0.0  # the next search compares its generation with the one in place at once
 

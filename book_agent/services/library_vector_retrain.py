@@ -9,7 +9,6 @@ exit before it lands): `prepare @all` retrains there.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Mapping
@@ -22,7 +21,6 @@ RETRAIN_DRIFT = 0.2  # a group drifted past it is retrained (the local backend's
 RETRY_BUSY_S = 1.0  # another writer held the library: asked again this soon
 RETRY_FAILED_S = 300.0  # a retrain that failed (a full disk, a read-only replica): tried again after this
 
-log = logging.getLogger(__name__)
 
 
 class BackgroundRetrain:
@@ -54,6 +52,8 @@ class BackgroundRetrain:
         except Exception as exc:  # noqa: BLE001 - a background task reports, never raises into a search
             busy = isinstance(exc, BookAgentError) and exc.code == "vector.index_busy"
             self._after[(model, dims)] = time.monotonic() + (RETRY_BUSY_S if busy else RETRY_FAILED_S)
-            log.log(logging.DEBUG if busy else logging.WARNING, "vector index retrain not done: %s", exc)
+            import logging  # here only: logging is ~5 ms of a one-shot search's start
+
+            logging.getLogger(__name__).log(logging.DEBUG if busy else logging.WARNING, "vector index retrain not done: %s", exc)
             return
         self.done.set()

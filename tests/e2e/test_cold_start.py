@@ -65,6 +65,35 @@ def test_light_commands_import_nothing_heavy(tmp_path: Path, lexical_only_data: 
     assert heavy_modules_loaded(tmp_path, "--data-dir", str(lexical_only_data), *args) == []
 
 
+# stdlib modules a one-shot search has no use for (issue 29: ~30 ms of its start at load 3):
+# builds, writes, registration, a config file and --debug import them when they need them
+NEEDLESS_FOR_A_SEARCH = ("tomllib", "tempfile", "shutil", "secrets", "hashlib", "random", "logging", "traceback",
+                         "bz2", "lzma")
+
+
+@pytest.fixture(scope="module")
+def vector_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    work = tmp_path_factory.mktemp("vectors")
+    root = build_package(work / "pkg", book_id="vec", dims=16)
+    with BookAgent(work / "data") as agent:
+        agent.init(root)
+        agent.search("vec", "rivers", query_vector=[0.25] * 16)  # the first writes the matrix's sidecar
+    vector = work / "vector.json"
+    vector.write_text("[" + ", ".join(["0.25"] * 16) + "]", encoding="utf-8")
+    return work / "data", vector
+
+
+def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lexical_only_data: Path,
+                                                             vector_data: tuple[Path, Path]) -> None:
+    data, vector = vector_data
+    lexical = modules_imported_by(tmp_path, "--data-dir", str(lexical_only_data), "--json", "search", "plain",
+                                  "general")
+    hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
+                                 "--query-vector", str(vector))
+    assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
+    assert [m for m in NEEDLESS_FOR_A_SEARCH if m in lexical | hybrid] == []
+
+
 # -- weights: memory-mapped, used in place ----------------------------------------------
 def test_weights_are_read_only_views_of_the_mapped_file(tmp_path: Path) -> None:
     folder = tiny_bert.write_tiny_model(tmp_path / "m")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sqlite3
 import threading
 import time
@@ -100,6 +99,8 @@ class SqliteLocatorStore(LocatorStore):
 
     def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
         target = self.path(runtime_dir)
+        import secrets  # a build only (secrets imports hashlib and hmac)
+
         staged = target.with_name(f".locators-{secrets.token_hex(6)}.sqlite")
         summary = LocatorSummary()
         started = time.perf_counter()

@@ -49,8 +49,6 @@ class BookImpact:
         """(record id, score) best first for phrases of one term each, as FTS5 ranks them."""
         import numpy as np
 
-        from book_agent_adapters.storage.book_impact import MIN_IDF
-
         totals: np.ndarray | None = None
         impacts = self._impacts
         for term in phrases:  # in the expression's order: each record's sum adds in FTS5's order
@@ -73,6 +71,8 @@ class BookImpact:
     def _impact(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """A term's docs and each one's share, idf x weight: the very product FTS5 adds (one
         float64 multiplication, whether made now or per query)."""
+        from book_agent_adapters.storage.book_impact import MIN_IDF
+
         index = self.terms.get(term)
         found = None
         if index is not None:

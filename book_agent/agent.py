@@ -12,7 +12,6 @@ from the composition root (book_agent/bootstrap.py), which never imports this mo
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -50,13 +49,12 @@ from book_agent.services.configure import configure
 from book_agent.services.context import Ports
 from book_agent.services.hosts import Hosts, registered_books
 from book_agent.services.library import Library
-from book_agent.services.library_child_writer import ChildWriter
 from book_agent.services.library_writer import WriterJob
 from book_agent.services.reading import Reading
 from book_agent.services.registration import Registration
 from book_agent.services.status import book_status
 
-log = logging.getLogger(__name__)
+
 def build_agent(data_dir: str | Path | None = None, **adapters: Any) -> BookAgent:
     """A BookAgent over the composition root's `build_ports(data_dir, **adapters)`: the real
     adapters, with any port swapped (tests hand fakes in here, as to the root)."""
@@ -117,7 +115,10 @@ class BookAgent:
         try:
             self._library.update(phases("library: indexes"))
         except BookAgentError as exc:
-            log.warning("the library's indexes were not brought up to date (%s): %s", exc.code, exc.message)
+            import logging  # here only: logging is ~5 ms of a one-shot command's start
+
+            logging.getLogger(__name__).warning("the library's indexes were not brought up to date (%s): %s",
+                                                exc.code, exc.message)
 
     def list_books(self) -> list[BookRow]:
         return self._registration.list_books()
@@ -173,11 +174,12 @@ class BookAgent:
         no longer registered is `book.not_registered`, as for `library_books`."""
         return self._library.book_ids(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
-    def warm_up(self, book_ref: str, *, encoder: bool = True) -> dict[str, bool]:
-        """Load a book's search parts now (the MCP server does it after its handshake, and
-        the local encoder after the first search that needs it: `encoder=False` first)."""
+    def warm_up(self, book_ref: str, *, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
+        """Load a book's search parts now (the MCP server does it during its handshake, a Chinese
+        book's word segmenter after it, and the local encoder after the first search that needs
+        it: `encoder=False, segmenter=False` first)."""
         blas.apply_to_loaded_blas()
-        return self._search.warm_up(book_ref, encoder)
+        return self._search.warm_up(book_ref, encoder, segmenter)
 
     def serve_long(self, writer_in_process: bool = False) -> None:
         """This agent serves for a long time (an MCP server over stdio or HTTP): a background
@@ -190,6 +192,10 @@ class BookAgent:
         if writer_in_process:
             self._library.write_in_background()
             return
+        from book_agent.services.library_child_writer import (
+            ChildWriter,  # a server's only: subprocess
+        )
+
         child = ChildWriter(self.data_dir)
         self._library.write_in_background(child.run, child.stop)
 

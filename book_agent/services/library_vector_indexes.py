@@ -19,7 +19,7 @@ BUSY_RETRY_S later (STALE_RETRY_S after a failure). An open generation is compar
 in place every GENERATION_RECHECK_S, so a long-lived process moves to another's retrain.
 `prepare` waits, and retrains (the port's `compact`) a group whose drift passed RETRAIN_DRIFT;
 `prepare --full` always; a long-running server retrains in the background
-(services/library_vector_retrain.py). A group with no usable index yet is searched exactly.
+(services/library_writer.py). A group with no usable index yet is searched exactly.
 """
 
 from __future__ import annotations

@@ -25,12 +25,12 @@ as soon as the library changes again.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 
@@ -42,7 +42,6 @@ BACKGROUND_CHANGES = 4
 BACKGROUND_DRIFT = 0.02
 RETRAIN_DRIFT = 0.2  # a group drifted past it is retrained (the local backend's measure: living_vectors.py)
 
-log = logging.getLogger(__name__)
 _running: weakref.WeakSet[BackgroundWriter] = weakref.WeakSet()
 
 
@@ -114,7 +113,7 @@ class BackgroundWriter:
         try:
             job = self._due()
         except Exception as exc:  # noqa: BLE001 - a background task reports, never raises
-            log.warning("library writer could not look at the library: %s", exc)
+            _log().warning("library writer could not look at the library: %s", exc)
             return None
         if job is None or (self._failed is not None and self._failed[0] == job.key
                            and time.monotonic() < self._failed[1]):
@@ -127,9 +126,16 @@ class BackgroundWriter:
             if not busy:  # a refused job is asked again at the next wake
                 self._failed = (job.key, time.monotonic() + RETRY_FAILED_S)
             if not self._stop.is_set():
-                log.log(logging.DEBUG if busy else logging.WARNING, "library writer job not done: %s", exc)
+                _log().log(10 if busy else 30, "library writer job not done: %s", exc)  # DEBUG, WARNING
             return None
         self._failed = None
         self.jobs.append(job)
         self.done.set()
         return job
+
+
+def _log() -> Any:
+    """The module's logger, imported when first needed (logging is ~5 ms of a one-shot search's start)."""
+    import logging
+
+    return logging.getLogger(__name__)

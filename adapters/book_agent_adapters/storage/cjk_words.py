@@ -14,7 +14,6 @@ and vector-only searches never load it.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import warnings
@@ -40,6 +39,8 @@ def _load() -> Any:
             with warnings.catch_warnings():  # jieba probes pkg_resources, deprecated in setuptools
                 warnings.simplefilter("ignore")
                 import jieba
+
+            import logging  # with jieba only
 
             logging.getLogger("jieba").setLevel(logging.WARNING)  # its progress lines go to stderr
             tokenizer = jieba.Tokenizer()

@@ -29,7 +29,6 @@ keeps FTS5).
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import zipfile
 from collections.abc import Iterable
@@ -40,24 +39,16 @@ import numpy as np
 
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.book_impact_files import FILE_NAME as FILE_NAME
+from book_agent_adapters.storage.book_impact_files import identity
+from book_agent_adapters.storage.book_impact_files import impact_path as impact_path
 
-FILE_NAME = "lexical.impact.npz"
 FORMAT = "book-impact-2"
 K1, B, MIN_IDF = 1.2, 0.75, 1e-6  # fts5_aux.c's bm25() constants
 BODY, HEADINGS = 0, 1  # the sidecar's columns (fts_lexical_index.create_index)
 _FETCH = 20_000
 _STEM_BATCH = 5000
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # the sidecar's (fts_lexical_index.create_index)
-
-
-def impact_path(sidecar: Path) -> Path:
-    return sidecar.with_name(FILE_NAME)
-
-
-def identity(path: Path) -> list[int]:
-    """What the file is now (a rebuild is a new inode; a rename keeps inode and mtime)."""
-    st = os.stat(path)
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 # -- building -----------------------------------------------------------------------------------

@@ -12,22 +12,20 @@ import json
 import math
 import sqlite3
 import threading
-import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from book_agent_adapters.storage.book_impact import (
-    FORMAT,
-    MIN_IDF,
-    build_impact,
-    impact_path,
-    tokenizer,
-    tokens_of,
-)
+from book_agent_adapters.storage.book_impact_files import impact_path
 from book_agent_adapters.storage.safe_files import open_regular
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy and book_impact (which imports it) are imported where a file is loaded, searched or
+# built, not with this module: every command imports the lexical index, and a process's first
+# search (a one-shot's only one) is FTS5's, so it must not pay numpy's import (~50 ms).
 
 _STEMS_KEPT = 20_000  # query phrases remembered with their term
 
@@ -46,6 +44,10 @@ class BookImpact:
 
     def top(self, phrases: list[str], top_k: int) -> list[tuple[str, float]]:
         """(record id, score) best first for phrases of one term each, as FTS5 ranks them."""
+        import numpy as np
+
+        from book_agent_adapters.storage.book_impact import MIN_IDF
+
         totals: np.ndarray | None = None
         for term in phrases:  # in the expression's order: each record's sum adds in FTS5's order
             index = self.terms.get(term)
@@ -80,6 +82,12 @@ def load_impact(path: Path, sidecar_identity: list[int], con: sqlite3.Connection
                 headings_weight: float) -> BookImpact | None:
     """The impact file of this very sidecar, checked; None when missing, of another sidecar or
     damaged (the search is then FTS5's)."""
+    import zipfile
+
+    import numpy as np
+
+    from book_agent_adapters.storage.book_impact import FORMAT
+
     try:
         with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
             meta = json.loads(data["meta"].tobytes().decode("utf-8"))
@@ -103,6 +111,8 @@ def load_impact(path: Path, sidecar_identity: list[int], con: sqlite3.Connection
 
 def _sound(starts: np.ndarray, docs: np.ndarray, weights: np.ndarray, terms: object, rows: int) -> bool:
     """Shapes, dtypes and ranges as built: a damaged file never reaches a search."""
+    import numpy as np
+
     if not isinstance(terms, list) or starts.dtype != np.int64 or docs.dtype != np.int32 \
             or weights.dtype != np.float64 or len(starts) != len(terms) + 1 or len(docs) != len(weights):
         return False
@@ -132,6 +142,8 @@ class PhraseTerms:
         seeded, known = self._seeded, self._known
         new = [f for f in dict.fromkeys(fragments) if f not in seeded and f not in known]
         if new:
+            from book_agent_adapters.storage.book_impact import tokenizer, tokens_of
+
             with self._lock:
                 quoted = [f for f in new if _one_quoted(f)]
                 if quoted and self._con is None:
@@ -216,6 +228,8 @@ class WarmImpact:
 
 def build_quietly(sidecar: Path, target: Path, headings_weight: float, words: Iterable[str] = ()) -> bool:
     """The sidecar's impact file; a failure only leaves its searches to FTS5."""
+    from book_agent_adapters.storage.book_impact import build_impact
+
     try:
         build_impact(sidecar, target, headings_weight, words)
     except (sqlite3.Error, OSError, ValueError, MemoryError):

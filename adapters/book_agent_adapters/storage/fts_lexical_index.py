@@ -22,8 +22,7 @@ from book_agent.domain.records import LexicalHit
 from book_agent.ports import LexicalIndex
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage import sidecar_checks
-from book_agent_adapters.storage.book_impact import identity, impact_path
-from book_agent_adapters.storage.book_impact_search import WarmImpact, build_quietly
+from book_agent_adapters.storage.book_impact_files import identity, impact_path
 from book_agent_adapters.storage.cjk_fold import fold_chinese
 from book_agent_adapters.storage.cjk_words import segment_chinese
 from book_agent_adapters.storage.safe_files import (
@@ -95,6 +94,9 @@ def build_sidecar(
             source.close()
             out.close()
         sidecar_checks.record(tmp, sidecar_path.parent)  # before the rename: it keeps inode and mtime
+        # numpy: imported by a build, not with this module
+        from book_agent_adapters.storage.book_impact_search import build_quietly
+
         build_quietly(tmp, impact_path(sidecar_path), HEADINGS_WEIGHT, book_words(database_path))
         os.replace(tmp, sidecar_path)
         return count
@@ -225,6 +227,9 @@ class FtsLexicalIndex(LexicalIndex):
         self.path = Path(sidecar_path)
         self._con: sqlite3.Connection | None = None
         self._identity: list[int] | None = None  # the sidecar's, as opened
+        # imported here, not with this module (which every command imports): it imports numpy
+        from book_agent_adapters.storage.book_impact_search import WarmImpact
+
         self._impact = WarmImpact(self.path, HEADINGS_WEIGHT)
 
     def _connection(self) -> sqlite3.Connection:

@@ -30,9 +30,12 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
+
+if TYPE_CHECKING:
+    import logging
 
 POLL_S = 2.0  # how often the writer looks at the library (stats and state checks: milliseconds)
 RETRY_FAILED_S = 300.0  # a job that failed (a full disk, a read-only replica): tried again after this
@@ -134,7 +137,7 @@ class BackgroundWriter:
         return job
 
 
-def _log() -> Any:
+def _log() -> logging.Logger:
     """The module's logger, imported when first needed (logging is ~5 ms of a one-shot search's start)."""
     import logging
 

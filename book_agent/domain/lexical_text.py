@@ -131,6 +131,12 @@ def cjk_share(text: str) -> float:
     return sum(1 for ch in letters if CJK_RUN.match(ch)) / len(letters)
 
 
+def has_query_terms(query: str) -> bool:
+    """Whether `query_terms(query)` finds anything: a word or a CJK run is always kept (a query
+    of stopwords alone keeps them), so one token is enough, and no list need be built."""
+    return _TOKEN.search(normalize(query)) is not None
+
+
 def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> list[str]:
     """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable.
 

@@ -54,6 +54,8 @@ def _query_reasons(query: str) -> list[dict[str, str]]:
     words = sorted({m.group(0).lower() for m in _EN_VISUAL.finditer(query)})
     if words:
         reasons.append({"code": "query.visual_terms", "detail": "query mentions " + ", ".join(words)})
+    if query.isascii():  # every Chinese term and false friend is outside ASCII: none can be in it
+        return reasons
     # multi-character terms are unambiguous; single characters only count once the common
     # words that contain them (表示, 意图 ...) are taken out
     found = [t for t in _ZH_VISUAL if len(t) > 1 and t in query]

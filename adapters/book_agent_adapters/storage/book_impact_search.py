@@ -13,7 +13,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 # search (a one-shot's only one) is FTS5's, so it must not pay numpy's import (~50 ms).
 
 _STEMS_KEPT = 20_000  # query phrases remembered with their term
+_IMPACTS_KEPT = 20_000  # terms' shares kept (a term's shares are as many as its records)
 
 
 @dataclass
@@ -41,26 +42,22 @@ class BookImpact:
     records: int
     record_ids: list[str | None]
     words: dict[str, str]  # the book's words -> their FTS5 term
+    # term -> (its docs, idf x weight): a book's idf never changes, and a query's terms recur
+    _impacts: dict[str, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
 
     def top(self, phrases: list[str], top_k: int) -> list[tuple[str, float]]:
         """(record id, score) best first for phrases of one term each, as FTS5 ranks them."""
         import numpy as np
 
-        from book_agent_adapters.storage.book_impact import MIN_IDF
-
         totals: np.ndarray | None = None
+        impacts = self._impacts
         for term in phrases:  # in the expression's order: each record's sum adds in FTS5's order
-            index = self.terms.get(term)
-            if index is None:
+            found = impacts[term] if term in impacts else self._impact(term)
+            if found is None:
                 continue
-            first, end = int(self.starts[index]), int(self.starts[index + 1])
-            idf = math.log((self.records - (end - first) + 0.5) / ((end - first) + 0.5))
-            if idf <= 0.0:
-                idf = MIN_IDF
             if totals is None:
                 totals = np.zeros(len(self.record_ids), dtype=np.float64)
-            docs = self.docs[first:end]
-            totals[docs] += idf * self.weights[first:end]
+            totals[found[0]] += found[1]
         if totals is None or top_k <= 0:
             return []
         rows = np.flatnonzero(totals)
@@ -69,7 +66,23 @@ class BookImpact:
             rows = rows[totals[rows] >= kth]
         rows = rows[np.lexsort((rows, -totals[rows]))][:top_k]
         ids = self.record_ids
-        return [(str(ids[row]), float(totals[row])) for row in rows.tolist()]
+        return [(str(ids[row]), score) for row, score in zip(rows.tolist(), totals[rows].tolist(), strict=True)]
+
+    def _impact(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A term's docs and each one's share, idf x weight: the very product FTS5 adds (one
+        float64 multiplication, whether made now or per query)."""
+        from book_agent_adapters.storage.book_impact import MIN_IDF
+
+        index = self.terms.get(term)
+        found = None
+        if index is not None:
+            first, end = int(self.starts[index]), int(self.starts[index + 1])
+            idf = math.log((self.records - (end - first) + 0.5) / ((end - first) + 0.5))
+            found = (self.docs[first:end], (idf if idf > 0.0 else MIN_IDF) * self.weights[first:end])
+        if len(self._impacts) >= _IMPACTS_KEPT:
+            self._impacts.clear()
+        self._impacts[term] = found
+        return found
 
 
 def _one_quoted(fragment: str) -> bool:

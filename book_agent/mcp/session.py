@@ -91,7 +91,7 @@ class BookSession:
                 from book_agent.agent import build_agent
 
                 self._agent = build_agent(self.data_dir)
-                self._agent.serve_long()  # a server: the library compacts itself in the background
+                self._agent.serve_long()  # a server: a background writer keeps its library up to date
             return self._agent
 
     def _guarded(self, fn: Callable[[BookAgent], T]) -> T:

@@ -18,7 +18,8 @@ from book_agent.domain.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
 from book_agent.services.books import OpenBooks
 from book_agent.services.evaluation import evaluate, parse_questions
-from book_agent.services.library import Library, LibraryRecords
+from book_agent.services.library import Library
+from book_agent.services.library_channels import LibraryRecords
 from book_agent.services.search import HybridSearch
 
 

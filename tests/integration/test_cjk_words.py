@@ -77,6 +77,27 @@ def test_without_a_cache_dir_the_dictionary_is_built_in_memory_and_written_nowhe
     assert list(temp.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["temp"]
 
 
+MISSING_DATA_DIR_PROBE = """
+import sys
+from pathlib import Path
+from book_agent_adapters.storage.cjk_words import segment_chinese, use_cache_dir
+use_cache_dir(Path(sys.argv[1]) / "cache")
+print("/".join(segment_chinese("高血压与哪些因素有关")))
+"""
+
+
+def test_a_data_dir_that_does_not_exist_is_not_made_for_the_cache(tmp_path: Path):
+    # An agent over a data dir nobody created (a test's fake one) must not create it, cache and all.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    missing = tmp_path / "no-such-data-dir"
+    out = subprocess.run([sys.executable, "-c", MISSING_DATA_DIR_PROBE, str(missing)], capture_output=True,
+                         text=True, check=True, env=env, cwd=tmp_path, timeout=300)
+    assert out.stdout.strip() == "高血压/与/哪些因素/有关"
+    assert not missing.exists() and list(temp.iterdir()) == []
+
+
 # An MCP server in a fresh interpreter: the handshake and tools/list, no query; then whether
 # the background warm-up (book_agent/mcp/warmup.py) loaded jieba (written to a file: a server
 # keeps stdout for the protocol).

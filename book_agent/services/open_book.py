@@ -70,6 +70,7 @@ class OpenBook:
         self._locator_refresh = locator_refresh
         self._lock = threading.RLock()
         self._lexical: LexicalIndex | None = None
+        self._dry_searches: set[tuple[str, bool]] = set()  # (query, with the encoder) run by warm_up
 
     @_once
     def config(self) -> RuntimeConfig:
@@ -150,15 +151,18 @@ class OpenBook:
                 store.load()
             warmed = bool(encoder and runtime is not None and runtime.warm_up())
         vector = _unit_vector(resolve_query_runtime(self.package).get("dimensions")) if store else None
-        if warmed or store is None or vector is not None:
+        query = self._dry_query() if segmenter else DRY_QUERY
+        # once per query and encoder: an MCP server warms up at start and again after tools/list,
+        # where only a Chinese book's dry search (the segmenter) has something left to load
+        if (query, warmed) not in self._dry_searches and (warmed or store is None or vector is not None):
+            self._dry_searches.add((query, warmed))
             # Every channel is local: a dry search (no reranker: it may be remote) also
             # prepares the record statements and imports what a search imports. Its errors
             # are the first real search's to report.
             searcher = self.searcher()
             dry = HybridSearch(self.book_id, replace(searcher.channels, reranker=None))
             with suppress(BookAgentError):
-                dry.search(self._dry_query() if segmenter else DRY_QUERY, top_k=1,
-                           query_vector=None if warmed else vector)
+                dry.search(query, top_k=1, query_vector=None if warmed else vector)
         return {"lexical": lexical is not None, "vectors": store is not None, "encoder": warmed}
 
     def _dry_query(self) -> str:

@@ -235,14 +235,14 @@ class HybridSearch:
         for item in fused:
             record = records.get(item.record_id)
             if record is not None:
-                hit = self._hit(record, item, lexical, vector)
                 found = located.get(item.record_id)
-                if found:  # else the record's claim, marked unchecked
-                    hit["source_locator"] = cast(Locator, dict(found))
-                hits.append(hit)
+                # the verified locator, else the record's claim, marked unchecked
+                locator = cast(Locator, dict(found)) if found else claimed_locator(self.book_id, record)
+                hits.append(self._hit(record, item, lexical, vector, locator))
         return hits
 
-    def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float]) -> SearchHit:
+    def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float],
+             locator: Locator) -> SearchHit:
         scores: HitScores = {
             "lexical": lexical.get(record.record_id),
             "vector": vector.get(record.record_id),
@@ -254,7 +254,7 @@ class HybridSearch:
             "record_id": record.record_id,
             "text": record.text,
             "headings": list(record.headings),
-            "source_locator": claimed_locator(self.book_id, record),
+            "source_locator": locator,
             "markdown_span": markdown_span(record.md_start, record.md_end),
             "scores": scores,
             "channel_ranks": dict(item.ranks),

@@ -274,6 +274,24 @@ def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None
         assert result["channels"]["vector"]["ran"]
 
 
+def test_a_second_warm_up_runs_no_second_dry_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve` warms a book up at start and again after tools/list (for a Chinese book's
+    segmenter): for any other book the second has nothing to load, and must not queue a dry
+    search ahead of a search sent with the handshake."""
+    from book_agent.services import open_book
+
+    dry: list[str] = []
+    search = open_book.HybridSearch.search
+    monkeypatch.setattr(open_book.HybridSearch, "search", lambda self, query, **kw: (dry.append(query),
+                                                                                      search(self, query, **kw))[1])
+    root = build_package(tmp_path / "pkg", book_id="twice", dims=16)
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(root)
+        assert agent.warm_up("twice", encoder=False, segmenter=False)["vectors"]
+        assert agent.warm_up("twice", encoder=False)["vectors"]
+    assert dry == [open_book.DRY_QUERY]
+
+
 def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
     root = build_package(tmp_path / "pkg", book_id="bare", vectors="none")
     with BookAgent(tmp_path / "data") as agent:

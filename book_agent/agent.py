@@ -30,6 +30,7 @@ from book_agent.domain.book_reports import (
     Resolved,
 )
 from book_agent.domain.contents import Neighbours, TableOfContents
+from book_agent.domain.errors import BookAgentError
 from book_agent.domain.eval_results import EvalReport
 from book_agent.domain.limits import DEFAULT_AROUND
 from book_agent.domain.search_results import Hints, SearchResult
@@ -48,6 +49,7 @@ from book_agent.services.configure import configure
 from book_agent.services.context import Ports
 from book_agent.services.hosts import Hosts, registered_books
 from book_agent.services.library import Library
+from book_agent.services.library_writer import WriterJob
 from book_agent.services.reading import Reading
 from book_agent.services.registration import Registration
 from book_agent.services.status import book_status
@@ -94,11 +96,29 @@ class BookAgent:
         A folder is registered in place (read-only); an archive is imported safely into the
         data dir first. The book_id is the package's own. `phases` names each phase (archive
         import, index build) and takes its progress; else `progress` hears every phase."""
-        return self.resolve(self._registration.init(path, reranker, replace, phases or _one_phase(progress)))
+        named = phases or _one_phase(progress)
+        book_id = self._registration.init(path, reranker, replace, named)
+        self._update_library(named)
+        return self.resolve(book_id)
 
     def remove(self, book_ref: str) -> Removal:
         """Unregister a book: its runtime dir goes, and its imported copy if it was imported."""
-        return self._registration.remove(book_ref)
+        removal = self._registration.remove(book_ref)
+        self._update_library(_one_phase(None))
+        return removal
+
+    def _update_library(self, phases: Phases) -> None:
+        """A registration brings the library's indexes up to date itself (no search builds,
+        issue 26), at the cost of the book; when that cannot be done now (a writer holding the
+        library past the lock's wait, a full disk) the registration stands, the searches report
+        the book as not yet indexed, and `prepare @all` or a server's background writer adds it."""
+        try:
+            self._library.update(phases("library: indexes"))
+        except BookAgentError as exc:
+            import logging  # here only: logging is ~5 ms of a one-shot command's start
+
+            logging.getLogger(__name__).warning("the library's indexes were not brought up to date (%s): %s",
+                                                exc.code, exc.message)
 
     def list_books(self) -> list[BookRow]:
         return self._registration.list_books()
@@ -154,17 +174,35 @@ class BookAgent:
         no longer registered is `book.not_registered`, as for `library_books`."""
         return self._library.book_ids(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
-    def warm_up(self, book_ref: str, *, encoder: bool = True) -> dict[str, bool]:
-        """Load a book's search parts now (the MCP server does it after its handshake, and
-        the local encoder after the first search that needs it: `encoder=False` first)."""
+    def warm_up(self, book_ref: str, *, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
+        """Load a book's search parts now (the MCP server does it during its handshake, a Chinese
+        book's word segmenter after it, and the local encoder after the first search that needs
+        it: `encoder=False, segmenter=False` first)."""
         blas.apply_to_loaded_blas()
-        return self._search.warm_up(book_ref, encoder)
+        return self._search.warm_up(book_ref, encoder, segmenter)
 
-    def serve_long(self) -> None:
-        """This agent serves for a long time (an MCP server over stdio or HTTP): the library's
-        index compacts itself in the background when it has changed enough, where a one-shot
-        command leaves that to `prepare @all`."""
-        self._library.compact_in_background()
+    def serve_long(self, writer_in_process: bool = False) -> None:
+        """This agent serves for a long time (an MCP server over stdio or HTTP): a background
+        writer (services/library_writer.py) brings the library's indexes up to date on its own
+        timer, compacting and retraining when due, where a one-shot command leaves that to
+        `init`, `remove` and `prepare @all`. Its jobs run in a child process at low priority
+        (book_agent/cli/library_writer.py), so their memory and CPU stay out of the server;
+        `writer_in_process` runs them in the writer's thread instead (ports that live in this
+        process only, such as the testing fakes)."""
+        if writer_in_process:
+            self._library.write_in_background()
+            return
+        from book_agent.services.library_child_writer import (
+            ChildWriter,  # a server's only: subprocess
+        )
+
+        child = ChildWriter(self.data_dir)
+        self._library.write_in_background(child.run, child.stop)
+
+    def maintain_library(self, lexical: str | None = "build", vectors: str | None = "build") -> dict[str, Any]:
+        """A library writer's job in this process (the child writer's, services/library_writer.py):
+        `lexical` "build" or "compact", `vectors` "build" or "retrain", None to leave one alone."""
+        return self._library.maintain(WriterJob(lexical, vectors))
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only and hybrid."""

@@ -105,3 +105,15 @@ def loopback_server():
 
     with LoopbackServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def no_library_writer_left_running():
+    """A server built in this process (an in-process MCP client) starts a background library
+    writer and is not always closed by its test: stop what a test left, so no writer thread (nor
+    its child) outlives it."""
+    yield
+    from book_agent.services.library_writer import running_writers
+
+    for writer in running_writers():
+        writer.stop()

@@ -16,7 +16,11 @@ databases, cached under .bench/library_lexical/) built once in full (in
   the child writes, as a server runs them (one reader kept, moved to a new generation within
   a second; none waits);
 - **remove**: the added book removed (a filter: the pointer alone), time to a search without it;
-- **compact**: the exact rebuild (`compact`, counts cached) in a child, its time and peak RSS.
+- **compact**: the exact rebuild (`compact`, counts cached) in a child, its time and peak RSS;
+  `server_rss_growth_compact_in_child_mb` is how far this process (the server, searching) grew
+  its resident set past where it stood meanwhile (VmHWM reset first), against
+  `server_rss_growth_compact_in_thread_mb`, the same compaction run in a thread of this process
+  (what a server did before its background writer ran jobs in a child).
 
 Only package databases are built (the lexical channel); vectors: tools/bench_library_vectors.py.
 """
@@ -94,6 +98,7 @@ def in_child(folder: Path, action: str, members: list[Any], texts: list[str], in
         reader.close()
 
     thread = threading.Thread(target=search if searching else done.wait)
+    base_kib = _reset_peak_rss()
     started, wall = time.perf_counter(), time.time()
     thread.start()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(folder), action, spec], stderr=subprocess.PIPE,
@@ -101,6 +106,7 @@ def in_child(folder: Path, action: str, members: list[Any], texts: list[str], in
                              env={"PYTHONPATH": f"{ROOT}:{ROOT / 'adapters'}", "PATH": "/usr/bin:/bin"})
     out, err = child.communicate()
     seconds = time.perf_counter() - started
+    growth_kib = _status_kib("VmHWM") - base_kib
     done.set()
     thread.join()
     if child.returncode != 0:
@@ -111,7 +117,36 @@ def in_child(folder: Path, action: str, members: list[Any], texts: list[str], in
             "work_s": round(phases["done"] - phases["ready"], 2), "peak_rss_mb": round(phases["peak_kib"] / 1024),
             "search_p50_ms": round(percentile(times, 0.5), 1) if times else None,
             "search_p95_ms": round(percentile(times, 0.95), 1) if times else None,
-            "searches": len(times), "search_failures": len(failures)}
+            "search_max_ms": round(max(times), 1) if times else None,  # the slowest: no search may take seconds
+            "searches": len(times), "search_failures": len(failures),
+            "server_rss_growth_mb": round(growth_kib / 1024)}
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
+
+
+def _reset_peak_rss() -> int:
+    """Reset this process's VmHWM to its current RSS (Linux clear_refs 5); the RSS now, in KiB."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    return _status_kib("VmRSS")
+
+
+def _compact_in_thread(index: Any, members: list[Any], texts: list[str]) -> int:
+    """The compaction in a thread of this process while it searches: how far its RSS grew (MB)."""
+    reader = index.open()
+    base = _reset_peak_rss()
+    worker = threading.Thread(target=index.compact, args=(members, stamp_of(members), None))
+    worker.start()
+    at = 0
+    while worker.is_alive():
+        reader.search(texts[at % len(texts)], 10)
+        at += 1
+    worker.join()
+    reader.close()
+    return round((_status_kib("VmHWM") - base) / 1024)
 
 
 def found(index: Any, text: str, book_id: str) -> bool:
@@ -140,6 +175,10 @@ def measure(size: int, books: int, add: int) -> dict[str, Any]:
                            "full_build_s": round(time.perf_counter() - started, 1), "full_build_counts_cached": kept}
     texts = queries(members[0].database_path, 100)["record-words"]
     probe = queries(extra.database_path, 1)["record-words"][0]  # words of one record of the added book
+    warm = index.open()  # once per process: the word segmenter's dictionary (seconds, a CJK query's first)
+    for text in texts:
+        warm.search(text, 10)
+    warm.close()
     alone = _add(index, folder, members, extra, texts, probe, searching=False)  # the add's own cost
     row["load_average_add"] = round(os.getloadavg()[0], 1)
     row.update({"add_s": alone["s"], "add_searchable_s": alone["searchable_s"], "add_found": alone["found"],
@@ -149,14 +188,18 @@ def measure(size: int, books: int, add: int) -> dict[str, Any]:
     row.update(_remove(index, members, probe))
     adding = _add(index, folder, members, extra, texts, probe, searching=True)  # again, searched meanwhile
     row.update({"add_while_searched_s": adding["searchable_s"], "search_during_add_p50_ms": adding["search_p50_ms"],
-                "search_during_add_p95_ms": adding["search_p95_ms"], "search_failures": adding["search_failures"]})
+                "search_during_add_p95_ms": adding["search_p95_ms"], "search_during_add_max_ms": adding["search_max_ms"],
+                "search_failures": adding["search_failures"]})
     _remove(index, members, probe)  # the compaction below purges it
     compacting = in_child(folder, "compact", members, texts, index)
     row.update({"compact_s": compacting["s"], "compact_work_s": compacting["work_s"],
                 "compact_peak_rss_mb": compacting["peak_rss_mb"],
                 "search_during_compact_p50_ms": compacting["search_p50_ms"],
-                "search_during_compact_p95_ms": compacting["search_p95_ms"]})
+                "search_during_compact_p95_ms": compacting["search_p95_ms"],
+                "search_during_compact_max_ms": compacting["search_max_ms"]})
     row["search_failures"] += compacting["search_failures"]
+    row["server_rss_growth_compact_in_child_mb"] = compacting["server_rss_growth_mb"]
+    row["server_rss_growth_compact_in_thread_mb"] = _compact_in_thread(index, members, texts)
     times = []
     reader = index.open()
     for text in texts:

@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/fusion_study.py collect --sets fairytaleqa,drcd --split dev
     .venv/bin/python tools/fusion_study.py report --sets fairytaleqa,drcd --split dev [--json]
+    .venv/bin/python tools/fusion_study.py losses --sets covid-qa --split test
 
 `collect` runs each query of a split once through the product's channels (depth 100,
 cached query vectors) and stores the ranked ids and scores under .eval/runs/. `report`
@@ -10,7 +11,10 @@ and without the language gate, RAGFlow's rule, convex combinations of per-query
 normalised scores (min-max, z-score, theoretical min-max) over a grid of weights, and
 (issue 28) the product's score-and-vote fusion with a vector share that follows BM25's
 evidence for the query (`evidence strong-weak votes agreement`).
-Choose on dev splits; confirm on test splits (contracts/fusion.md has the tables).
+Choose on dev splits; confirm on test splits (contracts/fusion.md has the tables). `losses`
+says why the product loses to RAGFlow's rule where it does: for the questions either wins, where
+the first relevant record sits in each channel (rank 1, 2-3, 4-10, 11-100, or not returned), and
+the paired difference in nDCG@10 with a bootstrap 95% interval.
 """
 
 from __future__ import annotations
@@ -266,9 +270,41 @@ def report(names: list[str], split: str, as_json: bool, only: str = "") -> None:
         print(f"{label:36s} " + " ".join(f"{row[n]:12.4f}" for n in names) + f" {mean:8.4f}")
 
 
+def _bucket(rank: int | None) -> str:
+    if rank is None:
+        return "none"
+    return "1" if rank == 1 else "2-3" if rank <= 3 else "4-10" if rank <= 10 else "11-100"
+
+
+def losses(names: list[str], split: str) -> None:
+    """The product against RAGFlow's rule, question by question (see the module doc)."""
+    import random
+    from collections import Counter
+
+    for name in names:
+        runs = json.loads((WORK_DIR / "runs" / f"{name}-{split}.json").read_text(encoding="utf-8"))
+        diffs, places = [], {"wins": Counter(), "losses": Counter()}
+        for run in runs:
+            diff = ndcg_at_k(product(run), run["relevant"], 10) - ndcg_at_k(ragflow_rule(run), run["relevant"], 10)
+            diffs.append(diff)
+            if diff == 0:
+                continue
+            ranks = {c: {rid: r for r, (rid, _) in reversed(list(enumerate(run[c], start=1)))} for c in ("lexical", "vector")}
+            first = min(run["relevant"], key=lambda rid: min(ranks["lexical"].get(rid, 10**6), ranks["vector"].get(rid, 10**6)))
+            place = f"lexical {_bucket(ranks['lexical'].get(first))}, vector {_bucket(ranks['vector'].get(first))}"
+            places["wins" if diff > 0 else "losses"][place] += 1
+        rng = random.Random(0)
+        means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(2000))
+        print(f"{name} {split}: product - RAGFlow's rule {statistics.fmean(diffs):+.4f} nDCG@10, 95% "
+              f"[{means[50]:+.4f}, {means[1949]:+.4f}]; wins {sum(places['wins'].values())}, "
+              f"losses {sum(places['losses'].values())} of {len(runs)}")
+        for outcome, counter in places.items():
+            print(f"  {outcome}: " + "; ".join(f"{place} {n}" for place, n in counter.most_common(6)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("collect", "collect-book", "report"))
+    parser.add_argument("action", choices=("collect", "collect-book", "report", "losses"))
     parser.add_argument("--package", type=Path, help="collect-book: a package folder")
     parser.add_argument("--questions", type=Path, help="collect-book: its questions (JSON Lines)")
     parser.add_argument("--sets", default="fairytaleqa,drcd")
@@ -281,6 +317,8 @@ def main() -> None:
         collect(names, args.split)
     elif args.action == "collect-book":
         collect_questions(args.package, args.questions, names[0])
+    elif args.action == "losses":
+        losses(names, args.split)
     else:
         report(names, args.split, args.json, args.only)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import traceback
 from typing import Any, NoReturn
 
 from book_agent import settings
@@ -100,6 +99,8 @@ def internal_error(exc: BaseException, json_mode: bool, debug: bool = False) -> 
     for whoever fixes the bug, and may show paths a user would not paste in a report.
     """
     if debug_enabled(debug):
+        import traceback  # --debug on a bug only
+
         sys.stderr.write(plain_text("".join(traceback.format_exception(exc))))
     text = str(exc)
     error = BookAgentError(

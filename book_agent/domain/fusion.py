@@ -26,6 +26,7 @@ the baseline the eval reports beside ours.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 # Chosen on dev: nDCG@10 was flat (within 0.001) from 0.3 to 0.5 and fell off above 0.6;
@@ -103,33 +104,45 @@ def normalised(hits: list[tuple[str, float]], floor: float = 0.0) -> dict[str, f
     return out
 
 
-def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHARE) -> list[FusedHit]:
+def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHARE,
+                limit: int | None = None) -> list[FusedHit]:
     """Per channel, (1 - agreement) x its normalised score + agreement x its rank vote, summed
-    over the channels by their weights (the shares); see the module doc."""
-    hits: dict[str, FusedHit] = {}
-    first_seen: dict[str, int] = {}
+    over the channels by their weights (the shares); see the module doc. Ordered as `_ordered`
+    orders. `limit`: only the best so many (the first of the full order: a search shows its top k)."""
+    ranked: dict[str, dict[str, int]] = {}  # record id -> its ranks, in order of first appearance
     for channel in channels:
         name = channel.name
         for position, (record_id, _) in enumerate(channel.hits, start=1):
-            hit = hits.get(record_id)  # _hit, inlined: this loop runs for every candidate of every search
-            if hit is None:
-                hit = hits[record_id] = FusedHit(record_id, 0.0)
-                first_seen[record_id] = len(first_seen)
-            hit.ranks.setdefault(name, position)
+            ranks = ranked.get(record_id)  # this loop runs for every candidate of every search
+            if ranks is None:
+                ranks = ranked[record_id] = {}
+            ranks.setdefault(name, position)
     weighted = [c for c in channels if c.weight > 0 and c.hits]
-    # the hits some weighted channel returned, found once (not once per channel: a fifth of a search)
     names = {c.name for c in weighted}
-    counted = [(record_id, hit) for record_id, hit in hits.items() if not names.isdisjoint(hit.ranks)]
+    # Each weighted channel's share of each of its hits, and the one share of any hit it did not
+    # return (its score taken as the channel's lowest, no vote): the same expressions as adding
+    # them hit by hit, so the same doubles. Then each counted hit sums its shares channel by
+    # channel, in the channels' order, and gets _ordered's key in the same pass (issue 29: this
+    # function was a fifth of a search).
+    shares: list[tuple[dict[str, float], float]] = []
     for channel in weighted:
         scores = normalised(channel.hits, channel.floor)
         missing = min(scores.values())  # not returned: as if just below the channel's cut-off
-        get, ranks = scores.get, tied_ranks(channel.hits)
+        ranks = tied_ranks(channel.hits)
         by_score, by_rank = channel.weight * (1 - agreement), channel.weight * agreement
-        for record_id, hit in counted:
-            rank = ranks.get(record_id)
-            vote = (AGREEMENT_K + 1) / (AGREEMENT_K + rank) if rank is not None else 0.0
-            hit.fused += by_score * get(record_id, missing) + by_rank * vote
-    return _ordered(hits, first_seen, names)
+        shares.append(({rid: by_score * score + by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + ranks[rid]))
+                        for rid, score in scores.items()}, by_score * missing + by_rank * 0.0))
+    keyed: list[tuple[float, bool, int, int, str, float, dict[str, int]]] = []
+    for seen, (record_id, ranks) in enumerate(ranked.items()):
+        counted = [r for name, r in ranks.items() if name in names]
+        fused = 0.0
+        if counted:
+            for share, absent in shares:
+                fused += share.get(record_id, absent)
+        keyed.append((-fused, not counted, min(counted or ranks.values()), seen, record_id, fused, ranks))
+    best = heapq.nsmallest(limit, keyed) if limit is not None and limit < len(keyed) else sorted(keyed)
+    # `seen` is unique: what follows it is never compared; only the hits returned are built
+    return [FusedHit(item[4], item[5], item[6]) for item in best]
 
 
 def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:
@@ -172,14 +185,20 @@ def _hit(hits: dict[str, FusedHit], first_seen: dict[str, int], record_id: str) 
 
 
 def _ordered(hits: dict[str, FusedHit], first_seen: dict[str, int],
-             weighted: set[str] | None = None) -> list[FusedHit]:
+             weighted: set[str] | None = None, limit: int | None = None) -> list[FusedHit]:
     """Best fused score first; then a weighted channel's hits before a weight-0 channel's
     own; then the best rank in a weighted channel (any channel for RRF); then first
-    appearance. A weight-0 channel never breaks a tie: it orders nothing."""
+    appearance. A weight-0 channel never breaks a tie: it orders nothing. `limit`: the first
+    so many of that order (keys are unique, so the same hits in the same order as a full sort)."""
     def key(hit: FusedHit) -> tuple[float, bool, int, int]:
-        counted = [r for name, r in hit.ranks.items() if weighted is None or name in weighted]
-        return (-hit.fused, not counted, min(counted or hit.ranks.values()), first_seen[hit.record_id])
+        ranks = hit.ranks
+        if weighted is None:
+            return (-hit.fused, False, min(ranks.values()), first_seen[hit.record_id])
+        counted = [r for name, r in ranks.items() if name in weighted]
+        return (-hit.fused, not counted, min(counted or ranks.values()), first_seen[hit.record_id])
 
+    if limit is not None and limit < len(hits):
+        return heapq.nsmallest(limit, hits.values(), key=key)
     return sorted(hits.values(), key=key)
 
 

@@ -53,6 +53,9 @@ MAX_TERM_REPEATS = 1
 # drcd dev 0.9549 -> 0.9565 nDCG@10; 3 lost on drcd (0.9539). The index is unchanged: only
 # the query's weights move, so the library index and Milvus rank as the book does.
 IN_WORD_BIGRAM_REPEATS = 2
+# Language tags (their first subtag) of books whose queries the word segmenter reads: a
+# served Chinese book loads its dictionary in the warm-up, before the first query.
+CHINESE_LANGUAGES = frozenset({"zh", "zho", "chi", "cmn", "yue", "lzh"})
 
 _CJK_RANGES = (
     "\u3040-\u30ff"  # Hiragana, Katakana
@@ -88,6 +91,11 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+def is_chinese_language(tag: object) -> bool:
+    """A book's language tag names Chinese (`zh`, `zh-Hant`, `zh_CN`, `yue` ...)."""
+    return isinstance(tag, str) and tag.replace("_", "-").split("-")[0].strip().lower() in CHINESE_LANGUAGES
+
+
 def is_cjk(text: str) -> bool:
     return bool(CJK_RUN.fullmatch(text))
 
@@ -121,6 +129,12 @@ def cjk_share(text: str) -> float:
     if not letters:
         return 0.0
     return sum(1 for ch in letters if CJK_RUN.match(ch)) / len(letters)
+
+
+def has_query_terms(query: str) -> bool:
+    """Whether `query_terms(query)` finds anything: a word or a CJK run is always kept (a query
+    of stopwords alone keeps them), so one token is enough, and no list need be built."""
+    return _TOKEN.search(normalize(query)) is not None
 
 
 def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> list[str]:

@@ -38,6 +38,10 @@ class LibraryIndexState:
     # books added or removed since its exact rebuild (0 right after a full build or compaction):
     # what a living index holds beside its base, as segments and filters
     changes: int = 0
+    # the books the generation in place holds, as the stamp's `books` names them
+    # (`id=stamp;...`; None when the backend cannot say): what a search served in place,
+    # while a writer has not yet brought the index to the books registered, can serve
+    held: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,18 @@ def vector_group_stamp(model: str, dimensions: int, metric: str, members: list[L
 
 
 def _books_stamp(members: list[LibraryMember]) -> str:
-    return ";".join(f"{m.book_id}={m.stamp}" for m in sorted(members, key=lambda m: m.book_id))
+    return ";".join(map(member_key, sorted(members, key=lambda m: m.book_id)))
+
+
+def member_key(member: LibraryMember) -> str:
+    """One member as a stamp's `books` names it: its id and the stamp its records were built from."""
+    return f"{member.book_id}={member.stamp}"
+
+
+def held_members(members: Sequence[LibraryMember], held: str) -> list[str]:
+    """The ids of `members` that a generation stamped with `books` = `held` holds as they are now."""
+    keys = set(held.split(";"))
+    return [m.book_id for m in members if member_key(m) in keys]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: a TypedDict reads NotRequired at class creation.
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
 
 if TYPE_CHECKING:  # numpy costs ~100 ms to import: the lexical path must not pay for it
     import numpy as np
@@ -63,8 +63,10 @@ class Record:
         return data
 
 
-@dataclass(frozen=True)
-class LexicalHit:
+class LexicalHit(NamedTuple):
+    """Immutable, as a frozen dataclass was, and built in a fifth of its time: a lexical channel
+    builds fifty per search (issue 29)."""
+
     record_id: str
     score: float  # higher is better (negated BM25)
 

@@ -159,7 +159,8 @@ class LibraryIndexInfo(TypedDict, total=False):
     generation: str | None  # the generation the search read (the backend's name for it)
     compacted: bool  # this call wrote the exact rebuild (prepare --full, or drift past COMPACT_DRIFT)
     drift: float  # (prepare) share of records added or removed since the last exact build
-    stale: dict[str, str | None]  # why the generation served is not up to date (it could not be)
+    stale: dict[str, str | None]  # why the generation served is not up to date (a writer has yet to bring it)
+    pending_books: list[str]  # searched books the generation served does not hold yet (no lexical hits of theirs)
 
 
 class LibraryIndexVectors(TypedDict, total=False):

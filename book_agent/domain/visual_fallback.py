@@ -17,6 +17,7 @@ set of real pages: tools/eval_visual_fallback.py (contracts/search.md, "Visual f
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
@@ -53,6 +54,8 @@ def _query_reasons(query: str) -> list[dict[str, str]]:
     words = sorted({m.group(0).lower() for m in _EN_VISUAL.finditer(query)})
     if words:
         reasons.append({"code": "query.visual_terms", "detail": "query mentions " + ", ".join(words)})
+    if query.isascii():  # every Chinese term and false friend is outside ASCII: none can be in it
+        return reasons
     # multi-character terms are unambiguous; single characters only count once the common
     # words that contain them (表示, 意图 ...) are taken out
     found = [t for t in _ZH_VISUAL if len(t) > 1 and t in query]
@@ -77,8 +80,16 @@ def _weighted_length(text: str) -> int:
 
 def _text_reasons(index: int, text: str, min_chars: int) -> list[dict[str, str]]:
     label = f"hit {index}"
+    return [{"code": code, "detail": f"{label} {detail}"} for code, detail in _text_signals(text, min_chars)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_signals(text: str, min_chars: int) -> tuple[tuple[str, str], ...]:
+    """(code, detail after the hit's label) of each signal in one hit's text. A pure function of
+    the text, kept for the texts seen last: a server's searches return the same records again
+    and again, and these scans were a sixth of a warm one-book search (issue 29)."""
     stripped = text.strip()
-    out: list[dict[str, str]] = []
+    out: list[tuple[str, str]] = []
     # the weighted length is never below the plain one: count wide characters only when short.
     # A short line of code (`>>> 6**2 + 6`, `}`), output (`42`) or plain words (a heading) is
     # text enough; a short text with a maths symbol or a diagram's glyph is a formula or a label.
@@ -87,21 +98,21 @@ def _text_reasons(index: int, text: str, min_chars: int) -> list[dict[str, str]]
     glyphs = not text.isascii()
     if glyphs and len(stripped) < min_chars and _weighted_length(stripped) < min_chars \
             and signals.has_visual_glyph(stripped):
-        out.append({"code": "hit.text_too_short", "detail": f"{label} has only {len(stripped)} characters of text"})
+        out.append(("hit.text_too_short", f"has only {len(stripped)} characters of text"))
     if glyphs and "\ufffd" in text:
-        out.append({"code": "hit.replacement_chars", "detail": f"{label} contains U+FFFD replacement characters"})
+        out.append(("hit.replacement_chars", "contains U+FFFD replacement characters"))
     if glyphs and _PRIVATE_USE.search(text):
-        out.append({"code": "hit.private_use_chars", "detail": f"{label} contains private-use characters (unmapped glyphs)"})
+        out.append(("hit.private_use_chars", "contains private-use characters (unmapped glyphs)"))
     if glyphs and stripped and signals.broken_math(stripped):
-        out.append({"code": "hit.broken_math", "detail": f"{label} looks like typeset maths broken up by extraction"})
+        out.append(("hit.broken_math", "looks like typeset maths broken up by extraction"))
     kind = signals.caption(text)
     if kind is not None:
-        out.append({"code": f"hit.{kind}_caption", "detail": f"{label} holds a {kind} caption: the {kind} is on its page"})
+        out.append((f"hit.{kind}_caption", f"holds a {kind} caption: the {kind} is on its page"))
     elif signals.numeric_rows(text) >= TABLE_ROWS:
-        out.append({"code": "hit.table_rows", "detail": f"{label} has rows of numeric cells (a table)"})
+        out.append(("hit.table_rows", "has rows of numeric cells (a table)"))
     if glyphs and signals.figure_glyphs(text) >= FIGURE_GLYPHS:
-        out.append({"code": "hit.figure_glyphs", "detail": f"{label} holds a drawn diagram's arrows and symbols"})
-    return out
+        out.append(("hit.figure_glyphs", "holds a drawn diagram's arrows and symbols"))
+    return tuple(out)
 
 
 def _hit_text(hit: Mapping[str, Any]) -> str | None:

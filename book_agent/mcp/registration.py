@@ -24,6 +24,7 @@ from book_agent.domain.unicode_text import needs_scrub, scrub
 from book_agent.mcp import descriptions
 from book_agent.mcp import params as P
 from book_agent.mcp.errors import error_result, internal_error
+from book_agent.mcp.results import ready_result
 from book_agent.mcp.session import Lane
 
 if TYPE_CHECKING:
@@ -91,9 +92,15 @@ def served(agent: BookAgent, ref_text: str, wanted: list[str]) -> list[str]:
 async def call(session: BookSession, tool: str, lane: Lane, fn: Callable[[BookAgent], Any]) -> Any:
     try:
         result = await session.run(fn, lane=lane)
+        if isinstance(result, ToolResult):
+            return result
+        # Nearly every answer: made into its result at once (book_agent/mcp/results.py).
+        ready = ready_result(result)
+        if ready is not None:
+            return ready
         # Text from the book (a PDF's broken ToUnicode map) may hold lone surrogates: repair
         # them here, so the result can be serialised and written like any other.
-        return result if isinstance(result, ToolResult) or not needs_scrub(result) else scrub(result)
+        return scrub(result) if needs_scrub(result) else result
     except BookAgentError as exc:
         return error_result(exc)
     except Exception as exc:  # a bug: logged in full, masked for the client

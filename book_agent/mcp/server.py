@@ -7,10 +7,10 @@ Start-up order (why it is fast and fails early):
    a broken package ends here with a message on stderr and exit code 1, before any protocol is
    spoken.
 2. `build_server` registers tools and resources: no agent call at all.
-3. The transport serves; once `tools/list` is answered, the work lane loads the search parts
-   (lexical index, vectors, local encoder) in the background (mcp/warmup.py); PDFium loads
-   on the first tool call that needs it. Each loads once per process (one BookAgent; the
-   calls run on two lanes, mcp/session.py).
+   Meanwhile (one book) the work lane loads the search parts (lexical index, vectors; not the
+   local encoder, which the first text query loads) in the background (mcp/warmup.py).
+3. The transport serves; PDFium loads on the first tool call that needs it. Each loads once
+   per process (one BookAgent; the calls run on two lanes, mcp/session.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from urllib.parse import quote
 from book_agent.domain.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp import descriptions
-from book_agent.mcp.session import BookSession
+from book_agent.mcp.session import START, BookSession
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -192,6 +192,8 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: BookAgent | N
     session = BookSession(book_id, agent=agent, data_dir=data_dir)
     try:
         resolved = checked_start(session, book_id)
+        if not is_library(book_id):  # a library's warm-up can take seconds: after tools/list
+            session.queue_warm_up(START)  # loads the search parts while FastMCP is imported (mcp/warmup.py)
         server = build_server(book_id, session=session, resolved=resolved, warm_up=True)
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
         import anyio

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -33,7 +34,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 if TYPE_CHECKING:
     from book_agent.agent import BookAgent
 
+log = logging.getLogger("book_agent.mcp.warmup")
 T = TypeVar("T")
+START, SEARCH, ENCODER = "start", "search", "encoder"  # the warm-ups (BookSession.queue_warm_up)
 Lane = Literal["work", "quick"]
 
 _stdout_lock = threading.Lock()
@@ -59,11 +62,24 @@ def _stdout_to_stderr() -> Iterator[None]:
                 sys.stdout = _stdout_saved
 
 
+def _warm_up(agent: BookAgent, book_id: str, kind: str) -> None:
+    try:
+        if kind == START:
+            warmed = agent.warm_up(book_id, encoder=False, segmenter=False)
+        else:
+            warmed = agent.warm_up(book_id, encoder=kind == ENCODER)
+    except Exception as exc:  # a warm-up never fails a session: the first call reports it
+        log.debug("warm-up skipped: %s", exc)
+        return
+    log.debug("warmed up: %s", warmed)
+
+
 class BookSession:
     def __init__(self, book_id: str, agent: BookAgent | None = None, data_dir: Path | str | None = None) -> None:
         self.book_id = book_id
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._agent = agent
+        self._warm_ups: set[str] = set()  # the kinds queued already (queue_warm_up)
         self._lock = threading.Lock()
         self._lanes = {name: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"book-agent-mcp-{name}")
                        for name in ("work", "quick")}
@@ -75,7 +91,7 @@ class BookSession:
                 from book_agent.agent import build_agent
 
                 self._agent = build_agent(self.data_dir)
-                self._agent.serve_long()  # a server: the library compacts itself in the background
+                self._agent.serve_long()  # a server: a background writer keeps its library up to date
             return self._agent
 
     def _guarded(self, fn: Callable[[BookAgent], T]) -> T:
@@ -95,6 +111,16 @@ class BookSession:
     def submit(self, fn: Callable[[BookAgent], T], lane: Lane = "work") -> Future[T]:
         """Queue `fn(agent)` on a lane without waiting (the background warm-up)."""
         return self._lanes[lane].submit(self._guarded, fn)
+
+    def queue_warm_up(self, kind: str = SEARCH) -> None:
+        """Queue a warm-up on the work lane, once per kind (book_agent/mcp/warmup.py): START, the
+        part that costs a fraction of a second (`serve` queues it before FastMCP is imported, so
+        it runs during the handshake); SEARCH, every search part but the local encoder; ENCODER,
+        that too."""
+        if kind in self._warm_ups:
+            return
+        self._warm_ups.add(kind)
+        self.submit(lambda agent: _warm_up(agent, self.book_id, kind))
 
     def _close_agent(self) -> None:
         close = getattr(self._agent, "close", None)

@@ -1,45 +1,45 @@
-"""Background warm-up: once the handshake is done, load what the first search needs.
+"""Background warm-up: load what the first search needs while the handshake is served.
 
-`initialize` and `tools/list` must stay as fast as a bare FastMCP server, so nothing heavy
-loads before them. After them, the work lane loads the lexical index and the vector matrix
-(a library: its index and every book's; `BookAgent.warm_up`) and runs a dry search that brings
-its own vector, while the host's model is still reading the tool list, so the first search
-costs about what the tenth does. It runs on the session's work lane (book_agent/mcp/session.py),
-queued like any call: a search that arrives during the warm-up waits for it, never for more
-than the work it needed anyway; jsonschema (needed only to explain a refused call) is
-imported after it, as a job of its own, so a search that came meanwhile goes first.
+For one book, `serve` queues it on the session's work lane (BookSession.queue_warm_up) as soon
+as the start-up check has passed, before FastMCP is even imported: it loads the lexical index and
+the vector matrix (`BookAgent.warm_up`) and runs a dry search that brings its own vector while
+the main thread imports FastMCP (~0.8 s) and answers `initialize` and `tools/list`. So a search
+written together with the handshake (`tools/list` and the call at once, as a scripted host does)
+finds everything loaded and costs about what the tenth does (issue 29: it cost 12x a warm one
+when the warm-up started after `tools/list`). The price is that warm-up's CPU (~0.1 s of a ~1 s
+start) shared with the handshake; the total from spawn to the first answer is what it was, or
+less. What can cost seconds waits for `tools/list` to be answered (or `START_AFTER_INITIALIZED`
+seconds after `notifications/initialized`, for a host that does not list tools), as does
+everything for a server built without `serve` (in-process, HTTP): a library's warm-up (its index
+and every book's) and a Chinese book's dry search in Chinese, which loads the word segmenter's
+dictionary (jieba, 0.3-2 s).
+
+Calls queue behind it like any call: a search that arrives during the warm-up waits for it,
+never for more than the work it needed anyway. jsonschema (needed only to explain a refused
+call, ~50 ms to import) is imported once the first call is answered, as a job of its own: on a
+timer after the handshake it went ahead of a search sent with the handshake whenever the machine
+was slow enough (a loaded 2-core machine takes 0.5 s from `initialized` to `tools/list`).
 
 The local encoder (~100 MB once used) is not part of it: the first search without a
 `query_vector` loads it, and once that search is answered the lane packs it for repeated use
-(`warm_up(encoder=True)`). A server whose queries all bring their vector never loads it.
-Loading it speculatively after the handshake was considered (issue 29) and not done: nothing in
-the handshake says whether the host will send text or vectors, a load started on a guess breaks
-that promise for vector-only hosts, and on a 2-core machine its ~100 MB read and numpy work
-would compete with the very search it is meant to speed up. A search written together with the
-handshake (`tools/list` and the call at once) finds nothing loaded yet and pays the cold path
-itself (tools/bench_peers_mcp.py measures it).
-
-It starts right after `tools/list` is answered, or `START_AFTER_INITIALIZED` seconds after
-`notifications/initialized` for a host that does not list tools; starting it before
-`tools/list` would make the handshake share the interpreter with numpy's import.
+(`warm_up(encoder=True)`). A server whose queries all bring their vector never loads it
+(tests/e2e/test_encoder_on_demand.py). Loading it speculatively was considered (issue 29) and
+not done: nothing in the handshake says whether the host will send text or vectors, a load
+started on a guess breaks that promise for vector-only hosts, and on a 2-core machine its
+~100 MB read and numpy work would compete with the very search it is meant to speed up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types as mt
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
 from book_agent.mcp.schema_check import load_validator_library
-from book_agent.mcp.session import BookSession
+from book_agent.mcp.session import ENCODER, BookSession
 
-if TYPE_CHECKING:
-    from book_agent.agent import BookAgent
-
-log = logging.getLogger(__name__)
 START_AFTER_INITIALIZED = 0.5  # seconds
 START_AFTER_TOOLS_LIST = 0.01  # seconds: lets the answer reach the wire first
 
@@ -51,6 +51,7 @@ class BackgroundWarmUp(Middleware):
     def __init__(self, session: BookSession, enabled: bool = True) -> None:
         self.session = session
         self.started = not enabled
+        self.validator_started = not enabled
         self.encoder_started = not enabled
 
     async def on_notification(
@@ -71,25 +72,24 @@ class BackgroundWarmUp(Middleware):
         arguments = context.message.arguments or {}
         if context.message.name == SEARCH_TOOL and arguments.get("query_vector") is None:
             self.start_encoder()  # this search loaded it (or found it missing): pack it now
+        self.start_validator()
         return result
 
     def start(self) -> None:
         if self.started:
             return
         self.started = True
-        self.session.submit(self._warm_up)
-        self.session.submit(lambda agent: load_validator_library())  # for a refused call's problems
+        self.session.queue_warm_up()  # after `serve`'s START warm-up: a dry search, or the segmenter
+
+    def start_validator(self) -> None:
+        """jsonschema, for a refused call's problems: a job of its own, after the first call."""
+        if self.validator_started:
+            return
+        self.validator_started = True
+        self.session.submit(lambda agent: load_validator_library())
 
     def start_encoder(self) -> None:
         if self.encoder_started:
             return
         self.encoder_started = True
-        self.session.submit(lambda agent: self._warm_up(agent, encoder=True))
-
-    def _warm_up(self, agent: BookAgent, encoder: bool = False) -> None:
-        try:
-            warmed = agent.warm_up(self.session.book_id, encoder=encoder)
-        except Exception as exc:  # a warm-up never fails a session: the first call reports it
-            log.debug("warm-up skipped: %s", exc)
-            return
-        log.debug("warmed up: %s", warmed)
+        self.session.queue_warm_up(ENCODER)

@@ -31,7 +31,9 @@ class RecordSource(Protocol):
     """The package's text records (index.sqlite, read-only)."""
 
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
-        """The records with these ids (unknown ids are simply absent)."""
+        """The records with these ids (unknown ids are simply absent). A source may hand the
+        same Record objects to every caller (a package never changes under an open book):
+        callers read them and never change them (copy first, as `dataclasses.replace` does)."""
         ...
     def get(self, record_id: str) -> Record:
         """Raises BookAgentError(code='record.not_found') for an unknown id."""

@@ -18,7 +18,8 @@ from book_agent.domain.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
 from book_agent.services.books import OpenBooks
 from book_agent.services.evaluation import evaluate, parse_questions
-from book_agent.services.library import Library, LibraryRecords
+from book_agent.services.library import Library
+from book_agent.services.library_channels import LibraryRecords
 from book_agent.services.search import HybridSearch
 
 
@@ -39,14 +40,16 @@ class BookSearch:
         result["visual_fallback"] = VisualFallbackPolicy().evaluate(query, result["hits"], hints=hints)
         return result
 
-    def warm_up(self, book_ref: str, encoder: bool = True) -> dict[str, bool]:
+    def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
         """Load the search parts now: one book's, or a library's index and every book's; the
-        local encoder too unless `encoder` is False (it then loads with the first text query)."""
+        local encoder too unless `encoder` is False (it then loads with the first text query),
+        a Chinese book's word segmenter unless `segmenter` is False (OpenBook.warm_up)."""
         ref = parse_book_ref(book_ref)
         if ref.single:
-            return self._books.open(book_ref).warm_up(encoder)
+            return self._books.open(book_ref).warm_up(encoder, segmenter)
         skipped = {b["book_id"] for b in self._library.prepare(ref)["skipped"]}  # builds the library index
-        warmed = [self._books.open(b).warm_up(encoder) for b in self._library.book_ids(ref) if b not in skipped]
+        warmed = [self._books.open(b).warm_up(encoder, segmenter) for b in self._library.book_ids(ref)
+                  if b not in skipped]
         return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:

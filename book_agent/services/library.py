@@ -12,87 +12,46 @@ evidence ids (`book_id#record_id`), unique across books; each hit says its book.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from book_agent.domain.book_refs import BookRef
 from book_agent.domain.book_reports import LibraryBook
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.fusion import LanguageEvidence
-from book_agent.domain.records import LexicalHit, Record
+from book_agent.domain.lexical_text import TOKENIZER_VERSION
+from book_agent.domain.library import library_stamp
 from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.search_results import (
     Hints,
     LibraryBookRow,
     LibraryIndexInfo,
-    SearchHit,
     SearchResult,
 )
-from book_agent.ports import LexicalIndex, Phases, Progress, RecordSource
+from book_agent.ports import Phases, Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
+from book_agent.services.library_channels import (
+    ENGINE_DOWN,
+    LibraryRecords,
+    NarrowedLexical,
+    split_hit,
+)
 from book_agent.services.library_lexical import LexicalGenerations
+from book_agent.services.library_vector_groups import groups_due
+from book_agent.services.library_vector_groups import library_member as _member
 from book_agent.services.library_vector_indexes import GroupIndexes
-from book_agent.services.library_vector_indexes import library_member as _member
 from book_agent.services.library_vectors import ModelGroups
+from book_agent.services.library_writer import (
+    BACKGROUND_CHANGES,
+    BACKGROUND_DRIFT,
+    BackgroundWriter,
+    Runner,
+    WriterJob,
+)
 from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
 from book_agent.services.search import HybridSearch, SearchChannels
-
-
-class LibraryRecords(RecordSource):
-    """Records of several open books, by evidence id (`book_id#record_id`)."""
-
-    def __init__(self, books: dict[str, OpenBook]) -> None:
-        self.books = books
-
-    def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
-        wanted: dict[str, list[str]] = {}
-        for key in record_ids:
-            book_id, _, record_id = key.partition("#")
-            if book_id in self.books and record_id:
-                wanted.setdefault(book_id, []).append(record_id)
-        found: dict[str, Record] = {}
-        for book_id, ids in wanted.items():
-            for record_id, record in self.books[book_id].records.fetch(ids).items():
-                found[f"{book_id}#{record_id}"] = replace(record, record_id=f"{book_id}#{record_id}")
-        return found
-
-    def get(self, record_id: str) -> Record:
-        found = self.fetch([record_id]).get(record_id)
-        if found is None:
-            raise BookAgentError("record.not_found", f"no record {record_id!r} in this library")
-        return found
-
-    def close(self) -> None:
-        pass
-
-
-ENGINE_DOWN = frozenset({"engine.unavailable", "engine.timeout"})  # a backend's server, not its config
-
-
-class NarrowedLexical(LexicalIndex):
-    """The library's BM25 index, its hits narrowed to the books searched (None: every book).
-    An index found damaged while searching is rebuilt (`reopen`) and asked once more."""
-
-    def __init__(self, index: LibraryLexicalIndex, book_ids: Sequence[str] | None,
-                 reopen: Callable[[], LibraryLexicalIndex] | None = None) -> None:
-        self.index = index
-        self.book_ids = book_ids
-        self.reopen = reopen
-
-    def search(self, query: str, top_k: int) -> list[LexicalHit]:
-        try:
-            return self.index.search(query, top_k, self.book_ids)
-        except BookAgentError as exc:
-            if exc.code != "lexical.index_damaged" or self.reopen is None:
-                raise
-            self.index, self.reopen = self.reopen(), None
-        return self.index.search(query, top_k, self.book_ids)
-
-    def close(self) -> None:
-        pass  # the library keeps its index open while it is fresh
 
 
 class Library:
@@ -102,6 +61,7 @@ class Library:
         self._index = index
         self._lexical = LexicalGenerations(index)
         self._vectors = GroupIndexes(ports.library_vectors)  # approximate indexes of large model groups
+        self._writer: BackgroundWriter | None = None  # a server's (write_in_background)
 
     def book_ids(self, ref: BookRef) -> list[str]:
         """The registered ids a reference names; an unknown id in a list is an error naming it."""
@@ -152,6 +112,73 @@ class Library:
                                 "remediation": exc.remediation})
         return opened, skipped
 
+    def in_use(self) -> bool:
+        """Whether the library has an index yet (a library search or `prepare @all` built one):
+        until then a registration leaves it to that first build, and a one-book user never pays for it."""
+        return self._index.state({}).present
+
+    def update(self, progress: Progress | None = None) -> dict[str, Any] | None:
+        """A registering call's (init, remove): bring the library's indexes to the books
+        registered now, at the cost of the books that changed (no search builds: issue 26),
+        waiting for another writer; nothing when the library has no index yet (`in_use`)."""
+        if not self.in_use():
+            return None
+        return self.maintain(WriterJob("build", "build"), progress)
+
+    def due(self) -> WriterJob | None:
+        """What a background writer should do now (services/library_writer.py), judged from the
+        registry and the indexes' state checks; None when nothing is (or there is no library yet)."""
+        books = self._every_openable_book({}, self._registered())
+        members = [_member(book) for book in books]
+        expected = library_stamp(members, TOKENIZER_VERSION)
+        state = self._index.state(expected)
+        if not members or not state.present:
+            return None
+        lexical = "build" if not state.fresh else None
+        if state.intact and (state.changes >= BACKGROUND_CHANGES or state.drift > BACKGROUND_DRIFT):
+            lexical = "compact"
+        vectors = groups_due(self._ports.library_vectors, books)
+        if lexical is None and vectors is None:
+            return None
+        return WriterJob(lexical, vectors, key=f"{expected['books']}|{state.generation}")
+
+    def maintain(self, job: WriterJob, progress: Progress | None = None) -> dict[str, Any]:
+        """Run a writer's job here (a registering call's, the child writer's; library_writer.py),
+        with its own readers: the searches' open generations stay as they are until their next check."""
+        registered = self._registered()
+        every = self._every_openable_book({}, registered)
+        done: dict[str, Any] = {}
+        if job.lexical:
+            generations = LexicalGenerations(self._index)
+            try:
+                done["lexical_index"] = generations.current([_member(b) for b in every], progress, serve_stale=False,
+                                                            compact=job.lexical == "compact")[1]
+            finally:
+                generations.close()
+        if job.vectors:
+            groups = GroupIndexes(self._ports.library_vectors)
+            try:
+                done["vector_indexes"] = groups.prepare(every, progress, compact=None if job.vectors == "retrain"
+                                                        else False)
+            finally:
+                groups.close()
+        return done
+
+    def write_in_background(self, run: Runner | None = None, stop_job: Callable[[], None] | None = None) -> None:
+        """A long-running server's library: a background writer (services/library_writer.py)
+        brings its indexes up to date, compacts and retrains, on its own timer; `run` runs a
+        job (the facade's: a child process; None: in this process, in the writer's thread)."""
+        if self._writer is None:
+            def in_process(job: WriterJob) -> None:
+                self.maintain(job)
+
+            self._writer = BackgroundWriter(self.due, run or in_process, stop_job)
+        self._writer.start()
+
+    @property
+    def writer(self) -> BackgroundWriter | None:
+        return self._writer
+
     def prepare(self, ref: BookRef, phases: Phases | None = None, full: bool = False) -> dict[str, Any]:
         """Bring the library index up to date now (with progress per phase), instead of at the
         first library search; compacted when its statistics drifted past COMPACT_DRIFT, or always
@@ -161,7 +188,8 @@ class Library:
         _, info = self.lexical(opened, registered, phases("library: lexical index") if phases else None,
                                serve_stale=False, compact=True if full else None)
         vectors = self._vectors.prepare(self._every_openable_book(opened, registered),
-                                        phases("library: vector indexes") if phases else None, full=full)
+                                        phases("library: vector indexes") if phases else None,
+                                        compact=True if full else None)
         return {"library": ref.text, "lexical_index": info, "vector_indexes": vectors, "skipped": skipped}
 
     def lexical(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry],
@@ -178,17 +206,15 @@ class Library:
         self.close()
         return self.lexical(searched, registered, serve_stale=False)[0]
 
-    def compact_in_background(self) -> None:
-        """A long-running server's library: its lexical index compacts by itself when due
-        (services/library_lexical.py), no search waiting for it."""
-        self._lexical.compact_in_background()
-        self._vectors.background.enabled = True  # and its drifted model groups retrain (library_vector_retrain.py)
-
     def close(self) -> None:
         """Close the lexical index (it is reopened when the library changes)."""
         self._lexical.close()
 
     def close_all(self) -> None:
+        """Close every open index, and stop the background writer (a job under way is ended)."""
+        if self._writer is not None:
+            self._writer.stop()
+            self._writer = None
         self.close()
         self._vectors.close()
 
@@ -208,10 +234,14 @@ class Library:
         registered = self._registered()
         opened, skipped = self.open_books(self._entries(ref, registered), strict)
         lexical, index_info, engine_down = self._lexical_or_unreachable(opened, registered)
-        every = set(opened) == set(registered)
+        # the generation served holds every registered book as it is now, or (served in place
+        # before a writer brought it up to date) it answers only for the books it holds
+        pending = {str(b) for b in cast(list[object], index_info.get("pending_books") or [])}
+        narrowed = None if set(opened) == set(registered) and "stale" not in index_info else sorted(
+            set(opened) - pending)
         groups = ModelGroups(opened, self._vectors.lookup(lambda: self._every_openable_book(opened, registered)))
         channels = SearchChannels(
-            lexical=NarrowedLexical(lexical, None if every else sorted(opened),
+            lexical=NarrowedLexical(lexical, narrowed,
                                     lambda: self._rebuilt_lexical(opened, registered)) if lexical else None,
             lexical_problem=engine_down, vector_store=None, query_runtime=None, records=LibraryRecords(opened),
             language_evidence=groups.language_evidence() or LanguageEvidence(),
@@ -241,7 +271,7 @@ class Library:
         searcher, report = self.searcher(ref, strict)
         result = searcher.search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         for hit in result["hits"]:
-            _split_hit(hit)
+            split_hit(hit)
         groups: ModelGroups = report["groups"]
         vector_notes = groups.notes()
         for book in report["books"]:
@@ -255,21 +285,9 @@ class Library:
                                if not b["searched"]]
         stale = report["lexical_index"].get("stale")
         if stale:
-            result["warnings"].append(f"the library's lexical index is stale (it could not be rebuilt: "
-                                      f"{stale['reason']}); books registered, replaced or removed since are "
-                                      "not yet reflected in its hits")
+            result["warnings"].append(f"the library's lexical index is not up to date: {stale['reason']}")
         if report["duplicates"]:
             result["warnings"].append("named more than once (searched once): " + ", ".join(report["duplicates"]))
         if not report["books"]:
             result["warnings"].append("no books are registered: `book-agent init PACKAGE` adds one")
         return result
-
-
-def _split_hit(hit: SearchHit) -> None:
-    """`book_id#record_id` back into the hit's own fields (the evidence id stays citable)."""
-    book_id, _, record_id = str(hit["record_id"]).partition("#")
-    hit["book_id"] = book_id
-    hit["record_id"] = record_id
-    hit["evidence_id"] = f"{book_id}#{record_id}"
-    hit["source_locator"]["book_id"] = book_id
-    hit["source_locator"]["record_id"] = record_id

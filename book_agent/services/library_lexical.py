@@ -1,151 +1,107 @@
-"""The library's lexical index as a library search and `prepare` use it: the generation open
-while it is fresh, brought up to date when the library changed, never waited for by a search.
+"""The library's lexical index as a library search and the library's writers use it.
 
-A search brings the index up to date with `wait=False`: when another process is writing the
-library (an add, a compaction) it serves the generation in place at once, says so (`stale`,
-`lexical.build_busy`) and asks again BUSY_RETRY_S later; when it cannot write at all (a full
-disk, a read-only replica) it serves the last intact generation and tries again after
-STALE_RETRY_S. An open generation is compared with the one in place every GENERATION_RECHECK_S,
-so a long-lived server moves to another process's compaction. `prepare` waits for the lock,
-raises what fails, and compacts when the statistics drifted past COMPACT_DRIFT (always with
-`--full`).
+A search never builds (issue 26): it serves the generation in place. When that generation does
+not hold the books registered now (a registration, replacement or removal that no writer has
+brought in yet), the search serves it narrowed to the books it holds as they are now (a removed
+or replaced book's old records never answer), lists the others as `pending_books` and says why
+in `stale` (`lexical.index_pending`); their vectors still answer (library_vector_indexes.py). The
+writers are the registering call (`init`, `remove`: services/library.py `update`), `prepare`,
+and a long-running server's background writer (services/library_writer.py). An open generation
+is compared with the one in place every GENERATION_RECHECK_S, so a reader moves to a writer's
+new generation within a second. The one build a search still runs is when there is nothing
+sound to serve at all (no index was ever built, or it was found damaged): then it builds, as
+`prepare` would.
 
-A long-running server (`compact_in_background`) also compacts by itself: when the generation it
-serves holds BACKGROUND_CHANGES books added or removed since its exact rebuild (each added book
-is a segment every query looks its terms up in; a removed one's postings are still read, then
-filtered), or its frozen average length is BACKGROUND_DRIFT off, a background thread runs the
-backend's `compact` (wait=False: another writer holding the library is left to it). Searches
-meanwhile serve the generation they hold; the next search after it lands moves to the new one.
+A writer waits for the build lock (writers are serialised), raises what fails, and compacts
+when asked (`compact=True`) or, with `compact=None` (`prepare`), when the statistics drifted
+past COMPACT_DRIFT.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
+from dataclasses import dataclass
 
-from book_agent.domain.errors import BookAgentError
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
-from book_agent.domain.library import LibraryMember, library_stamp
+from book_agent.domain.library import LibraryIndexState, LibraryMember, held_members, library_stamp
 from book_agent.domain.search_results import LibraryIndexInfo
 from book_agent.ports import Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 
-STALE_RETRY_S = 300.0  # a stale index served because it could not be rebuilt: how long before trying again
-BUSY_RETRY_S = 1.0  # ... because another writer held the library: it is asked again this soon
-GENERATION_RECHECK_S = 1.0  # how often an open generation is compared with the one in place
+GENERATION_RECHECK_S = 1.0  # how often a served generation is compared with the one in place
 COMPACT_DRIFT = 0.05  # `prepare` compacts once the frozen statistics are 5% off (the local backend does by itself)
-# A server compacts in the background from here: the ranking cost of a 2% error in the average
-# length is ~.001 nDCG@10 (cacm split in 5: 17% cost .009), and a few segments stay cheap to query.
-BACKGROUND_CHANGES = 4
-BACKGROUND_DRIFT = 0.02
+PENDING = "lexical.index_pending"
 
-log = logging.getLogger(__name__)
+
+@dataclass
+class _Served:
+    key: str  # the books (stamp) it was served for
+    reader: LibraryLexicalIndex
+    info: LibraryIndexInfo
 
 
 class LexicalGenerations:
     def __init__(self, index: LibraryIndex) -> None:
         self._index = index
-        self._open: tuple[str, LibraryLexicalIndex, int] | None = None  # (stamp, index, records) while fresh
-        self._stale: tuple[float, dict[str, str | None]] | None = None  # (when to try again, why) while serving stale
-        self._checked = 0.0  # when the open generation was last compared with the one in place
-        self._background = False  # compact in a background thread when due (a long-running server)
-        self._compacting: threading.Thread | None = None
-        self._compact_after = 0.0  # a failed or refused background compaction is tried again after this
-
-    def compact_in_background(self, enabled: bool = True) -> None:
-        """Compact by itself, in a background thread, when the generation served is due
-        (a server; a one-shot command would exit before it lands)."""
-        self._background = enabled
+        self._open: _Served | None = None
+        self._checked = 0.0  # when the served generation was last compared with the one in place
 
     def current(self, members: list[LibraryMember], progress: Progress | None = None, serve_stale: bool = True,
                 compact: bool | None = False) -> tuple[LibraryLexicalIndex, LibraryIndexInfo]:
-        """The library-wide BM25 index over every registered book that opens (brought up to date
-        when a book was registered, replaced or removed since, or found damaged: a living backend
-        adds or removes only those books). A search never waits for another writer (`wait=False`:
-        it serves the generation in place, and asks again at its next search), and when the index
-        cannot be brought up to date (a full disk, a read-only replica) it keeps serving the last
-        good generation (intact, only stale) and says so in `stale`; `prepare` waits and raises.
-        `compact`: False never (a search), None when drifted (prepare), True always (--full)."""
+        """The library-wide BM25 index over `members` (every registered book that opens).
+        A search (`serve_stale`, no `compact`) serves the generation in place (see the module
+        docstring); a writer (`serve_stale` False) brings it up to date first and raises what
+        fails. `compact`: False never, None when drifted (prepare), True always (--full)."""
         expected = library_stamp(members, TOKENIZER_VERSION)
         key = expected["books"]
-        if self._open is not None and self._open[0] == key and compact is False:  # open and fresh: no file to read
-            if self._stale is None:
-                if not self._replaced(members, expected):
-                    return self._open[1], self._described(self._open)
-            # serving a stale index: picked up as soon as another process brought it up to date
-            # (a state check, milliseconds); a failed build is tried again only after STALE_RETRY_S
-            elif serve_stale and time.monotonic() < self._stale[0] and not self._index.state(expected).fresh:
-                described = self._described(self._open)
-                described["stale"] = self._stale[1]
-                return self._open[1], described
-            self.close()
+        searching = serve_stale and compact is False
+        if searching and self._open is not None and self._open.key == key \
+                and time.monotonic() - self._checked < GENERATION_RECHECK_S:  # no file read between checks
+            return self._open.reader, dict(self._open.info)  # type: ignore[return-value]
         self._checked = time.monotonic()
         state = self._index.state(expected)
+        if searching and state.intact:
+            return self._in_place(members, key, state)
+        # a writer; or a search with nothing sound to serve (never built, damaged): build it
         info: LibraryIndexInfo = {"records": state.records, "rebuilt": False}
-        retry = STALE_RETRY_S
-        try:
-            if compact or (compact is None and state.drift > COMPACT_DRIFT):
-                info["records"] = self._index.compact(members, expected, progress)
-                info["rebuilt"] = info["compacted"] = True
-            elif not state.fresh:
-                info["records"] = self._index.build(members, expected, progress, wait=not (serve_stale and state.intact))
-                info["rebuilt"] = True
-        except BookAgentError as exc:
-            if not (serve_stale and state.intact):
-                raise
-            info["stale"] = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
-            retry = BUSY_RETRY_S if exc.code == "lexical.build_busy" else STALE_RETRY_S
-        if not serve_stale:  # prepare: say how far the statistics now are from an exact rebuild
+        if compact or (compact is None and state.drift > COMPACT_DRIFT):
+            info["records"] = self._index.compact(members, expected, progress)
+            info["rebuilt"] = info["compacted"] = True
+        elif not state.fresh:
+            info["records"] = self._index.build(members, expected, progress)
+            info["rebuilt"] = True
+        if not serve_stale:  # a writer: say how far the statistics now are from an exact rebuild
             info["drift"] = round(self._index.state(expected).drift, 4)
         self.close()
-        self._open = (key, self._index.open(), int(info["records"]))
-        if "stale" in info:  # a failed build is not tried again by every search
-            self._stale = (time.monotonic() + retry, info["stale"])
-        info["generation"] = self._open[1].generation
-        return self._open[1], info
+        reader = self._index.open()
+        info["generation"] = reader.generation
+        self._open = _Served(key, reader, {"records": info["records"], "rebuilt": False,
+                                           "generation": info["generation"]})
+        return reader, info
 
-    def _replaced(self, members: list[LibraryMember], expected: dict[str, str]) -> bool:
-        """Whether another writer (a process, or this one's background compaction) wrote a newer
-        generation of the same books since the open one: asked of the backend at most every
-        GENERATION_RECHECK_S, so a long-lived server moves to it without a state check per
-        search; the same look decides whether a background compaction is due."""
-        if self._open is None or time.monotonic() - self._checked < GENERATION_RECHECK_S:
-            return False
-        self._checked = time.monotonic()
-        state = self._index.state(expected)
-        if state.fresh and self._background and (state.changes >= BACKGROUND_CHANGES or state.drift > BACKGROUND_DRIFT):
-            self._start_compaction(members, expected)
-        return state.fresh and state.generation != self._open[1].generation
-
-    def _start_compaction(self, members: list[LibraryMember], expected: dict[str, str]) -> None:
-        running = self._compacting is not None and self._compacting.is_alive()
-        if running or time.monotonic() < self._compact_after:
-            return
-        self._compacting = threading.Thread(target=self._compact, args=(list(members), dict(expected)),
-                                            name="book-agent-library-compaction", daemon=True)
-        self._compacting.start()
-
-    def _compact(self, members: list[LibraryMember], expected: dict[str, str]) -> None:
-        """The background compaction (its own thread; a process killed meanwhile leaves the
-        generation in place, as any killed writer does)."""
-        try:
-            self._index.compact(members, expected, None, wait=False)
-        except Exception as exc:  # noqa: BLE001 - a background task reports, never raises into a search
-            busy = isinstance(exc, BookAgentError) and exc.code == "lexical.build_busy"
-            self._compact_after = time.monotonic() + (BUSY_RETRY_S if busy else STALE_RETRY_S)
-            log.log(logging.DEBUG if busy else logging.WARNING, "library compaction not done: %s", exc)
-            return
-        self._checked = 0.0  # the next search compares its generation with the one in place at once
-
-    @staticmethod
-    def _described(opened: tuple[str, LibraryLexicalIndex, int], rebuilt: bool = False) -> LibraryIndexInfo:
-        return {"records": opened[2], "rebuilt": rebuilt, "generation": opened[1].generation}
+    def _in_place(self, members: list[LibraryMember], key: str, state: LibraryIndexState
+                  ) -> tuple[LibraryLexicalIndex, LibraryIndexInfo]:
+        """The generation in place, fresh or not (a search's): kept open while it stays in place."""
+        if self._open is not None and self._open.reader.generation == state.generation:
+            reader = self._open.reader
+        else:
+            self.close()
+            reader = self._index.open()
+        info: LibraryIndexInfo = {"records": state.records, "rebuilt": False, "generation": reader.generation}
+        if not state.fresh:
+            held = set(held_members(members, state.held)) if state.held is not None else {m.book_id for m in members}
+            info["pending_books"] = sorted(m.book_id for m in members if m.book_id not in held)
+            pending = ", ".join(info["pending_books"]) or "none; books removed since are filtered out"
+            info["stale"] = {"code": PENDING,
+                             "reason": f"the generation served does not hold the library's latest changes yet "
+                                       f"(books not yet in its lexical hits: {pending}); the registering command, "
+                                       "`prepare @all` or a server's background writer brings it up to date",
+                             "remediation": "book-agent prepare @all"}
+        self._open = _Served(key, reader, info)
+        return reader, dict(info)  # type: ignore[return-value]
 
     def close(self) -> None:
         """Close the open generation (it is reopened when the library changes)."""
         if self._open is not None:
-            self._open[1].close()
+            self._open.reader.close()
             self._open = None
-        self._stale = None
-

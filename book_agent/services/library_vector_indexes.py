@@ -19,7 +19,7 @@ BUSY_RETRY_S later (STALE_RETRY_S after a failure). An open generation is compar
 in place every GENERATION_RECHECK_S, so a long-lived process moves to another's retrain.
 `prepare` waits, and retrains (the port's `compact`) a group whose drift passed RETRAIN_DRIFT;
 `prepare --full` always; a long-running server retrains in the background
-(services/library_vector_retrain.py). A group with no usable index yet is searched exactly.
+(services/library_writer.py). A group with no usable index yet is searched exactly.
 """
 
 from __future__ import annotations
@@ -28,23 +28,31 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.library import LibraryMember, vector_group_stamp
-from book_agent.domain.registry_entry import database_sha
+from book_agent.domain.library import vector_group_stamp
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
-from book_agent.services.library_vector_retrain import RETRAIN_DRIFT, BackgroundRetrain
+from book_agent.services.library_vector_groups import (
+    group_of,
+    library_member,
+    searchable,
+    stores_of,
+    vectors_of,
+)
 from book_agent.services.library_vectors import Approximate, ApproximateLookup
+from book_agent.services.library_writer import RETRAIN_DRIFT
 from book_agent.services.open_book import OpenBook
+
+__all__ = ["GroupIndexes", "group_of", "library_member", "searchable", "vectors_of"]
 
 Group = tuple[str, int]  # (model, dimensions)
 Described = dict[str, Any]  # how a group is searched: its vector_index, or a note (a ModelGroupRow's part)
 BUSY_RETRY_S = 1.0  # a build another writer held up: asked again this soon
 STALE_RETRY_S = 300.0  # a build that failed (a full disk, a read-only replica): tried again after this
 GENERATION_RECHECK_S = 1.0  # how often an open, fresh generation is compared with the one in place
+PENDING = "vector.index_pending"  # (a search's) the index lacks books a writer has yet to add
 
 
 @dataclass
@@ -70,12 +78,13 @@ class GroupIndexes:
         self._port = port
         self._open: dict[Group, _Opened] = {}
         self._lock = threading.Lock()  # one build or open at a time (the MCP server's threads)
-        self.background = BackgroundRetrain(port)  # a server's drifted groups retrain by themselves
 
     def prepare(self, every: list[OpenBook], progress: Progress | None = None,
-                full: bool = False) -> list[dict[str, Any]]:
+                compact: bool | None = None) -> list[dict[str, Any]]:
         """Bring up to date (waiting for another writer) and open the index of every group large
-        enough for one, retrained when drifted (always with `full`); each group says how it is searched."""
+        enough for one; retrained (`compact`) always (True, `--full`), when drifted past
+        RETRAIN_DRIFT (None, `prepare`) or never (False, a registration); each group says how it
+        is searched."""
         groups: dict[Group, list[OpenBook]] = {}
         for book in every:
             if searchable(book):
@@ -86,7 +95,7 @@ class GroupIndexes:
             if row["vectors"] < self._port.min_vectors:
                 out.append({**row, "search": "exact"})
                 continue
-            served, described = self.index(model, dims, members, progress, compact=True if full else None)
+            served, described = self.index(model, dims, members, progress, compact=compact)
             out.append({**row, "search": "approximate" if served is not None else "exact", **described})
         return out
 
@@ -113,27 +122,50 @@ class GroupIndexes:
                 return _partial(cached, stamps)
             return None, {"note": "its approximate index is being built or opened: searched exactly meanwhile"}
         try:
-            return self._index_locked(model, dims, expected, stamps, members, progress, wait, compact)
+            if not wait:
+                return self._serve_locked(model, dims, expected, stamps, members)
+            return self._index_locked(model, dims, expected, stamps, members, progress, compact)
         finally:
             self._lock.release()
 
-    def _index_locked(self, model: str, dims: int, expected: dict[str, str], stamps: dict[str, str],
-                      members: list[OpenBook], progress: Progress | None, wait: bool, compact: bool | None
-                      ) -> tuple[_Served | None, Described]:
+    def _serve_locked(self, model: str, dims: int, expected: dict[str, str], stamps: dict[str, str],
+                      members: list[OpenBook]) -> tuple[_Served | None, Described]:
+        """A search's: the generation in place, never a build. Fresh, it serves whole; else the
+        books it holds as they are now through it and the others exactly (`_partial`); none
+        readable, the group is searched exactly."""
         group = (model, dims)
         cached = self._open.get(group)
-        if cached is not None and compact is False:
-            if cached.expected == expected:
-                state = self._port.state(model, dims, expected)
-                cached.checked = time.monotonic()
-                if state.fresh:
-                    self.background.maybe(model, dims, expected, _stores(members), state.drift)
-                if state.fresh and state.generation == cached.index.generation:
-                    return _Served(cached.index, None), _described(cached)
-            elif cached.expected is None and time.monotonic() < cached.retry_at \
-                    and not self._port.state(model, dims, expected).fresh:
-                return _partial(cached, stamps)  # serving in place until it is time to ask again
-        stores = _stores(members)
+        if cached is not None and cached.expected is None and time.monotonic() < cached.retry_at:
+            return _partial(cached, stamps)  # serving in place until it is time to look again
+        state = self._port.state(model, dims, expected)  # a backend's server down raises: searched exactly
+        if cached is not None:
+            cached.checked = time.monotonic()
+        if not state.intact:  # nothing sound to serve (never built, damaged): built here, unless another writer is
+            return self._index_locked(model, dims, expected, stamps, members, None, False, wait=False)
+        if not state.fresh:
+            pending = BookAgentError(PENDING, "books registered, replaced or removed since its generation are "
+                                     "not yet in it (the registering command, `prepare @all` or a server's "
+                                     "background writer adds them)", remediation="book-agent prepare @all")
+            return self._in_place(group, expected, stores_of(members), stamps, pending)
+        if cached is not None and cached.expected == expected and state.generation == cached.index.generation:
+            return _Served(cached.index, None), _described(cached)
+        stores = stores_of(members)
+        try:
+            index = self._port.open(model, dims, expected, stores)
+        except BookAgentError as exc:
+            if exc.code == "vector.index_unreadable":  # discarded by the port: nothing sound in place any more
+                return self._index_locked(model, dims, expected, stamps, members, None, False, wait=False)
+            return self._in_place(group, expected, stores, stamps, exc)
+        self._replace(group, _Opened(expected, index, state.vectors))
+        return _Served(index, None), _described(self._open[group])
+
+    def _index_locked(self, model: str, dims: int, expected: dict[str, str], stamps: dict[str, str],
+                      members: list[OpenBook], progress: Progress | None, compact: bool | None, wait: bool = True
+                      ) -> tuple[_Served | None, Described]:
+        """A writer's (prepare, a registration): brought up to date, waiting for another writer
+        (`wait`); a search's only when there is nothing sound in place (not waiting)."""
+        group = (model, dims)
+        stores = stores_of(members)
         try:
             index, count, built = self._load(model, dims, expected, stores, progress, wait, compact)
         except BookAgentError as exc:
@@ -181,7 +213,7 @@ class GroupIndexes:
             return None, {"note": f"{exc.message}; {unread.message}: searched exactly"}
         cached = self._open.get(group)
         stale = {"code": exc.code, "reason": exc.message, "remediation": exc.remediation}
-        retry_at = time.monotonic() + (BUSY_RETRY_S if exc.code == "vector.index_busy" else STALE_RETRY_S)
+        retry_at = time.monotonic() + (BUSY_RETRY_S if exc.code in (PENDING, "vector.index_busy") else STALE_RETRY_S)
         if cached is not None and state.intact and cached.index.generation == state.generation:
             index = cached.index
         elif state.intact:
@@ -232,10 +264,6 @@ class GroupIndexes:
             self._open.clear()
 
 
-def _stores(members: list[OpenBook]) -> dict[str, VectorStore]:
-    return {b.book_id: store for b in members if (store := b.vector_parts[0]) is not None}
-
-
 def _described(opened: _Opened, rebuilt: bool = False) -> Described:
     return {"vector_index": {"vectors": opened.vectors, "rebuilt": rebuilt,
                              "generation": getattr(opened.index, "generation", None)}}
@@ -256,28 +284,3 @@ def _partial(opened: _Opened, stamps: dict[str, str]) -> tuple[_Served | None, D
         described["note"] = (f"books added or replaced since its generation ({', '.join(exact)}) searched exactly "
                              f"and merged by score: {why}")
     return _Served(opened.index, held), described
-
-
-def library_member(book: OpenBook) -> LibraryMember:
-    """The book as the library's indexes hold it (its stamp: manifest and database hashes)."""
-    assert book.package.database_path is not None
-    stamp = f"{book.entry.get('manifest_sha256') or ''}:{database_sha(book.package) or ''}"
-    return LibraryMember(book.book_id, Path(book.package.database_path), vectors_of(book), stamp)
-
-
-def vectors_of(book: OpenBook) -> int:
-    return int((book.package.vector_manifest or {}).get("record_count") or 0)
-
-
-def group_of(book: OpenBook) -> Group:
-    """The model group of a book with vectors (as ModelGroups groups them)."""
-    manifest = book.package.vector_manifest or {}
-    return str(manifest.get("model")), int(manifest.get("dimensions") or 0)
-
-
-def searchable(book: OpenBook) -> bool:
-    """Has vectors, and its vector store opens."""
-    if not book.package.vector_manifest:
-        return False
-    store, _, _, problem = book.vector_parts
-    return store is not None and problem is None

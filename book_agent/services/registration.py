@@ -14,7 +14,6 @@ leaves the previous registration intact.
 from __future__ import annotations
 
 import contextlib
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -152,6 +151,8 @@ class Registration:
         expected = lexical_stamp(str(entry.get("manifest_sha256") or ""), database_sha(info))
         if self._ports.runtime.lexical_state(runtime_dir, expected)["fresh"]:
             return None
+        import secrets  # a build only: ~10 ms (hashlib, hmac) of every search's start otherwise
+
         staged = runtime_dir / f".lexical-staged-{secrets.token_hex(6)}.sqlite"
         undo.push(lambda: self._ports.runtime.discard(staged))
         self._ports.runtime.build_lexical(info.database_path, staged, expected, progress)

@@ -27,7 +27,7 @@ from book_agent.domain.fusion import (
     fuse_scores,
     query_vector_trust,
 )
-from book_agent.domain.lexical_text import query_terms, script_letters
+from book_agent.domain.lexical_text import has_query_terms, script_letters
 from book_agent.domain.limits import DEFAULT_TOP_K
 from book_agent.domain.locators import claimed_locator
 from book_agent.domain.records import Record, evidence_id, markdown_span
@@ -95,18 +95,18 @@ class HybridSearch:
     ) -> SearchResult:
         check_arguments(query, top_k, query_vector)
         started = time.perf_counter()
-        if not query_terms(query) and query_vector is None:
+        if query_vector is None and not has_query_terms(query):
             return self._wordless(query, top_k, hints, started)
         rerank_wanted = self._rerank_wanted()
         depth = max(CANDIDATES_MIN, top_k * 5)
         lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
         warnings = degraded_warnings(strict, lexical_info, vector_info)
-        fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
-                           lexical_info, vector_info)
+        shown = max(top_k * 3, 20) if rerank_wanted else top_k
+        candidates = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
+                                lexical_info, vector_info, limit=shown)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
             vector_info["trust"] += "; the query vector was supplied by the caller (compatibility unverified)"
-        candidates = fused[: max(top_k * 3, 20) if rerank_wanted else top_k]
         hits = self._hits(candidates, lexical_scores, vector_scores or {})
         rerank_info: RerankInfo = {"rerank_requested": False, "rerank_applied": False}
         if rerank_wanted and hits:
@@ -161,7 +161,7 @@ class HybridSearch:
                 "ran": {"lexical": lexical_info["ran"], "vector": vector_info["ran"]}}
 
     def _fuse(self, query: str, lexical: list[tuple[str, float]], vector: list[tuple[str, float]],
-              lexical_info: ChannelInfo, vector_info: ChannelInfo) -> list[FusedHit]:
+              lexical_info: ChannelInfo, vector_info: ChannelInfo, limit: int | None = None) -> list[FusedHit]:
         """Fuse the channels' scores, the vector channel gated by the model's reach for this
         query. Records the weights and the reasons in the channel infos (shown in the result)."""
         vector_gate, vector_reason = query_vector_trust(script_letters(query), self.channels.language_evidence)
@@ -170,7 +170,7 @@ class HybridSearch:
         lexical_info["weight"], lexical_info["trust"] = lexical_weight, "BM25, each score over the query's best"
         vector_info["weight"], vector_info["trust"] = vector_weight, vector_reason
         return fuse_scores([ScoredChannel("lexical", lexical, lexical_weight),
-                            ScoredChannel("vector", vector, vector_weight)])
+                            ScoredChannel("vector", vector, vector_weight)], limit=limit)
 
     # --- channels -------------------------------------------------------------------
 
@@ -235,14 +235,14 @@ class HybridSearch:
         for item in fused:
             record = records.get(item.record_id)
             if record is not None:
-                hit = self._hit(record, item, lexical, vector)
                 found = located.get(item.record_id)
-                if found:  # else the record's claim, marked unchecked
-                    hit["source_locator"] = cast(Locator, dict(found))
-                hits.append(hit)
+                # the verified locator, else the record's claim, marked unchecked
+                locator = cast(Locator, dict(found)) if found else claimed_locator(self.book_id, record)
+                hits.append(self._hit(record, item, lexical, vector, locator))
         return hits
 
-    def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float]) -> SearchHit:
+    def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float],
+             locator: Locator) -> SearchHit:
         scores: HitScores = {
             "lexical": lexical.get(record.record_id),
             "vector": vector.get(record.record_id),
@@ -254,7 +254,7 @@ class HybridSearch:
             "record_id": record.record_id,
             "text": record.text,
             "headings": list(record.headings),
-            "source_locator": claimed_locator(self.book_id, record),
+            "source_locator": locator,
             "markdown_span": markdown_span(record.md_start, record.md_end),
             "scores": scores,
             "channel_ranks": dict(item.ranks),

@@ -18,8 +18,8 @@ Runs at prepare time; the result is cached in the runtime dir and shown by `stat
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from book_agent.domain.fusion import query_script
 from book_agent.domain.lexical_text import CJK_RUN, cjk_share
@@ -27,6 +27,9 @@ from book_agent.domain.query_encoding import QueryEncoding
 from book_agent.domain.records import Record
 from book_agent.domain.runtime_states import LanguageCheck
 from book_agent.ports import QueryVectorizer, VectorStore
+
+if TYPE_CHECKING:
+    import random
 
 # Fewer distinct CJK pieces than this: the model cannot spell ordinary CJK text.
 CJK_VOCABULARY_MIN = 2000
@@ -43,6 +46,8 @@ PROBE = "self-check"  # one encoding first: no full pass over the records when n
 
 def pseudo_queries(records: Iterable[Record], seed: str) -> dict[str, list[tuple[str, str]]]:
     """script -> [(record_id, window of its text)], a deterministic sample per script."""
+    import random  # prepare time only: a search imports this module, never samples
+
     rng = random.Random(seed)
     pools: dict[str, list[Record]] = {"latin": [], "cjk": []}
     seen = {"latin": 0, "cjk": 0}

@@ -75,7 +75,8 @@ class MemoryLibraryIndex(LibraryIndex):
             return LibraryIndexState(present=False, fresh=False, records=0, reason="missing")
         fresh = _matches(self.current.stamp, expected)
         return LibraryIndexState(True, fresh, len(self.current.lengths), self.current.generation,
-                                 None if fresh else "stale: built for other books", intact=True)
+                                 None if fresh else "stale: built for other books", intact=True,
+                                 held=self.current.stamp.get("books"))
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               wait: bool = True) -> int:

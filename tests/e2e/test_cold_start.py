@@ -6,6 +6,7 @@ No timings are asserted here (the machine is shared): tools/bench_cold.py measur
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import shutil
@@ -62,6 +63,35 @@ def lexical_only_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 ])
 def test_light_commands_import_nothing_heavy(tmp_path: Path, lexical_only_data: Path, args: list[str]) -> None:
     assert heavy_modules_loaded(tmp_path, "--data-dir", str(lexical_only_data), *args) == []
+
+
+# stdlib modules a one-shot search has no use for (issue 29: ~30 ms of its start at load 3):
+# builds, writes, registration, a config file and --debug import them when they need them
+NEEDLESS_FOR_A_SEARCH = ("tomllib", "tempfile", "shutil", "secrets", "hashlib", "random", "logging", "traceback",
+                         "bz2", "lzma")
+
+
+@pytest.fixture(scope="module")
+def vector_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    work = tmp_path_factory.mktemp("vectors")
+    root = build_package(work / "pkg", book_id="vec", dims=16)
+    with BookAgent(work / "data") as agent:
+        agent.init(root)
+        agent.search("vec", "rivers", query_vector=[0.25] * 16)  # the first writes the matrix's sidecar
+    vector = work / "vector.json"
+    vector.write_text("[" + ", ".join(["0.25"] * 16) + "]", encoding="utf-8")
+    return work / "data", vector
+
+
+def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lexical_only_data: Path,
+                                                             vector_data: tuple[Path, Path]) -> None:
+    data, vector = vector_data
+    lexical = modules_imported_by(tmp_path, "--data-dir", str(lexical_only_data), "--json", "search", "plain",
+                                  "general")
+    hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
+                                 "--query-vector", str(vector))
+    assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
+    assert [m for m in NEEDLESS_FOR_A_SEARCH if m in lexical | hybrid] == []
 
 
 # -- weights: memory-mapped, used in place ----------------------------------------------
@@ -202,6 +232,35 @@ def test_mcp_server_warms_up_after_tools_list() -> None:
     assert idle.calls == []
 
 
+SERVE_WITHOUT_A_HANDSHAKE = """
+import sys
+from book_agent.mcp.server import serve
+
+class Agent:
+    calls = []
+    def resolve(self, book_id):
+        return {"book_id": book_id, "package": {"title": "t", "diagnostics": []}}
+    def warm_up(self, book_id, *, encoder=True, segmenter=True):
+        self.calls.append((book_id, encoder, segmenter))
+        return {"lexical": True}
+    def close(self):
+        print(self.calls, file=sys.stderr)
+
+serve("b", agent=Agent())
+"""
+
+
+def test_serve_queues_the_warm_up_before_any_handshake() -> None:
+    """`serve` warms up at start, while FastMCP loads: a host that writes `tools/list` and a
+    search at once finds the search parts loaded (issue 29). Here the host sends nothing at all
+    (stdin at its end): the start-up warm-up still ran, without the encoder or the word segmenter
+    (a Chinese book's dictionary takes seconds: it waits for tools/list)."""
+    out = subprocess.run([sys.executable, "-c", SERVE_WITHOUT_A_HANDSHAKE], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert ast.literal_eval(out.stderr.strip().splitlines()[-1]) == [("b", False, False)]
+
+
 def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None:
     folder = tiny_bert.write_tiny_model(tmp_path / "tiny")
     root = build_package(tmp_path / "pkg", book_id="warm", dims=16, model="acme/tiny-bert",
@@ -213,6 +272,24 @@ def test_warm_up_loads_every_search_part_without_network(tmp_path: Path) -> None
         assert agent.warm_up("warm") == {"lexical": True, "vectors": True, "encoder": True}
         result = agent.search("warm", "rivers")
         assert result["channels"]["vector"]["ran"]
+
+
+def test_a_second_warm_up_runs_no_second_dry_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve` warms a book up at start and again after tools/list (for a Chinese book's
+    segmenter): for any other book the second has nothing to load, and must not queue a dry
+    search ahead of a search sent with the handshake."""
+    from book_agent.services import open_book
+
+    dry: list[str] = []
+    search = open_book.HybridSearch.search
+    monkeypatch.setattr(open_book.HybridSearch, "search", lambda self, query, **kw: (dry.append(query),
+                                                                                      search(self, query, **kw))[1])
+    root = build_package(tmp_path / "pkg", book_id="twice", dims=16)
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(root)
+        assert agent.warm_up("twice", encoder=False, segmenter=False)["vectors"]
+        assert agent.warm_up("twice", encoder=False)["vectors"]
+    assert dry == [open_book.DRY_QUERY]
 
 
 def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:

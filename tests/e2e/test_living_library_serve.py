@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from book_agent import BookAgent
-from book_agent.services.library_lexical import BACKGROUND_CHANGES
+from book_agent.services.library_writer import BACKGROUND_CHANGES
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.http_serve import (
@@ -55,7 +55,7 @@ def library(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def http_search(library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Search]:
+def http_search(library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Search, int]]:
     monkeypatch.setenv("BOOK_AGENT_TEST_GATE", str(tmp_path / "gate"))
     port, log = free_port(), tmp_path / "server.log"
     with open(log, "wb") as out:
@@ -71,14 +71,14 @@ def http_search(library: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
             assert answer.status_code == 200, answer.text
             return dict(sse_result(answer.content)["result"]["structuredContent"])
 
-        yield search
+        yield search, proc.pid
     finally:
         terminate(proc)
     assert b"Traceback" not in log.read_bytes(), log.read_text()
 
 
 @pytest.fixture
-def stdio_search(library: Path, tmp_path: Path) -> Iterator[Search]:
+def stdio_search(library: Path, tmp_path: Path) -> Iterator[tuple[Search, int]]:
     env = {**os.environ, "BOOK_AGENT_TEST_GATE": str(tmp_path / "gate"), "PYTHONPATH": str(REPO_ROOT)}
     session = RawSession(library, "@all", tmp_path / "server.err", env=env, argv=gated(library, "mcp", "@all"))
     calls = iter(range(1, 10_000))
@@ -91,7 +91,7 @@ def stdio_search(library: Path, tmp_path: Path) -> Iterator[Search]:
         return dict(answer["result"]["structuredContent"])
 
     try:
-        yield search
+        yield search, session.proc.pid
     finally:
         assert session.close() == 0
 
@@ -100,7 +100,7 @@ def scores(result: dict[str, Any]) -> list[tuple[str, float]]:
     return [(h["evidence_id"], round(h["scores"]["lexical"] or 0, 9)) for h in result["hits"]]
 
 
-def compacts_in_the_background(search: Search, data: Path, tmp_path: Path) -> None:
+def compacts_in_the_background(search: Search, server_pid: int, data: Path, tmp_path: Path) -> None:
     search(QUERY)  # the base, open
     records = corpus(40)
     with BookAgent(data) as other:  # another process's registrations, as `book-agent init` makes them
@@ -109,10 +109,11 @@ def compacts_in_the_background(search: Search, data: Path, tmp_path: Path) -> No
     living = search(QUERY)["library"]["generation"]
     assert "." in living  # the base and the books added since
     gate, deadline = tmp_path / "gate", time.monotonic() + 60
-    while not (gate / "compacting").exists():  # a look at the generation (each second) finds it due
+    while not (gate / "compacting").exists():  # the server's background writer (its own timer) finds it due
         assert time.monotonic() < deadline, "no background compaction started"
         assert search(QUERY)["library"]["generation"] == living
         time.sleep(0.2)
+    assert int((gate / "compacting").read_text()) != server_pid  # a child process compacts, not the server
     try:
         for _ in range(5):  # the compaction holds the library: searches neither fail nor wait
             started = time.monotonic()
@@ -135,10 +136,12 @@ def compacts_in_the_background(search: Search, data: Path, tmp_path: Path) -> No
     assert json.dumps(moved["books"], sort_keys=True) == json.dumps(exact["books"], sort_keys=True)
 
 
-def test_an_http_server_compacts_in_the_background(http_search: Search, library: Path, tmp_path: Path) -> None:
-    compacts_in_the_background(http_search, library, tmp_path)
+def test_an_http_server_compacts_in_the_background(http_search: tuple[Search, int], library: Path,
+                                                   tmp_path: Path) -> None:
+    compacts_in_the_background(*http_search, library, tmp_path)
 
 
 @pytest.mark.slow
-def test_a_stdio_server_compacts_in_the_background(stdio_search: Search, library: Path, tmp_path: Path) -> None:
-    compacts_in_the_background(stdio_search, library, tmp_path)
+def test_a_stdio_server_compacts_in_the_background(stdio_search: tuple[Search, int], library: Path,
+                                                   tmp_path: Path) -> None:
+    compacts_in_the_background(*stdio_search, library, tmp_path)

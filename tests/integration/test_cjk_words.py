@@ -75,3 +75,97 @@ def test_without_a_cache_dir_the_dictionary_is_built_in_memory_and_written_nowhe
                          env=env, cwd=tmp_path, timeout=300)
     assert out.stdout.strip() == "高血压/与/哪些因素/有关"
     assert list(temp.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["temp"]
+
+
+MISSING_DATA_DIR_PROBE = """
+import sys
+from pathlib import Path
+from book_agent_adapters.storage.cjk_words import segment_chinese, use_cache_dir
+use_cache_dir(Path(sys.argv[1]) / "cache")
+print("/".join(segment_chinese("高血压与哪些因素有关")))
+"""
+
+
+def test_a_data_dir_that_does_not_exist_is_not_made_for_the_cache(tmp_path: Path):
+    # An agent over a data dir nobody created (a test's fake one) must not create it, cache and all.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    missing = tmp_path / "no-such-data-dir"
+    out = subprocess.run([sys.executable, "-c", MISSING_DATA_DIR_PROBE, str(missing)], capture_output=True,
+                         text=True, check=True, env=env, cwd=tmp_path, timeout=300)
+    assert out.stdout.strip() == "高血压/与/哪些因素/有关"
+    assert not missing.exists() and list(temp.iterdir()) == []
+
+
+# An MCP server in a fresh interpreter: the handshake and tools/list, no query; then whether
+# the background warm-up (book_agent/mcp/warmup.py) loaded jieba (written to a file: a server
+# keeps stdout for the protocol).
+WARM_UP_PROBE = """
+import asyncio, json, sys, threading
+from pathlib import Path
+from fastmcp import Client
+from book_agent.agent import BookAgent
+from book_agent.mcp.server import build_server
+agent = BookAgent(Path(sys.argv[1]))
+done, warm_up = threading.Event(), agent.warm_up
+def observed(*args, **kwargs):
+    try:
+        return warm_up(*args, **kwargs)
+    finally:
+        done.set()
+agent.warm_up = observed
+async def main():
+    async with Client(build_server(sys.argv[2], agent=agent, warm_up=True)) as client:
+        await client.list_tools()
+        await asyncio.to_thread(done.wait, 300)
+asyncio.run(main())
+Path(sys.argv[3]).write_text(json.dumps({"warmed": done.is_set(), "jieba": "jieba" in sys.modules}))
+"""
+
+
+def test_the_mcp_warm_up_loads_the_segmenter_for_a_chinese_book_only(tmp_path: Path):
+    data = _book(tmp_path)
+    english = build_package(tmp_path / "en-pkg", book_id="en", vectors="none", language="en",
+                            records=[RecordSpec("e1", "The general plans the campaign.", ["Chapter 1"], 0)])
+    with BookAgent(data) as agent:
+        agent.init(english)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+
+    def warmed(book: str) -> dict[str, bool]:
+        report = tmp_path / f"{book}.json"
+        subprocess.run([sys.executable, "-c", WARM_UP_PROBE, str(data), book, str(report)], capture_output=True,
+                       check=True, env=env, timeout=300)
+        result: dict[str, bool] = json.loads(report.read_text())
+        return result
+
+    assert warmed("en") == {"warmed": True, "jieba": False}
+    assert not (data / "cache" / "jieba").exists()
+    assert warmed("zh") == {"warmed": True, "jieba": True}  # before any query: the first one is warm
+    assert (data / "cache" / "jieba" / "jieba.cache").is_file()
+
+
+START_WARM_UP_PROBE = """
+import json, sys
+from pathlib import Path
+from book_agent.agent import BookAgent
+with BookAgent(Path(sys.argv[1])) as agent:
+    agent.warm_up(sys.argv[2], encoder=False, segmenter=False)
+    start = "jieba" in sys.modules
+    agent.warm_up(sys.argv[2], encoder=False)
+    print(json.dumps([start, "jieba" in sys.modules]))
+"""
+
+
+def test_the_start_up_warm_up_leaves_the_segmenter_for_later(tmp_path: Path):
+    """`serve` warms a book up during the handshake (book_agent/mcp/warmup.py): without the
+    dictionary's seconds, which the warm-up after tools/list loads."""
+    data = _book(tmp_path)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    out = subprocess.run([sys.executable, "-c", START_WARM_UP_PROBE, str(data), "zh"], capture_output=True,
+                         text=True, check=True, env=env, timeout=300)
+    assert json.loads(out.stdout) == [False, True]

@@ -25,6 +25,7 @@ from book_agent_adapters.storage.faiss_index_files import read_pointer
 from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
 from tests.support import REPO_ROOT
 from tests.support.build_lock_holder import another_writer_holding
+from tests.support.library_support import register_only
 from tests.support.package_builder import build_package, synthetic_records
 from tests.support.parts import require_real_part
 
@@ -145,11 +146,11 @@ def test_a_book_registered_is_added_to_the_trained_index_and_a_removal_is_a_filt
     approximate, exact = library
     approximate.prepare("@all")
     base = pointer_of(approximate.data_dir)["files"]["index"]["name"]
-    approximate.init(packages["late"])
+    approximate.init(packages["late"])  # the registration adds it (a search never builds)
     vector = list(map(float, clustered(400, 20)[7]))  # a vector of the late book's
     result = approximate.search("@all", "", top_k=5, query_vector=vector)
     added = result["library"]["model_groups"][0]["vector_index"]
-    assert added["vectors"] == 4000 and added["rebuilt"] is True and added["generation"].endswith(".1")
+    assert added["vectors"] == 4000 and added["rebuilt"] is False and added["generation"].endswith(".1")
     assert result["hits"][0]["evidence_id"] == "late#late-s000007"
     pointer = pointer_of(approximate.data_dir)
     assert pointer["files"]["index"]["name"] == base and len(pointer["segments"]) == 1
@@ -176,7 +177,7 @@ def test_a_search_does_not_wait_for_another_threads_build_and_merges_the_new_boo
     new generation serves."""
     approximate, exact = library
     approximate.prepare("@all")
-    approximate.init(packages["late"])  # stale now: the next search would add it
+    register_only(approximate, packages["late"])  # stale now: a writer has yet to add it
     groups = approximate._library._vectors
     vector = list(map(float, clustered(400, 20)[7]))
     held, release = threading.Event(), threading.Event()
@@ -202,8 +203,12 @@ def test_a_search_does_not_wait_for_another_threads_build_and_merges_the_new_boo
     got = [(h["evidence_id"], h["scores"]["vector"]) for h in result["hits"]]
     assert len({k for k, _ in got} & {k for k, _ in want}) >= 9
     assert all(score == pytest.approx(dict(want)[k], abs=1e-5) for k, score in got if k in dict(want))
+    still = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
+    assert still["vector_index"]["exact_books"] == ["late"]  # a search never builds: served in place
+    assert still["vector_index"]["stale"]["code"] == "vector.index_pending" and still["vector_index"]["rebuilt"] is False
+    approximate.prepare("@all")  # a writer adds it
     after = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
-    assert after["search"] == "approximate" and after["vector_index"]["rebuilt"] is True
+    assert after["search"] == "approximate" and after["vector_index"]["rebuilt"] is False
     assert after["vector_index"]["vectors"] == 4000 and "exact_books" not in after["vector_index"]
 
 
@@ -213,13 +218,12 @@ def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_say
     nor fails; the group's generation in place serves the books it holds, the book registered
     since is searched exactly and merged, and the result names the generation served and why it
     is stale. Once the writer is done the next search brings the index up to date."""
-    from book_agent.services import library_lexical, library_vector_indexes
+    from book_agent.services import library_vector_indexes
 
     approximate, _ = library
     monkeypatch.setattr(library_vector_indexes, "BUSY_RETRY_S", 0.0)
-    monkeypatch.setattr(library_lexical, "BUSY_RETRY_S", 0.0)
     served = approximate.prepare("@all")["vector_indexes"][0]["vector_index"]["generation"]
-    approximate.init(packages["late"])
+    register_only(approximate, packages["late"])
     vector = list(map(float, clustered(400, 20)[7]))
     with another_writer_holding(approximate.data_dir / "library"):
         started = time.monotonic()
@@ -227,30 +231,35 @@ def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_say
         assert time.monotonic() - started < 30
     group = busy["library"]["model_groups"][0]
     assert group["search"] == "approximate" and group["vector_index"]["generation"] == served
-    assert group["vector_index"]["stale"]["code"] == "vector.index_busy"
+    assert group["vector_index"]["stale"]["code"] == "vector.index_pending"
     assert group["vector_index"]["exact_books"] == ["late"] and busy["hits"][0]["evidence_id"] == "late#late-s000007"
+    approximate.prepare("@all")  # the writer's turn (no search builds)
     after = approximate.search("@all", "", top_k=10, query_vector=vector)["library"]["model_groups"][0]
     assert after["vector_index"]["generation"] == served + ".1" and "stale" not in after["vector_index"]
 
 
 def test_a_long_running_server_retrains_a_drifted_group_in_the_background(library, packages, monkeypatch):
-    """A server (serve_long) whose group drifted past RETRAIN_DRIFT retrains it in a background
-    thread; searches keep answering from the generation they have, then move to the new base."""
-    from book_agent.services import library_vector_indexes
+    """A server (serve_long) whose group drifted past RETRAIN_DRIFT retrains it by its background
+    writer, on the writer's own timer (no search asks for it); searches keep answering from the
+    generation they have, then move to the new base."""
+    from book_agent.services import library_vector_indexes, library_writer
 
     approximate, _ = library
     monkeypatch.setattr(library_vector_indexes, "GENERATION_RECHECK_S", 0.0)
-    approximate.serve_long()
+    monkeypatch.setattr(library_writer, "POLL_S", 0.05)
     approximate.prepare("@all")
     base = pointer_of(approximate.data_dir)["files"]["index"]["name"]
     approximate.init(packages["late"])
     approximate.remove("b2")  # churn (400 added + 900 removed) / 3600 trained: 0.36
-    retrain = approximate._library._vectors.background
-    retrain.done.clear()
     living = approximate.search("@all", "", top_k=5, query_vector=queries()[0])["library"]["model_groups"][0]
-    assert "." in living["vector_index"]["generation"]  # extended, not retrained, by the search itself
-    approximate.search("@all", "", top_k=5, query_vector=queries()[1])  # its generation check starts the retrain
-    assert retrain.done.wait(120)
+    assert "." in living["vector_index"]["generation"]  # extended by the registration, not retrained
+    approximate.serve_long(writer_in_process=True)
+    writer = approximate._library.writer
+    assert writer is not None
+    deadline = time.monotonic() + 120
+    while not any(job.vectors == "retrain" for job in writer.jobs):
+        assert time.monotonic() < deadline, "the background writer never retrained"
+        time.sleep(0.05)
     after = approximate.search("@all", "", top_k=5, query_vector=queries()[0])["library"]["model_groups"][0]
     assert "." not in after["vector_index"]["generation"] and after["vector_index"]["vectors"] == 3100
     assert pointer_of(approximate.data_dir)["files"]["index"]["name"] != base

@@ -4,9 +4,11 @@ which a test can search while a compaction is under way.
     python -m tests.support.gated_compaction --data-dir D serve @all ...   (any CLI arguments)
 
 With BOOK_AGENT_TEST_GATE=DIR, a compaction about to commit (its new base written, not yet
-renamed into place) creates DIR/compacting and waits until DIR/release exists (60 s at most),
-then commits as it would have. Nothing else changes: the hook is the index's own `crash_point`,
-where the kill -9 tests stop a writer.
+renamed into place) writes its pid to DIR/compacting and waits until DIR/release exists (60 s at
+most), then commits as it would have. A server's background writer runs its jobs in a child
+process (services/library_child_writer.py WRITER_COMMAND): the server started here starts this module for them
+too (`--library-writer`), so the gate holds the child's compaction. Nothing else changes: the
+hook is the index's own `crash_point`, where the kill -9 tests stop a writer.
 """
 
 from __future__ import annotations
@@ -18,19 +20,26 @@ from pathlib import Path
 
 
 def main() -> None:
-    from book_agent.cli.entry import run
+    from book_agent.services import library_child_writer
     from book_agent_adapters.storage import library_lexical_index
 
     gate = Path(os.environ["BOOK_AGENT_TEST_GATE"])
 
     def held_commit(point: str) -> None:
         if point == "compact:before-rename":
-            (gate / "compacting").touch()
+            (gate / "compacting").write_text(str(os.getpid()))
             deadline = time.monotonic() + 60
             while not (gate / "release").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
 
     library_lexical_index.crash_point = held_commit
+    if sys.argv[1:2] == ["--library-writer"]:
+        from book_agent.cli.library_writer import main as writer
+
+        sys.exit(writer(sys.argv[2:]))
+    library_child_writer.WRITER_COMMAND = (sys.executable, "-m", "tests.support.gated_compaction", "--library-writer")
+    from book_agent.cli.entry import run
+
     sys.argv[0] = "book-agent"
     run()
 

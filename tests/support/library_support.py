@@ -61,3 +61,9 @@ def index_scores(index: Any, query: str, depth: int) -> dict[str, float]:
         return {h.record_id: h.score for h in reader.search(query, depth)}
     finally:
         reader.close()
+
+
+def register_only(agent: Any, package: Path) -> str:
+    """Register a package as a process killed right after its registration leaves it: in the
+    registry, but not yet in the library's indexes (the registering call's own update never ran)."""
+    return str(agent._registration.init(package, "none", False, lambda label: None))

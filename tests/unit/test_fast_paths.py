@@ -71,3 +71,21 @@ def test_the_short_text_check_is_the_unshortened_one(text: str, min_chars: int) 
     short = (visual_fallback._weighted_length(stripped) < min_chars
              and visual_fallback.signals.has_visual_glyph(stripped))
     assert ("hit.text_too_short" in codes) == short
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(channel, max_size=4, unique_by=lambda c: c.name), st.integers(0, 14))
+def test_fusing_for_the_top_k_gives_the_first_k_of_the_full_order(channels: list[ScoredChannel], limit: int) -> None:
+    """A search fuses for its top k only (a partial sort): the same hits, fused alike, in the same order."""
+    got = [(h.record_id, h.fused, h.ranks) for h in fuse_scores(channels, limit=limit)]
+    want = [(h.record_id, h.fused, h.ranks) for h in fuse_scores(channels)][:limit]
+    assert got == want
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab the of 表示兵法 \n!?-_'\"*ｆ２") + ["\u0301", "ß"]), max_size=30))
+def test_the_wordless_check_is_the_term_list_being_empty(query: str) -> None:
+    """A search asks has_query_terms instead of building the term list to see it empty."""
+    from book_agent.domain.lexical_text import has_query_terms, query_terms
+
+    assert has_query_terms(query) == bool(query_terms(query))

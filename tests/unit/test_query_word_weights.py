@@ -56,3 +56,10 @@ def test_the_weights_never_change_which_fragments_are_sent(query: str, size: int
     weighted = query_terms(query, segment=chunks)
     assert list(dict.fromkeys(weighted)) == list(dict.fromkeys(query_terms(query)))
     assert len(set(weighted)) <= MAX_QUERY_TERMS
+
+
+def test_chinese_language_tags() -> None:
+    from book_agent.domain.lexical_text import is_chinese_language
+
+    assert all(is_chinese_language(t) for t in ("zh", "zh-Hant", "ZH_cn", "zh-Hans-CN", "yue", "zho", "lzh"))
+    assert not any(is_chinese_language(t) for t in ("en", "ja", "ko", "", None, 3, "zhx", "x-zh"))

@@ -11,7 +11,6 @@ is not used: FAT-formatted drives renumber inodes at each mount.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -24,6 +23,8 @@ ROOT_KEY = "."  # how a change of the package root itself is named
 
 
 def manifest_sha256(root: Path) -> str:
+    import hashlib  # registration only: OpenSSL's load is not a search's to pay
+
     return hashlib.sha256((root / MANIFEST_NAME).read_bytes()).hexdigest()
 
 

@@ -8,7 +8,6 @@ the archive modules load on first use: a search opens a registered book without 
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,6 +58,8 @@ class FilesystemPackageStore(PackageStore):
                                  remediation="pass the path of a package folder or archive")
         if not self.is_archive(path):
             return self.inspect(path)
+        import tempfile  # an archive's inspection only (tempfile imports shutil, bz2, lzma)
+
         from book_agent_adapters.archives.filesystem import remove_tree
         from book_agent_adapters.archives.importer import import_archive
 

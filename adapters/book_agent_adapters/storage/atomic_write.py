@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -27,6 +26,8 @@ def write_atomic(
 ) -> None:
     """Replace `path` by `data` (bytes, or a function writing to the binary handle) in one
     rename. The folder must exist. Raises OSError."""
+    import tempfile  # a write only: tempfile (random, shutil) is ~10 ms of a read-only command's start
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}." if prefix is None else prefix, suffix=suffix,
                                dir=path.parent)
     try:

@@ -7,14 +7,13 @@ the dev splits (contracts/search.md, "Word segmentation").
 
 jieba builds its prefix dictionary from a 5 MB word list on first use (~1-3 s), then keeps it
 as a cache file; by default that file goes to the system temp dir. Here it goes to the data
-dir's cache folder (`use_cache_dir`, set by the composition root), and with no cache dir set
-nothing is written at all. jieba is imported on the first query that holds a CJK run: English
+dir's cache folder (`use_cache_dir`, set by the composition root); with no cache dir set, or a
+data dir that does not exist, nothing is written at all. jieba is imported on the first query that holds a CJK run: English
 and vector-only searches never load it.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import warnings
@@ -41,6 +40,8 @@ def _load() -> Any:
                 warnings.simplefilter("ignore")
                 import jieba
 
+            import logging  # with jieba only
+
             logging.getLogger("jieba").setLevel(logging.WARNING)  # its progress lines go to stderr
             tokenizer = jieba.Tokenizer()
             if _cache_dir is not None and _writable(_cache_dir):
@@ -54,6 +55,10 @@ def _load() -> Any:
 
 
 def _writable(folder: Path) -> bool:
+    # folder is data_dir/cache/jieba: a cache may add its own folders to a data dir, never make
+    # the data dir itself (an agent over a data dir that does not exist, as a test's, writes nothing)
+    if not folder.parent.parent.is_dir():
+        return False
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

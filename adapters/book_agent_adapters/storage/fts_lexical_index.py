@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.lexical_text import index_text, query_terms
+from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LexicalIndex
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.storage import sidecar_checks
+from book_agent_adapters.storage.book_impact_files import identity, impact_path
 from book_agent_adapters.storage.cjk_fold import fold_chinese
 from book_agent_adapters.storage.cjk_words import segment_chinese
 from book_agent_adapters.storage.safe_files import (
@@ -75,6 +76,8 @@ def build_sidecar(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """(Re)build the sidecar atomically from the package database. Returns the record count."""
+    import tempfile  # a build only
+
     try:
         sidecar_path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=".lexical-", suffix=".sqlite", dir=sidecar_path.parent)
@@ -91,6 +94,10 @@ def build_sidecar(
             source.close()
             out.close()
         sidecar_checks.record(tmp, sidecar_path.parent)  # before the rename: it keeps inode and mtime
+        # numpy: imported by a build, not with this module
+        from book_agent_adapters.storage.book_impact_search import build_quietly
+
+        build_quietly(tmp, impact_path(sidecar_path), HEADINGS_WEIGHT, book_words(database_path))
         os.replace(tmp, sidecar_path)
         return count
     except (sqlite3.Error, OSError) as exc:  # OSError: a full disk, permissions in the runtime dir
@@ -178,6 +185,27 @@ def match_expression(query: str) -> str | None:
     return " OR ".join(terms) if terms else None
 
 
+_WORD = re.compile(r"[^\W_]+")  # the runs of letters and digits a query's words are made of
+
+
+def book_words(database_path: Path) -> set[str]:
+    """The distinct words of a book's records and headings (not CJK runs: a Chinese query's
+    bigrams are few and FTS5 tokenises them at search), as a query spells them: lowercased,
+    from the indexed form of the text. The impact file keeps each one's FTS5 term."""
+    words: set[str] = set()
+    try:
+        source = connect_readonly(database_path)
+        try:
+            for _, text, headings in source.execute(RECORDS_SQL):
+                for part in (text or "", headings_text(headings)):
+                    words.update(_WORD.findall(index_text(part, fold_chinese).lower()))
+        finally:
+            source.close()
+    except sqlite3.Error:
+        return set()
+    return {w for w in words if not is_cjk(w)}
+
+
 def headings_text(raw: str | None) -> str:
     try:
         value = json.loads(raw or "[]")
@@ -187,17 +215,30 @@ def headings_text(raw: str | None) -> str:
 
 
 class FtsLexicalIndex(LexicalIndex):
-    """Queries a built sidecar. Any query string is safe: it is never parsed as FTS5 syntax."""
+    """Queries a built sidecar. Any query string is safe: it is never parsed as FTS5 syntax.
+
+    From its second search on (a one-shot process never pays the load), a query FTS5 would
+    score phrase by phrase over single terms is answered from the sidecar's impact file when
+    there is one for this very sidecar (book_impact.py: the same scores, bit for bit, in the
+    same order); when there is none, the first process to search warm builds it in the
+    background, FTS5 answering meanwhile."""
 
     def __init__(self, sidecar_path: Path) -> None:
         self.path = Path(sidecar_path)
         self._con: sqlite3.Connection | None = None
+        self._identity: list[int] | None = None  # the sidecar's, as opened
+        # imported here, not with this module (which every command imports): it imports numpy
+        from book_agent_adapters.storage.book_impact_search import WarmImpact
+
+        self._impact = WarmImpact(self.path, HEADINGS_WEIGHT)
 
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
             try:
                 require_regular(self.path)  # a FIFO in its place would hang the open
+                before = identity(self.path)
                 self._con = connect_readonly(self.path, check_same_thread=False, immutable=False)
+                self._identity = before if identity(self.path) == before else None
             except (sqlite3.Error, OSError) as exc:
                 raise BookAgentError(
                     "lexical.index_missing",
@@ -207,9 +248,16 @@ class FtsLexicalIndex(LexicalIndex):
         return self._con
 
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
-        match = match_expression(query)
-        if match is None or top_k <= 0:
+        terms = query_terms(query, fold_chinese, segment_chinese)
+        if not terms or top_k <= 0:
             return []
+        con = self._connection()  # first: it notes the sidecar's identity
+        found = self._impact.top(terms, int(top_k), self._identity, lambda: con)
+        if found is not None:
+            return [LexicalHit(record_id=rid, score=score) for rid, score in found]
+        return self._fts_search(" OR ".join(terms), top_k)
+
+    def _fts_search(self, match: str, top_k: int) -> list[LexicalHit]:
         sql = (
             f"SELECT ids.record_id, {RANK_SQL} AS rank_score FROM fts "
             "JOIN ids ON ids.rowid = fts.rowid WHERE fts MATCH ? ORDER BY rank_score LIMIT ?"
@@ -229,3 +277,4 @@ class FtsLexicalIndex(LexicalIndex):
         if self._con is not None:
             self._con.close()
             self._con = None
+        self._impact.close()

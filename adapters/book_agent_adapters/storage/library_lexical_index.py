@@ -99,7 +99,8 @@ class SqliteLibraryIndex(LibraryIndex):
         records = held.records if sound else 0
         changes = len(living.deltas) + len(living.removed) if living is not None else 0
         return LibraryIndexState(present=True, fresh=fresh, records=records, generation=held.generation,
-                                 reason=why, intact=sound, drift=held.drift if sound else 0.0, changes=changes)
+                                 reason=why, intact=sound, drift=held.drift if sound else 0.0, changes=changes,
+                                 held=held.stamp.get("books") if sound else None)
 
     def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
               wait: bool = True) -> int:

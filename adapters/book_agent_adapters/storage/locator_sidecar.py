@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import closing, suppress
@@ -33,20 +33,46 @@ def _read_meta(path: Path) -> dict[str, str]:
         return dict(con.execute("SELECT key, value FROM meta").fetchall())
 
 
+CACHED_LOCATORS = 4096  # parsed locators kept per open lookup (a search's hits ask for the same ones again)
+
+
 class SqliteLocatorLookup(LocatorLookup):
-    def __init__(self, path: Path) -> None:
+    """The open sidecar. Locators read are kept (up to CACHED_LOCATORS, the oldest dropped
+    first): the file this lookup reads never changes under it (a rebuild replaces it, and a new
+    lookup opens the new one), and callers copy a locator before changing it."""
+
+    def __init__(self, path: Path, cached: int = CACHED_LOCATORS) -> None:
         self._con = connect_readonly(path, check_same_thread=False, immutable=False)
+        self._cached: dict[str, Locator] = {}
+        self._limit = cached
+        self._lock = threading.Lock()  # the MCP server's lanes share one lookup (and its connection)
 
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]:
         ids = [r for r in dict.fromkeys(record_ids) if isinstance(r, str)]
         if not ids:
             return {}
+        with self._lock:
+            cached = self._cached
+            found = {r: cached[r] for r in ids if r in cached}
+            missing = [r for r in ids if r not in found]
+            if missing:
+                read = self._read(missing)
+                if read is None:
+                    return found  # a damaged sidecar: the rest are verified live instead (services/locators.py)
+                for record_id, locator in read.items() if self._limit > 0 else ():
+                    if len(cached) >= self._limit:
+                        del cached[next(iter(cached))]
+                    cached[record_id] = locator
+                found.update(read)
+            return found
+
+    def _read(self, ids: list[str]) -> dict[str, Locator] | None:
         marks = ",".join("?" * len(ids))
         try:
             rows = self._con.execute(f"SELECT record_id, locator FROM locators WHERE record_id IN ({marks})",
                                      ids).fetchall()
         except (sqlite3.Error, UnicodeEncodeError):
-            return {}  # a damaged sidecar: the hits are verified live instead (services/locators.py)
+            return None
         return {rid: json.loads(raw) for rid, raw in rows}
 
     def close(self) -> None:
@@ -73,6 +99,8 @@ class SqliteLocatorStore(LocatorStore):
 
     def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
         target = self.path(runtime_dir)
+        import secrets  # a build only (secrets imports hashlib and hmac)
+
         staged = target.with_name(f".locators-{secrets.token_hex(6)}.sqlite")
         summary = LocatorSummary()
         started = time.perf_counter()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import sqlite3
 import stat
 from pathlib import Path
@@ -139,6 +138,8 @@ def portalocker_module(folder: Path) -> Any:
 
 
 def free_bytes(folder: Path) -> int | None:
+    import shutil  # a write's space check only: shutil imports bz2 and lzma
+
     try:
         return shutil.disk_usage(folder).free
     except OSError:

@@ -16,6 +16,10 @@ from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
 COLUMNS = "record_id, seq, text, headings, md_start, md_end, source"
 _CHUNK = 500  # stay far below SQLite's bound-parameter limit
+# Records parsed once per open book: a package is read-only (and fingerprint-checked before every
+# use), so a record read is a record for good. Parsing a hit's JSON columns and querying for it
+# were a sixth of a warm one-book search (issue 29). Bounded so a big book's cache stays small.
+CACHED_RECORDS = 4096
 
 
 def _json(raw: Any, default: Any) -> Any:
@@ -73,12 +77,17 @@ class SqliteRecordReader(RecordSource):
     """One read-only connection, shared by the MCP server's lanes (a `read_entry` on one thread, a
     search's or `locate_source`'s fetch on another): each fetch holds the lock while it runs and
     reads its rows. Python's sqlite3 does not make one connection safe for concurrent use: two
-    threads running the same statement at once get SQLITE_MISUSE, missing rows or empty ones."""
+    threads running the same statement at once get SQLITE_MISUSE, missing rows or empty ones.
 
-    def __init__(self, database_path: Path) -> None:
+    Records read are kept (up to CACHED_RECORDS, the oldest dropped first) and handed out again:
+    the same Record objects, which callers only read (RecordSource's contract)."""
+
+    def __init__(self, database_path: Path, cached: int = CACHED_RECORDS) -> None:
         self.database_path = Path(database_path)
         self._con: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._cached: dict[str, Record] = {}
+        self._limit = cached
 
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
@@ -95,13 +104,27 @@ class SqliteRecordReader(RecordSource):
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
         try:
             with self._lock:
-                return fetch_records(lambda sql, params: self._connection().execute(sql, params), record_ids)
+                cached = self._cached
+                found = {i: cached[i] for i in record_ids if i in cached}
+                missing = [i for i in record_ids if i not in found]
+                if missing:
+                    read = fetch_records(lambda sql, params: self._connection().execute(sql, params), missing)
+                    self._keep(read)
+                    found.update(read)
+                return found
         except sqlite3.Error as exc:
             raise BookAgentError(
                 "package.database_unreadable",
                 f"cannot read records from {self.database_path}: {exc}",
                 remediation="check the package with `book-agent status BOOK --verify`",
             ) from exc
+
+    def _keep(self, read: dict[str, Record]) -> None:
+        cached = self._cached
+        for record_id, record in read.items() if self._limit > 0 else ():
+            if len(cached) >= self._limit:
+                del cached[next(iter(cached))]  # dicts keep insertion order: the oldest goes
+            cached[record_id] = record
 
     def get(self, record_id: str) -> Record:
         record = self.fetch([record_id]).get(record_id)
@@ -116,6 +139,7 @@ class SqliteRecordReader(RecordSource):
 
     def close(self) -> None:
         with self._lock:
+            self._cached.clear()
             if self._con is not None:
                 self._con.close()
                 self._con = None

@@ -127,7 +127,8 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         else:
             candidates = np.arange(len(loaded.ids))
         order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
-        return [(loaded.ids[i], float(scores[i])) for i in order]
+        ids = loaded.ids  # tolist: Python floats at once, the values float() gives one by one
+        return [(ids[i], score) for i, score in zip(order.tolist(), scores[order].tolist(), strict=True)]
 
     def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
         return prepare_query(query_vector, self.dimensions, self.metric)
@@ -234,11 +235,12 @@ def prepare_query(query_vector: Vector | Sequence[float], dimensions: int | None
             remediation="Encode the query with the book's own model (see `book-agent status BOOK`).",
         )
     if metric == "cosine":
-        norm = float(np.linalg.norm(query))
+        norm = float(np.sqrt(query.dot(query)))  # np.linalg.norm's own sum for a vector, without its checks
         if norm == 0.0:
             raise BookAgentError(
                 "query.vector_invalid", "a zero query vector has no direction (cosine)",
                 remediation="Encode the query with the book's own model.",
             )
-        query = query / norm
+        if norm != 1.0:  # a caller's vector is normalised already: dividing by 1.0 changes nothing
+            query = query / norm
     return query

@@ -1,0 +1,250 @@
+"""Searching one book's impact file (book_impact.py builds it and says why it scores as FTS5).
+
+`WarmImpact` is what the book's FtsLexicalIndex asks: from a process's second search on (a
+one-shot process never pays the load), the impact file of this very sidecar, loaded and checked,
+or, when there is none, built once in the background (FTS5 answering meanwhile; a data dir where
+it cannot be written keeps FTS5).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from book_agent_adapters.storage.book_impact_files import impact_path
+from book_agent_adapters.storage.safe_files import open_regular
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy and book_impact (which imports it) are imported where a file is loaded, searched or
+# built, not with this module: every command imports the lexical index, and a process's first
+# search (a one-shot's only one) is FTS5's, so it must not pay numpy's import (~50 ms).
+
+_STEMS_KEPT = 20_000  # query phrases remembered with their term
+_IMPACTS_KEPT = 20_000  # terms' shares kept (a term's shares are as many as its records)
+
+
+@dataclass
+class BookImpact:
+    """The loaded file: term -> its slice of (docs, weights); rowid -> record id."""
+
+    terms: dict[str, int]
+    starts: np.ndarray
+    docs: np.ndarray
+    weights: np.ndarray
+    records: int
+    record_ids: list[str | None]
+    words: dict[str, str]  # the book's words -> their FTS5 term
+    # term -> (its docs, idf x weight): a book's idf never changes, and a query's terms recur
+    _impacts: dict[str, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
+
+    def top(self, phrases: list[str], top_k: int) -> list[tuple[str, float]]:
+        """(record id, score) best first for phrases of one term each, as FTS5 ranks them."""
+        import numpy as np
+
+        totals: np.ndarray | None = None
+        impacts = self._impacts
+        for term in phrases:  # in the expression's order: each record's sum adds in FTS5's order
+            found = impacts[term] if term in impacts else self._impact(term)
+            if found is None:
+                continue
+            if totals is None:
+                totals = np.zeros(len(self.record_ids), dtype=np.float64)
+            totals[found[0]] += found[1]
+        if totals is None or top_k <= 0:
+            return []
+        rows = np.flatnonzero(totals)
+        if len(rows) > top_k:  # every row as good as the k-th: a tie at the cut goes by rowid too
+            kth = np.partition(totals[rows], len(rows) - top_k)[len(rows) - top_k]
+            rows = rows[totals[rows] >= kth]
+        rows = rows[np.lexsort((rows, -totals[rows]))][:top_k]
+        ids = self.record_ids
+        return [(str(ids[row]), score) for row, score in zip(rows.tolist(), totals[rows].tolist(), strict=True)]
+
+    def _impact(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A term's docs and each one's share, idf x weight: the very product FTS5 adds (one
+        float64 multiplication, whether made now or per query)."""
+        from book_agent_adapters.storage.book_impact import MIN_IDF
+
+        index = self.terms.get(term)
+        found = None
+        if index is not None:
+            first, end = int(self.starts[index]), int(self.starts[index + 1])
+            idf = math.log((self.records - (end - first) + 0.5) / ((end - first) + 0.5))
+            found = (self.docs[first:end], (idf if idf > 0.0 else MIN_IDF) * self.weights[first:end])
+        if len(self._impacts) >= _IMPACTS_KEPT:
+            self._impacts.clear()
+        self._impacts[term] = found
+        return found
+
+
+def _one_quoted(fragment: str) -> bool:
+    """One FTS5 string, `"..."` with its inner quotes doubled (not a prefix `"c"*`)."""
+    return len(fragment) >= 2 and fragment[0] == '"' and fragment[-1] == '"' \
+        and '"' not in fragment[1:-1].replace('""', "")
+
+
+def load_impact(path: Path, sidecar_identity: list[int], con: sqlite3.Connection,
+                headings_weight: float) -> BookImpact | None:
+    """The impact file of this very sidecar, checked; None when missing, of another sidecar or
+    damaged (the search is then FTS5's)."""
+    import zipfile
+
+    import numpy as np
+
+    from book_agent_adapters.storage.book_impact import FORMAT
+
+    try:
+        with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
+            meta = json.loads(data["meta"].tobytes().decode("utf-8"))
+            if meta != {"format": FORMAT, "sidecar": sidecar_identity, "headings_weight": headings_weight}:
+                return None
+            starts, docs, weights = data["starts"], data["docs"], data["weights"]
+            terms = json.loads(data["terms"].tobytes().decode("utf-8"))
+            records = int(data["records"][0])
+            words = json.loads(data["words"].tobytes().decode("utf-8"))
+    except (OSError, KeyError, ValueError, EOFError, IndexError, zipfile.BadZipFile, UnicodeDecodeError):
+        return None
+    record_ids: list[str | None] = []
+    for rowid, record_id in con.execute("SELECT rowid, record_id FROM ids ORDER BY rowid"):
+        record_ids.extend([None] * (int(rowid) - len(record_ids)))
+        record_ids.append(str(record_id))
+    if not _sound(starts, docs, weights, terms, len(record_ids)) or not isinstance(words, dict):
+        return None
+    return BookImpact({str(t): i for i, t in enumerate(terms)}, starts, docs, weights, records, record_ids,
+                      {str(w): str(t) for w, t in words.items()})
+
+
+def _sound(starts: np.ndarray, docs: np.ndarray, weights: np.ndarray, terms: object, rows: int) -> bool:
+    """Shapes, dtypes and ranges as built: a damaged file never reaches a search."""
+    import numpy as np
+
+    if not isinstance(terms, list) or starts.dtype != np.int64 or docs.dtype != np.int32 \
+            or weights.dtype != np.float64 or len(starts) != len(terms) + 1 or len(docs) != len(weights):
+        return False
+    if len(starts) and (starts[0] != 0 or starts[-1] != len(docs) or (np.diff(starts) <= 0).any()):
+        return False
+    return not len(docs) or bool(docs.min() >= 0 and docs.max() < rows and np.isfinite(weights).all()
+                                 and (weights > 0).all())
+
+
+class PhraseTerms:
+    """MATCH fragments (`"word"`) -> each one's FTS5 term, or None for a fragment FTS5 reads as
+    another phrase than one token (a prefix, several tokens, none). The book's own words come
+    with the impact file (`seed`); others are tokenised by FTS5 itself, a query's new fragments
+    in one batch (0.1-0.2 ms), and remembered."""
+
+    def __init__(self) -> None:
+        self._seeded: dict[str, str] = {}
+        self._known: dict[str, str | None] = {}
+        self._con: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def seed(self, words: dict[str, str]) -> None:
+        """Words tokenised when the file was built (one term each; never a quote in them)."""
+        self._seeded = {f'"{word}"': term for word, term in words.items()}
+
+    def terms(self, fragments: list[str]) -> list[str | None]:
+        seeded, known = self._seeded, self._known
+        new = [f for f in dict.fromkeys(fragments) if f not in seeded and f not in known]
+        if new:
+            from book_agent_adapters.storage.book_impact import tokenizer, tokens_of
+
+            with self._lock:
+                quoted = [f for f in new if _one_quoted(f)]
+                if quoted and self._con is None:
+                    self._con = tokenizer()
+                tokens = tokens_of(self._con, [f[1:-1].replace('""', '"') for f in quoted]) if self._con and quoted \
+                    else []
+                if len(known) + len(new) > _STEMS_KEPT:
+                    known.clear()
+                known.update(dict.fromkeys(new))  # None unless quoted and of one token
+                for fragment, found in zip(quoted, tokens, strict=True):
+                    if len(found) == 1:
+                        known[fragment] = found[0]
+        return [seeded[f] if f in seeded else known.get(f) for f in fragments]
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+
+class WarmImpact:
+    """One sidecar's impact file for its FtsLexicalIndex: `top` answers a query exactly as FTS5
+    would, or None (then FTS5 answers)."""
+
+    def __init__(self, sidecar: Path, headings_weight: float) -> None:
+        self.sidecar = sidecar
+        self.headings_weight = headings_weight
+        self.phrases = PhraseTerms()
+        self.state = "unread"  # unread | loaded | building | none
+        self._impact: BookImpact | None = None
+        self._searches = 0
+        self._lock = threading.Lock()
+
+    def top(self, fragments: list[str], top_k: int, identity: list[int] | None,
+            con: Callable[[], sqlite3.Connection]) -> list[tuple[str, float]] | None:
+        """(record id, score) best first; None when this query or this moment is FTS5's.
+        `identity`: the sidecar's as its connection opened it (None: it changed meanwhile)."""
+        impact = self._ready(identity, con)
+        if impact is None:
+            return None
+        phrases = self.phrases.terms(fragments)
+        if None in phrases:
+            return None
+        return impact.top([p for p in phrases if p is not None], top_k)
+
+    def _ready(self, identity: list[int] | None, con: Callable[[], sqlite3.Connection]) -> BookImpact | None:
+        if self.state == "loaded":
+            return self._impact
+        self._searches += 1
+        if self._searches < 2 or self.state in ("building", "none"):
+            return None
+        with self._lock:
+            if self.state == "unread":
+                self._load_or_build(identity, con)
+        return self._impact
+
+    def _load_or_build(self, identity: list[int] | None, con: Callable[[], sqlite3.Connection]) -> None:
+        if identity is None:
+            self.state = "none"
+            return
+        try:
+            self._impact = load_impact(impact_path(self.sidecar), identity, con(), self.headings_weight)
+        except sqlite3.Error:
+            self._impact = None
+        if self._impact is not None:
+            self.phrases.seed(self._impact.words)
+            self.state = "loaded"
+            return
+        self.state = "building"
+        threading.Thread(target=self._build_in_background, name="book-impact", daemon=True).start()
+
+    def _build_in_background(self) -> None:
+        built = build_quietly(self.sidecar, impact_path(self.sidecar), self.headings_weight)
+        with self._lock:
+            self.state = "unread" if built else "none"
+
+    def close(self) -> None:
+        self.phrases.close()
+        self._impact = None
+        self.state = "unread"
+
+
+def build_quietly(sidecar: Path, target: Path, headings_weight: float, words: Iterable[str] = ()) -> bool:
+    """The sidecar's impact file; a failure only leaves its searches to FTS5."""
+    from book_agent_adapters.storage.book_impact import build_impact
+
+    try:
+        build_impact(sidecar, target, headings_weight, words)
+    except (sqlite3.Error, OSError, ValueError, MemoryError):
+        return False
+    return True

@@ -1,0 +1,95 @@
+"""Issue 29: what a warm search reads again is kept, and what is kept is what a fresh read gives.
+
+A package's records and a book's verified locators never change under an open reader (the
+package is read-only and fingerprint-checked; a locator rebuild is a new file and a new
+lookup), so the readers keep what they parsed. Real package databases and a real locator
+sidecar; SQLite's trace callback counts the statements that reach the files."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from book_agent.domain import visual_fallback
+from book_agent_adapters.storage.locator_sidecar import SqliteLocatorLookup, SqliteLocatorStore
+from book_agent_adapters.storage.sqlite_records import SqliteRecordReader
+from tests.support.package_builder import build_package
+
+
+def _record_ids(root: Path) -> list[str]:
+    with closing(sqlite3.connect(root / "index.sqlite")) as con:
+        return [str(row[0]) for row in con.execute("SELECT record_id FROM records ORDER BY seq")]
+
+
+def _statements(con: sqlite3.Connection) -> list[str]:
+    seen: list[str] = []
+    con.set_trace_callback(seen.append)
+    return seen
+
+
+def test_records_read_once_are_handed_out_again_as_read(tmp_path: Path) -> None:
+    root = build_package(tmp_path / "book", book_id="cache-book")
+    ids = _record_ids(root)
+    reader = SqliteRecordReader(root / "index.sqlite")
+    fresh = SqliteRecordReader(root / "index.sqlite", cached=0)
+    seen = _statements(reader._connection())
+    first = reader.fetch(ids[:3] + ["no-such-record"])
+    assert len(seen) == 1 and set(first) == set(ids[:3])
+    again = reader.fetch(ids[:3])
+    assert len(seen) == 1  # nothing read again
+    assert all(again[i] is first[i] for i in ids[:3])
+    mixed = reader.fetch([ids[1], ids[4], "no-such-record"])  # one kept, one to read, one unknown
+    assert len(seen) == 2 and set(mixed) == {ids[1], ids[4]}
+    assert mixed == fresh.fetch([ids[1], ids[4]]) and reader.get(ids[4]) == fresh.get(ids[4])
+    reader.close()
+    fresh.close()
+
+
+def test_the_record_cache_is_bounded_and_still_answers_every_id(tmp_path: Path) -> None:
+    root = build_package(tmp_path / "book", book_id="bounded-book")
+    ids = _record_ids(root)
+    assert len(ids) >= 6
+    reader = SqliteRecordReader(root / "index.sqlite", cached=3)
+    fresh = SqliteRecordReader(root / "index.sqlite", cached=0)
+    for record_id in ids:
+        assert reader.fetch([record_id]) == fresh.fetch([record_id])
+    assert len(reader._cached) == 3 and set(reader._cached) == set(ids[-3:])  # the oldest went first
+    assert reader.fetch(ids) == fresh.fetch(ids)
+    assert fresh._cached == {}
+    reader.close()
+    fresh.close()
+
+
+def test_locators_read_once_are_handed_out_again_as_read(tmp_path: Path) -> None:
+    store = SqliteLocatorStore()
+    stamp = {"database": "x"}
+    locators = [{"record_id": f"r{i}", "kind": "pdf", "page_index": i, "verified": True} for i in range(6)]
+    store.build(tmp_path, stamp, locators)
+    lookup = store.open(tmp_path, stamp)
+    assert isinstance(lookup, SqliteLocatorLookup)
+    seen = _statements(lookup._con)
+    first = lookup.fetch(["r0", "r1", "missing"])
+    assert first == {"r0": locators[0], "r1": locators[1]} and len(seen) == 1
+    assert lookup.fetch(["r1", "r0"]) == first and len(seen) == 1
+    assert lookup.fetch(["r1", "r5"]) == {"r1": locators[1], "r5": locators[5]} and len(seen) == 2
+    bounded = SqliteLocatorLookup(store.path(tmp_path), cached=2)
+    assert bounded.fetch([f"r{i}" for i in range(6)]) == {loc["record_id"]: loc for loc in locators}
+    assert len(bounded._cached) == 2
+    lookup.close()
+    bounded.close()
+
+
+def test_a_hit_text_seen_again_gives_its_reasons_under_its_own_label() -> None:
+    table = "Table 3: yields\n1990 12 14\n1991 13 15\n1992 11 16\n1993 10 12"
+    math = "x ≤ ∑ y ∫ z √ w ∂ v"
+    for text in (table, math, "plain words about a river", "表 3.2 收入"):
+        visual_fallback._text_signals.cache_clear()
+        plain = visual_fallback._text_signals.__wrapped__(text, 40)
+        for index in (0, 7, 2):
+            reasons = visual_fallback._text_reasons(index, text, 40)
+            assert [r["code"] for r in reasons] == [code for code, _ in plain]
+            assert all(r["detail"].startswith(f"hit {index} ") for r in reasons)
+    policy = visual_fallback.VisualFallbackPolicy()
+    twice = policy.evaluate("yields", [{"text": table}, {"text": table}])
+    assert [r["detail"].split(" ", 2)[1] for r in twice["reasons"]] == ["0", "1"]

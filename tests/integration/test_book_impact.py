@@ -50,14 +50,20 @@ def records(n: int, seed: int) -> list[RecordSpec]:
     return out
 
 
+def book_sidecar(folder: Path, book_id: str, n: int, seed: int, stamp_value: str = "1") -> Path:
+    """A package of `n` generated records and its lexical sidecar (with its impact file) built
+    under folder/runtime."""
+    root = build_package(folder / "book", book_id=book_id, kind="epub", records=records(n, seed=seed), dims=8,
+                         blank_page=False)
+    path = folder / "runtime" / "lexical.sqlite"
+    build_sidecar(root / "index.sqlite", path, {"k": stamp_value})
+    return path
+
+
 @pytest.fixture(scope="module")
 def sidecar(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("book-impact")
-    root = build_package(tmp / "book", book_id="impact-book", kind="epub", records=records(300, seed=4), dims=8,
-                         blank_page=False)
-    path = tmp / "runtime" / "lexical.sqlite"
-    build_sidecar(root / "index.sqlite", path, {"k": "v"})
-    return path
+    return book_sidecar(tmp, "impact-book", 300, seed=4, stamp_value="v")
 
 
 def fts5(path: Path, query: str, top_k: int) -> list[tuple[str, float]]:
@@ -136,10 +142,7 @@ def test_phrases_fts5_reads_as_several_tokens_or_a_prefix_are_left_to_fts5() -> 
 
 
 def test_an_impact_file_of_another_sidecar_is_not_used_and_is_built_again(tmp_path: Path) -> None:
-    root = build_package(tmp_path / "book", book_id="stale-book", kind="epub", records=records(60, seed=2), dims=8,
-                         blank_page=False)
-    path = tmp_path / "runtime" / "lexical.sqlite"
-    build_sidecar(root / "index.sqlite", path, {"k": "1"})
+    path = book_sidecar(tmp_path, "stale-book", 60, seed=2)
     kept = impact_path(path).read_bytes()
     other = build_package(tmp_path / "other", book_id="other-book", kind="epub", records=records(80, seed=3),
                           dims=8, blank_page=False)
@@ -157,10 +160,7 @@ def test_an_impact_file_of_another_sidecar_is_not_used_and_is_built_again(tmp_pa
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "terms"])
 def test_a_damaged_impact_file_leaves_the_search_to_fts5(tmp_path: Path, damage: str) -> None:
-    root = build_package(tmp_path / "book", book_id="damaged-book", kind="epub", records=records(60, seed=5), dims=8,
-                         blank_page=False)
-    path = tmp_path / "runtime" / "lexical.sqlite"
-    build_sidecar(root / "index.sqlite", path, {"k": "1"})
+    path = book_sidecar(tmp_path, "damaged-book", 60, seed=5)
     target = impact_path(path)
     if damage == "garbage":
         target.write_bytes(b"not a zip at all")
@@ -184,10 +184,7 @@ def test_a_damaged_impact_file_leaves_the_search_to_fts5(tmp_path: Path, damage:
 def test_a_sidecar_whose_impact_file_cannot_be_written_stays_with_fts5(tmp_path: Path) -> None:
     """A folder where the file belongs: the background build fails (as in a read-only data dir,
     which root's tests cannot make), and every search is FTS5's."""
-    root = build_package(tmp_path / "book", book_id="ro-book", kind="epub", records=records(40, seed=6), dims=8,
-                         blank_page=False)
-    path = tmp_path / "runtime" / "lexical.sqlite"
-    build_sidecar(root / "index.sqlite", path, {"k": "1"})
+    path = book_sidecar(tmp_path, "ro-book", 40, seed=6)
     impact_path(path).unlink()
     impact_path(path).mkdir()
     index = FtsLexicalIndex(path)
@@ -203,10 +200,7 @@ def test_a_sidecar_whose_impact_file_cannot_be_written_stays_with_fts5(tmp_path:
 
 
 def test_the_impact_file_is_built_for_a_sidecar_built_before_it_existed(tmp_path: Path) -> None:
-    root = build_package(tmp_path / "book", book_id="old-book", kind="epub", records=records(50, seed=7), dims=8,
-                         blank_page=False)
-    path = tmp_path / "runtime" / "lexical.sqlite"
-    build_sidecar(root / "index.sqlite", path, {"k": "1"})
+    path = book_sidecar(tmp_path, "old-book", 50, seed=7)
     impact_path(path).unlink()
     index = FtsLexicalIndex(path)
     warm(index)  # the second search started the background build; a later one loads it

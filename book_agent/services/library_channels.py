@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import ids_by_book
 from book_agent.domain.records import LexicalHit, Record
 from book_agent.domain.search_results import SearchHit
 from book_agent.ports import LexicalIndex, RecordSource
@@ -21,13 +22,8 @@ class LibraryRecords(RecordSource):
         self.books = books
 
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Record]:
-        wanted: dict[str, list[str]] = {}
-        for key in record_ids:
-            book_id, _, record_id = key.partition("#")
-            if book_id in self.books and record_id:
-                wanted.setdefault(book_id, []).append(record_id)
         found: dict[str, Record] = {}
-        for book_id, ids in wanted.items():
+        for book_id, ids in ids_by_book(record_ids, self.books).items():
             for record_id, record in self.books[book_id].records.fetch(ids).items():
                 found[f"{book_id}#{record_id}"] = replace(record, record_id=f"{book_id}#{record_id}")
         return found

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import ids_by_book
 from book_agent.domain.locators import (
     LocatorBuild,
     LocatorState,
@@ -89,13 +90,8 @@ class LibraryLocators(LocatorLookup):
         self._books = books
 
     def fetch(self, record_ids: Sequence[str]) -> dict[str, Locator]:
-        wanted: dict[str, list[str]] = {}
-        for key in record_ids:
-            book_id, _, record_id = key.partition("#")
-            if book_id in self._books and record_id:
-                wanted.setdefault(book_id, []).append(record_id)
         found: dict[str, Locator] = {}
-        for book_id, ids in wanted.items():
+        for book_id, ids in ids_by_book(record_ids, self._books).items():
             for record_id, locator in self._books[book_id].fetch(ids).items():
                 found[f"{book_id}#{record_id}"] = locator
         return found

@@ -8,7 +8,6 @@ in the same order, with the very same doubles."""
 from __future__ import annotations
 
 import os
-import random
 import sqlite3
 import time
 from pathlib import Path
@@ -24,13 +23,10 @@ from book_agent_adapters.storage.fts_lexical_index import (
     build_sidecar,
     match_expression,
 )
+from tests.support.mixed_records import ENGLISH, HEADINGS, mixed_records
 from tests.support.package_builder import RecordSpec, build_package
 
-WORDS = ("river rivers running runs ran ground water battle battles general temple calculation sediment valley "
-         "farming light energy glucose diagram supply depot arrow tax province grain tribute army march camp "
-         "spy fire wind mountain plain road bridge city wall siege enemy ally season rain harvest café naïve "
-         "the of and 2008 x86 don't Ærø straße").split()
-HANZI = "兵法孫子水火山川將軍勝敗知己彼戰國家道天地人"
+WORDS = [*ENGLISH, "don't", "Ærø", "straße"]
 QUERIES = ["river water", "running battles", "the general of the army", "café naive", "2008", "兵法", "孫子兵法",
            "將軍 water", "天", "grain tribute tax province", "siege OR wall", '"quoted" -minus NEAR(x)', "x86 harvest",
            "river river river water", "running runs run battle", "water " * 20 + "river", "don't stop",
@@ -38,16 +34,7 @@ QUERIES = ["river water", "running battles", "the general of the army", "café n
 
 
 def records(n: int, seed: int) -> list[RecordSpec]:
-    rng = random.Random(seed)
-    weights = [1.0 / (i + 1) for i in range(len(WORDS))]
-    out = []
-    for i in range(n):
-        words = rng.choices(WORDS, weights, k=rng.randint(1, 25))
-        if rng.random() < 0.3:
-            words.insert(rng.randint(0, len(words)), "".join(rng.choices(HANZI, k=rng.randint(1, 8))))
-        heading = rng.choice(["Water Supply", "Battles", "兵法 第一", "Grain and tax", "Rain rain rain"])
-        out.append(RecordSpec(f"r{i:04d}", " ".join(words) + ".", ["Book", heading], i // 20))
-    return out
+    return mixed_records(n, seed, WORDS, min_words=1, chinese_share=0.3, headings=(*HEADINGS, "Rain rain rain"))
 
 
 def book_sidecar(folder: Path, book_id: str, n: int, seed: int, stamp_value: str = "1") -> Path:

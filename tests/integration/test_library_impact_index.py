@@ -19,26 +19,12 @@ from book_agent.domain.library import LibraryMember
 from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar
 from book_agent_adapters.storage.library_lexical_index import TERMS_DIR, SqliteLibraryIndex
 from tests.support.fts_scores import fts_scores
+from tests.support.mixed_records import mixed_records
 from tests.support.package_builder import RecordSpec, build_package
-
-ENGLISH = ("river rivers running runs ran ground water battle battles general temple calculation sediment valley "
-           "farming light energy glucose diagram supply depot arrow tax province grain tribute army march camp "
-           "spy fire wind mountain plain road bridge city wall siege enemy ally season rain harvest café naïve "
-           "the of and 2008 x86").split()
-HANZI = "兵法孫子水火山川將軍勝敗知己彼戰國家道天地人"
 
 
 def records(n: int, seed: int) -> list[RecordSpec]:
-    rng = random.Random(seed)
-    weights = [1.0 / (i + 1) for i in range(len(ENGLISH))]
-    out = []
-    for i in range(n):
-        words = rng.choices(ENGLISH, weights, k=rng.randint(3, 25))
-        if rng.random() < 0.4:  # Chinese runs among English, traditional characters included
-            words.insert(rng.randint(0, len(words)), "".join(rng.choices(HANZI, k=rng.randint(1, 8))))
-        heading = rng.choice(["Water Supply", "Battles", "兵法 第一", "Grain and tax"])
-        out.append(RecordSpec(f"r{i:04d}", " ".join(words) + ".", ["Book", heading], i // 20))
-    return out
+    return mixed_records(n, seed)
 
 
 def members_of(tmp_path: Path, recs: list[RecordSpec], books: int) -> list[LibraryMember]:

@@ -57,7 +57,7 @@ class LexicalGenerations:
         searching = serve_stale and compact is False
         if searching and self._open is not None and self._open.key == key \
                 and time.monotonic() - self._checked < GENERATION_RECHECK_S:  # no file read between checks
-            return self._open.reader, dict(self._open.info)  # type: ignore[return-value]
+            return self._open.reader, self._open.info.copy()
         self._checked = time.monotonic()
         state = self._index.state(expected)
         if searching and state.intact:
@@ -98,7 +98,7 @@ class LexicalGenerations:
                                        "`prepare @all` or a server's background writer brings it up to date",
                              "remediation": "book-agent prepare @all"}
         self._open = _Served(key, reader, info)
-        return reader, dict(info)  # type: ignore[return-value]
+        return reader, info.copy()
 
     def close(self) -> None:
         """Close the open generation (it is reopened when the library changes)."""

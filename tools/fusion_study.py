@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eval_sets import WORK_DIR, load_set, query_vectors, registered_book
+from eval_sets import SET_NAMES, WORK_DIR, load_set, query_vectors, registered_book
 
 from book_agent.domain.metrics import ndcg_at_k
 
@@ -223,11 +223,13 @@ def single(channel: str) -> Method:
 
 def methods() -> dict[str, Method]:
     from fusion_evidence import family
+    from fusion_proximity import family as proximity_family
 
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
                               "plain-rrf k=60": rrf(60, gate=False), "ragflow-rule": ragflow_rule,
                               "product (book_agent.domain.fusion)": product}
     out.update(family())  # round 2: shares that follow the cosine or BM25's lead (fusion_evidence.py)
+    out.update(proximity_family())  # round 4: the fused top N re-scored by term proximity (fusion_proximity.py)
     for strong in (0.2, 0.3, 0.4, 0.5):  # the issue-28 grid: evidence-weighted shares, rank votes
         for weak in (0.5, 0.6, 0.7, 0.8):
             for agreement in (0.0, 0.1, 0.2, 0.3, 0.4):
@@ -258,6 +260,9 @@ def report(names: list[str], split: str, as_json: bool, only: str = "") -> None:
         if not path.is_file():
             path = WORK_DIR / "runs" / f"{name}-{split}.json"
         runs = json.loads(path.read_text(encoding="utf-8"))
+        if name in SET_NAMES:  # the proximity family reads the set's texts
+            for run in runs:
+                run["set"] = name
         for label, method in chosen.items():
             scores = [ndcg_at_k(method(run), run["relevant"], 10) for run in runs]
             table.setdefault(label, {})[name] = round(statistics.fmean(scores), 4)

@@ -157,6 +157,13 @@ def library_corpus(size: int, runs: int) -> Corpus:
                   ann=params if size >= APPROXIMATE_MIN_VECTORS else None, ann_params=params)
 
 
+def library_complete(size: int) -> bool:
+    from bench_library_vectors import BENCH as LV
+    from bench_library_vectors import COMPLETE
+
+    return (LV / f"data-{size}" / COMPLETE).is_file()
+
+
 # -- the stacks ---------------------------------------------------------------------------------
 
 Search = Callable[[str, np.ndarray], list[str]]
@@ -543,7 +550,8 @@ def main() -> int:
         return 0
     results = []
     for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:
-        if size != "book":  # the library built, or a half-built one finished (a complete one is reused at once)
+        if size != "book" and not library_complete(int(size)):  # built, or a half-built one finished
+            # (a complete one is read without the lock: another size's build may hold it for an hour)
             lock = ["flock", str(ROOT / ".bench" / ".build.lock")] if shutil.which("flock") else []  # shared cache
             subprocess.run([*lock, sys.executable, str(ROOT / "tools" / "bench_library_vectors.py"), "--sizes", size,
                             "--build-only"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)

@@ -176,11 +176,10 @@ def _shares(channel: ScoredChannel, agreement: float) -> tuple[dict[str, float],
     scores = [score for _, score in hits]
     if scores[-1] < 0 or scores != sorted(scores, reverse=True):  # the general case: as the functions say
         normal, ranks = normalised(hits, channel.floor), tied_ranks(hits)
-        share = {rid: by_score * score + by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + ranks[rid]))
-                 for rid, score in normal.items()}
         positions = _first_positions(hits)
-        first = {rid: positions[rid] for rid in share}  # in the shares' order
-        return share, first, by_score * min(normal.values()) + by_rank * 0.0
+        return ({rid: by_score * score + by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + ranks[rid]))
+                 for rid, score in normal.items()}, {rid: positions[rid] for rid in normal},  # in one order
+                by_score * min(normal.values()) + by_rank * 0.0)
     # Best first and none below 0, as both channels give them: then `tied_ranks`'s test is
     # lead - score > TIE_TOLERANCE x lead (the same doubles), and the lowest normalised score
     # is the last hit's (normalising is monotonic). One pass, no function call per hit.

@@ -60,6 +60,7 @@ class OpenBook:
                  parts: BookParts, runtime: RuntimeStore, cache_dir: Path,
                  locator_store: LocatorStore | None = None, locator_refresh: LocatorRefresh | None = None) -> None:
         self.entry = entry
+        self.package_root = Path(entry["package_root"])  # made once: every use checks the package there
         self.package = package
         self.book_id = str(package.book_id)
         self.runtime_dir = runtime_dir

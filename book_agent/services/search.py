@@ -72,7 +72,7 @@ class SearchChannels:
 
 
 def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
-    return [(record_id, (scores or {})[record_id]) for record_id in ids]
+    return list(zip(ids, map((scores or {}).__getitem__, ids), strict=True))
 
 
 def _not_ran(error: BookAgentError, status: str = "unavailable") -> ChannelInfo:
@@ -185,7 +185,7 @@ class HybridSearch:
             found = ch.lexical.search(query, depth)
         except BookAgentError as exc:
             return [], {}, _not_ran(exc, "failed")
-        return ([h.record_id for h in found], {h.record_id: h.score for h in found},
+        return ([h.record_id for h in found], dict(found),  # a hit is a (record id, score) pair
                 {"ran": True, "status": "ok", "candidates": len(found), "ranking": "bm25"})
 
     def _vector(

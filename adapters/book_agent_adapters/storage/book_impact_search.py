@@ -45,28 +45,28 @@ class BookImpact:
     # term -> (its docs, idf x weight): a book's idf never changes, and a query's terms recur
     _impacts: dict[str, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
 
-    def top(self, phrases: list[str], top_k: int) -> list[tuple[str, float]]:
-        """(record id, score) best first for phrases of one term each, as FTS5 ranks them."""
+    def top(self, phrases: list[str], top_k: int) -> tuple[list[str], list[float]]:
+        """(record ids, their scores) best first for phrases of one term each, as FTS5 ranks them."""
         import numpy as np
 
-        totals: np.ndarray | None = None
         impacts = self._impacts
-        for term in phrases:  # in the expression's order: each record's sum adds in FTS5's order
-            found = impacts[term] if term in impacts else self._impact(term)
-            if found is None:
-                continue
-            if totals is None:
-                totals = np.zeros(len(self.record_ids), dtype=np.float64)
-            totals[found[0]] += found[1]
-        if totals is None or top_k <= 0:
-            return []
+        found = [impacts[term] if term in impacts else self._impact(term) for term in phrases]
+        shares = [pair for pair in found if pair is not None]
+        if not shares or top_k <= 0:
+            return [], []
+        # every record's sum, added in the expression's order (FTS5's): bincount adds its weights
+        # in input order, from 0.0, the very additions the terms' postings made one by one
+        if len(shares) == 1:
+            docs, weights = shares[0]
+        else:
+            docs, weights = np.concatenate([d for d, _ in shares]), np.concatenate([w for _, w in shares])
+        totals = np.bincount(docs, weights, minlength=len(self.record_ids))
         rows = np.flatnonzero(totals)
         if len(rows) > top_k:  # every row as good as the k-th: a tie at the cut goes by rowid too
             kth = np.partition(totals[rows], len(rows) - top_k)[len(rows) - top_k]
             rows = rows[totals[rows] >= kth]
         rows = rows[np.lexsort((rows, -totals[rows]))][:top_k]
-        ids = self.record_ids
-        return [(str(ids[row]), score) for row, score in zip(rows.tolist(), totals[rows].tolist(), strict=True)]
+        return list(map(str, map(self.record_ids.__getitem__, rows.tolist()))), totals[rows].tolist()
 
     def _impact(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """A term's docs and each one's share, idf x weight: the very product FTS5 adds (one
@@ -191,8 +191,8 @@ class WarmImpact:
         self._lock = threading.Lock()
 
     def top(self, fragments: list[str], top_k: int, identity: list[int] | None,
-            con: Callable[[], sqlite3.Connection]) -> list[tuple[str, float]] | None:
-        """(record id, score) best first; None when this query or this moment is FTS5's.
+            con: Callable[[], sqlite3.Connection]) -> tuple[list[str], list[float]] | None:
+        """(record ids, their scores) best first; None when this query or this moment is FTS5's.
         `identity`: the sidecar's as its connection opened it (None: it changed meanwhile)."""
         impact = self._ready(identity, con)
         if impact is None:

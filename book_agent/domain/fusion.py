@@ -27,6 +27,7 @@ the baseline the eval reports beside ours.
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass, field
 
 # Chosen on dev: nDCG@10 was flat (within 0.001) from 0.3 to 0.5 and fell off above 0.6;
@@ -146,12 +147,15 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
     # rank, then first appearance (its channel's place, then its place there); only the hits
     # that can make the cut are keyed
     ranked = sorted(totals, key=totals.__getitem__, reverse=True)
-    if limit is not None and limit < len(ranked):
-        cut = totals[ranked[limit - 1]]
-        ranked = [record_id for record_id in ranked if totals[record_id] >= cut]
-    chosen = sorted(ranked, key=lambda r: (-totals[r], best[r], _first_seen(positions, r)))[:limit]
+    if limit is not None and 0 < limit < len(ranked):  # the cut: every hit as good as the last one kept
+        cut, end = totals[ranked[limit - 1]], limit
+        while end < len(ranked) and totals[ranked[end]] >= cut:
+            end += 1
+        ranked = ranked[:end]
+    if any(totals[a] == totals[b] for a, b in itertools.pairwise(ranked)):  # a tie: the rest of the key
+        ranked.sort(key=lambda r: (-totals[r], best[r], _first_seen(positions, r)))
     return [FusedHit(r, totals[r], {c.name: p[r] for c, p in zip(channels, positions, strict=True) if r in p})
-            for r in chosen]
+            for r in ranked[:limit]]
 
 
 _NOT_COUNTED = 1 << 62  # added to the rank of a hit no weighted channel returned: after any weighted rank

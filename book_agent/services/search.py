@@ -20,12 +20,10 @@ from book_agent.domain.fusion import (
     VECTOR_SHARE,
     ChannelRanking,
     FusedHit,
-    LanguageEvidence,
     ScoredChannel,
     fuse,
     fuse_minmax,
     fuse_scores,
-    query_vector_trust,
 )
 from book_agent.domain.lexical_text import has_query_terms, script_letters
 from book_agent.domain.limits import DEFAULT_TOP_K
@@ -42,6 +40,7 @@ from book_agent.domain.search_results import (
     SearchResult,
 )
 from book_agent.domain.source_results import Locator
+from book_agent.domain.vector_trust import LanguageEvidence, query_vector_trust
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 from book_agent.ports.locators import LocatorLookup
 from book_agent.services.search_checks import check_arguments, degraded_warnings

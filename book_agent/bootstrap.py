@@ -43,6 +43,7 @@ from book_agent.ports.library import (
     LibraryLexicalIndex,
     LibraryVectorIndex,
     LibraryVectorIndexes,
+    LibraryWriterProcess,
 )
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
@@ -163,6 +164,24 @@ def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str
     from book_agent_adapters.hosts import HostAdapter
 
     return HostAdapter(host, home=home, data_dir=data_dir, edition=edition)
+
+
+def end_with_parent() -> None:
+    """This process ends when the one that started it ends, even by kill -9 (a server's writer
+    child: its compaction must not run on, holding the library, after its server is gone)."""
+    import os
+
+    from book_agent_adapters.storage.worker_processes import die_with_parent
+
+    die_with_parent(os.getppid())
+
+
+def child_writer(data_dir: Path) -> LibraryWriterProcess:
+    """A long-running server's library writer jobs, each in a child process at low priority
+    (adapters' library/child_writer.py): `run(job)` and `stop()`."""
+    from book_agent_adapters.library.child_writer import ChildWriter
+
+    return ChildWriter(data_dir)
 
 
 def build_ports(

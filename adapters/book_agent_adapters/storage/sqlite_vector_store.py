@@ -135,14 +135,16 @@ class PrebuiltVectorStoreAdapter(VectorStore):
             scores = vector_matrix.row_scores(loaded.matrix, query)
             if k < len(loaded.ids):
                 # the k-th best score may be tied: take every row at least that good, then sort
-                kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-                candidates = np.flatnonzero(scores >= kth)
+                # (array methods, not numpy's module functions: their wrappers cost a search more)
+                kth = scores.copy()
+                kth.partition(len(scores) - k)
+                candidates = (scores >= kth[len(scores) - k]).nonzero()[0]
             else:
                 candidates = np.arange(len(loaded.ids))
             order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
             best = scores[order]
-        ids = loaded.ids  # tolist: Python floats at once, the values float() gives one by one
-        return [(ids[i], score) for i, score in zip(order.tolist(), best.tolist(), strict=True)]
+        # tolist: Python floats at once, the values float() gives one by one
+        return list(zip(map(loaded.ids.__getitem__, order.tolist()), best.tolist(), strict=True))
 
     def _codes_of(self, loaded: vector_matrix.VectorMatrix) -> QuantizedRows | None:
         """The matrix's 8-bit codes, made at its second search here (a one-shot query never pays

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.package import PackageInfo
@@ -36,7 +36,6 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
-from book_agent.ports.hosts import HostInstaller
 from book_agent.ports.library import (
     LibraryBackend,
     LibraryIndex,
@@ -47,6 +46,9 @@ from book_agent.ports.library import (
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
+
+if TYPE_CHECKING:  # a type only: the hosts' port loads with the hosts' commands
+    from book_agent.ports.hosts import HostInstaller
 
 
 class LocalBookParts(BookParts):

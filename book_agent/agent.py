@@ -173,7 +173,7 @@ class BookAgent:
         ids = self._library.book_ids(ref)
         named = phases or _one_phase(None)
         books = [self._registration.prepare(b, _numbered(named, n, len(ids))) for n, b in enumerate(ids, 1)]
-        return cast(LibraryPrepared, {**self._library.prepare(ref, phases or _one_phase(progress), full=full),
+        return cast("LibraryPrepared", {**self._library.prepare(ref, phases or _one_phase(progress), full=full),
                                       "books": books})
 
     def configure(self, book_ref: str, **settings: object) -> Configured:

@@ -98,4 +98,4 @@ def _qualified(question: Question, searcher: HybridSearch) -> Question:
         for book_id, book in records.books.items():
             if str(rid) in book.records.fetch([str(rid)]):
                 qualified[f"{book_id}#{rid}"] = grade
-    return cast(Question, {**question, "relevant": qualified or grades})
+    return cast("Question", {**question, "relevant": qualified or grades})

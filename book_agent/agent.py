@@ -211,23 +211,21 @@ class BookAgent:
         writer (services/library_writer.py) brings the library's indexes up to date on its own
         timer, compacting and retraining when due, where a one-shot command leaves that to
         `init`, `remove` and `prepare @all`. Its jobs run in a child process at low priority
-        (book_agent/cli/library_writer.py), so their memory and CPU stay out of the server;
+        (book_agent/cli/library_writer.py, started by the adapters' library/child_writer.py), so their memory and CPU stay out of the server;
         `writer_in_process` runs them in the writer's thread instead (ports that live in this
         process only, such as the testing fakes)."""
         if writer_in_process:
             self._library.write_in_background()
             return
-        from book_agent.services.library_child_writer import (
-            ChildWriter,  # a server's only: subprocess
-        )
+        from book_agent.bootstrap import child_writer  # a server's only: subprocess
 
-        child = ChildWriter(self.data_dir)
+        child = child_writer(self.data_dir)
         self._library.write_in_background(child.run, child.stop)
 
     def maintain_library(self, lexical: str | None = "build", vectors: str | None = "build") -> dict[str, Any]:
         """A library writer's job in this process (the child writer's, services/library_writer.py):
         `lexical` "build" or "compact", `vectors` "build" or "retrain", None to leave one alone."""
-        from book_agent.services.library_writer import WriterJob
+        from book_agent.domain.library import WriterJob
 
         return self._library.maintain(WriterJob(lexical, vectors))
 

@@ -41,6 +41,7 @@ from book_agent.ports.library import (
     LibraryLexicalIndex,
     LibraryVectorIndex,
     LibraryVectorIndexes,
+    LibraryWriterProcess,
 )
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
@@ -165,6 +166,14 @@ def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str
     from book_agent_adapters.hosts import HostAdapter
 
     return HostAdapter(host, home=home, data_dir=data_dir, edition=edition)
+
+
+def child_writer(data_dir: Path) -> LibraryWriterProcess:
+    """A long-running server's library writer jobs, each in a child process at low priority
+    (adapters' library/child_writer.py): `run(job)` and `stop()`."""
+    from book_agent_adapters.library.child_writer import ChildWriter
+
+    return ChildWriter(data_dir)
 
 
 def build_ports(

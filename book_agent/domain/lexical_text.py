@@ -123,8 +123,8 @@ def script_letters(text: str) -> dict[str, int]:
     """The letters of a text per script: {"latin": n, "cjk": m}. "latin" is every non-CJK
     letter (Cyrillic, Greek... too: the scripts an English-vocabulary model spells); digits
     carry no script, so "2008年" is all CJK."""
-    cjk = 0 if text.isascii() else sum(len(run) for run in CJK_RUN.findall(text))
-    letters = sum(1 for ch in text if ch.isalpha())
+    cjk = sum(len(run) for run in CJK_RUN.findall(text)) if not text.isascii() else 0  # no CJK in ASCII
+    letters = sum(map(str.isalpha, text))
     return {"latin": letters - cjk, "cjk": cjk}
 
 
@@ -164,7 +164,7 @@ def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = 
         text = fold(text)
     for match in _token_pattern(text).finditer(text):
         token = match.group()
-        if not is_cjk(token):
+        if token.isascii() or not is_cjk(token):  # no CJK in ASCII: the regex is spared
             words.append(token.lower())
             continue
         for fragment, weight in _cjk_fragments(token, segment):

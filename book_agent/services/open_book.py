@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.lexical_text import is_chinese_language
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime_spec import resolve_query_runtime
@@ -22,6 +21,7 @@ from book_agent.domain.registry_entry import RegistryEntry, database_sha
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.domain.runtime_states import LanguageCheck
 from book_agent.domain.sidecar_stamps import lexical_stamp, vector_check_stamp
+from book_agent.domain.vector_trust import LanguageEvidence
 from book_agent.lazy import cached_under_lock
 from book_agent.ports import (
     BookParts,
@@ -48,6 +48,7 @@ class OpenBook:
                  parts: BookParts, runtime: RuntimeStore, cache_dir: Path,
                  locator_store: LocatorStore | None = None, locator_refresh: LocatorRefresh | None = None) -> None:
         self.entry = entry
+        self.package_root = Path(entry["package_root"])  # made once: every use checks the package there
         self.package = package
         self.book_id = str(package.book_id)
         self.runtime_dir = runtime_dir

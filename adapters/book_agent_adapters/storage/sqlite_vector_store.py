@@ -121,13 +121,15 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         k = min(int(top_k), len(loaded.ids))
         if k < len(loaded.ids):
             # the k-th best score may be tied: take every row at least that good, then sort
-            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-            candidates = np.flatnonzero(scores >= kth)
+            # (array methods, not numpy's module functions: their wrappers cost a search more)
+            kth = scores.copy()
+            kth.partition(len(scores) - k)
+            candidates = (scores >= kth[len(scores) - k]).nonzero()[0]
         else:
             candidates = np.arange(len(loaded.ids))
         order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
-        ids = loaded.ids  # tolist: Python floats at once, the values float() gives one by one
-        return [(ids[i], score) for i, score in zip(order.tolist(), scores[order].tolist(), strict=True)]
+        # tolist: Python floats at once, the values float() gives one by one
+        return list(zip(map(loaded.ids.__getitem__, order.tolist()), scores[order].tolist(), strict=True))
 
     def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
         return prepare_query(query_vector, self.dimensions, self.metric)

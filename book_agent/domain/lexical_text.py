@@ -164,7 +164,7 @@ def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = 
         text = fold(text)
     for match in _token_pattern(text).finditer(text):
         token = match.group()
-        if token.isascii() or not is_cjk(token):  # no CJK in ASCII: the regex is spared
+        if not is_cjk(token):  # an ASCII token is answered without the regex (is_cjk)
             words.append(token.lower())
             continue
         for fragment, weight in _cjk_fragments(token, segment):

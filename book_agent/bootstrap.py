@@ -168,6 +168,16 @@ def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str
     return HostAdapter(host, home=home, data_dir=data_dir, edition=edition)
 
 
+def end_with_parent() -> None:
+    """This process ends when the one that started it ends, even by kill -9 (a server's writer
+    child: its compaction must not run on, holding the library, after its server is gone)."""
+    import os
+
+    from book_agent_adapters.storage.worker_processes import die_with_parent
+
+    die_with_parent(os.getppid())
+
+
 def child_writer(data_dir: Path) -> LibraryWriterProcess:
     """A long-running server's library writer jobs, each in a child process at low priority
     (adapters' library/child_writer.py): `run(job)` and `stop()`."""

@@ -6,7 +6,8 @@
 Its parent starts it at the lowest priority (searches in the server come first on a busy
 machine). It runs the job as any writer does (the build lock, new files, one rename to commit),
 prints what it did as JSON and exits 0; a failure is its coded error's JSON on the last line of stderr, exit 1.
-Killed at any point, it leaves the previous generation (the next writer sweeps its files).
+It ends with its server, even one killed with -9 (within worker_processes.POLL_S; Linux at
+once). Killed at any point, it leaves the previous generation (the next writer sweeps its files).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lexical", choices=("build", "compact", "none"), default="build")
     parser.add_argument("--vectors", choices=("build", "retrain", "none"), default="build")
     args = parser.parse_args(argv)
+    from book_agent.bootstrap import end_with_parent
+
+    end_with_parent()  # a server gone, its compaction would hold the library for nobody
     from book_agent.agent import build_agent
     from book_agent.domain.errors import BookAgentError
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.runtime_config import RuntimeConfig
@@ -36,7 +35,6 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
-from book_agent.ports.hosts import HostInstaller
 from book_agent.ports.library import (
     LibraryBackend,
     LibraryIndex,
@@ -48,6 +46,10 @@ from book_agent.ports.library import (
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
+
+if TYPE_CHECKING:  # types only: a one-book search loads neither the hosts' port nor the library's values
+    from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
+    from book_agent.ports.hosts import HostInstaller
 
 
 class LocalBookParts(BookParts):

@@ -69,17 +69,6 @@ class LibraryBackendSetting:
     options: Mapping[str, object] = field(default_factory=dict)
 
 
-def ids_by_book(evidence_ids: Sequence[str], books: Mapping[str, object]) -> dict[str, list[str]]:
-    """Evidence ids (`book_id#record_id`) grouped into each known book's own record ids, in
-    order; an id of another book, or without a record part, is left out."""
-    wanted: dict[str, list[str]] = {}
-    for key in evidence_ids:
-        book_id, _, record_id = key.partition("#")
-        if book_id in books and record_id:
-            wanted.setdefault(book_id, []).append(record_id)
-    return wanted
-
-
 def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[str, str]:
     """The library index's stamp: every member, so a registration or removal makes it stale."""
     return {"books": _books_stamp(members), "tokenizer_version": tokenizer_version}

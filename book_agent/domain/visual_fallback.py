@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from book_agent.domain import visual_signals as signals
+from book_agent.lazy import LazyPattern
 
 # English words match on word boundaries ("table" but not "vegetable" or "stable").
 _EN_VISUAL = re.compile(
@@ -71,9 +72,10 @@ def _query_reasons(query: str) -> list[dict[str, str]]:
 # isinstance(x, Mapping) with a dict answered first, without the ABC's check (~0.3 us; asked
 # four times a hit of every search)
 _MAPPINGS = (dict, Mapping)
-# Regexes rather than per-character Python loops: this runs on every search's hits.
-_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
-_WIDE = re.compile("[\u3000-\u9fff\uac00-\ud7af]")
+# Regexes rather than per-character Python loops: this runs on every search's hits (only on
+# a non-ASCII text: compiled when one first comes).
+_PRIVATE_USE = LazyPattern("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+_WIDE = LazyPattern("[\u3000-\u9fff\uac00-\ud7af]")
 
 
 def _weighted_length(text: str) -> int:

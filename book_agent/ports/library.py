@@ -26,11 +26,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState, WriterJob
 from book_agent.domain.records import LexicalHit, Vector
 from book_agent.ports.storage import Progress, VectorStore
+
+if TYPE_CHECKING:  # types only: the root defines its library proxies on every start (bootstrap.py)
+    from book_agent.domain.library import (
+        LibraryIndexState,
+        LibraryMember,
+        VectorIndexState,
+        WriterJob,
+    )
 
 Stamp = dict[str, str]  # what an index must have been built from (domain/library.py makes them)
 

@@ -117,3 +117,16 @@ def test_the_wordless_check_is_the_term_list_being_empty(query: str) -> None:
     from book_agent.domain.lexical_text import has_query_terms, query_terms
 
     assert has_query_terms(query) == bool(query_terms(query))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_an_ascii_text_is_cut_into_the_terms_the_cjk_aware_pattern_finds(text: str) -> None:
+    """An ASCII query or text skips compiling the CJK classes (issue 29): the same terms,
+    letters per script and wordless verdict as the full pattern gives."""
+    from book_agent.domain import lexical_text
+
+    full = lexical_text._TOKEN.compiled
+    assert lexical_text._token_pattern(text).findall(text) == full.findall(text)
+    assert lexical_text.script_letters(text)["cjk"] == sum(len(r) for r in lexical_text.CJK_RUN.findall(text))
+    assert [lexical_text.is_cjk(w) for w in text.split()] == [bool(lexical_text.CJK_RUN.fullmatch(w)) for w in text.split()]

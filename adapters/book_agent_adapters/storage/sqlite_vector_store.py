@@ -24,7 +24,6 @@ from book_agent.domain.records import Record, Vector, VectorHit
 from book_agent.domain.runtime_states import RecordPlace, StoreInspection
 from book_agent.ports import VectorStore
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
-from book_agent_adapters.package.database_checks import check_database
 from book_agent_adapters.storage import vector_matrix
 from book_agent_adapters.storage.quantized_rows import QuantizedRows
 from book_agent_adapters.storage.sqlite_records import COLUMNS, fetch_records, record_from_row
@@ -213,7 +212,10 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         """Database and vector checks as diagnostics (no errors: the vectors are sound).
 
         The package validator's checks (database_checks.check_database: schema, counts,
-        blob lengths, NaN/inf, orphans) plus whether `normalized: true` holds."""
+        blob lengths, NaN/inf, orphans; imported here: a search never runs them) plus whether
+        `normalized: true` holds."""
+        from book_agent_adapters.package.database_checks import check_database
+
         _meta, found = check_database(self.database_path, self.manifest, self.book_id)
         if any(d.code.endswith("database_unreadable") for d in found):
             return found

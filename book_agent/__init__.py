@@ -7,10 +7,8 @@ imported on first attribute access.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from book_agent import blas as _blas
+from book_agent.lazy import exported_lazily
 
 __version__ = "0.1.0"
 
@@ -46,13 +44,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'book_agent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value  # cache: the next access skips __getattr__
-    return value
+__getattr__ = exported_lazily(globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -12,48 +12,48 @@ from the composition root (book_agent/bootstrap.py), which never imports this mo
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from book_agent import blas
 from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
-from book_agent.domain.book_reports import (
-    BookRow,
-    BookStatus,
-    Configured,
-    LibraryBook,
-    LibraryPrepared,
-    PackageReport,
-    Prepared,
-    Removal,
-    Resolved,
-)
-from book_agent.domain.contents import Neighbours, TableOfContents
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.eval_results import EvalReport
 from book_agent.domain.limits import DEFAULT_AROUND
 from book_agent.domain.search_results import Hints, SearchResult
-from book_agent.domain.source_results import (
-    Locator,
-    MarkdownSlice,
-    PageImage,
-    RecordEntry,
-    Skill,
-    SourceText,
-)
-from book_agent.ports import Phases, Progress, Registry
+from book_agent.lazy import cached_under_lock
 from book_agent.services.book_search import BookSearch
 from book_agent.services.books import OpenBooks
-from book_agent.services.configure import configure
-from book_agent.services.context import Ports
-from book_agent.services.hosts import Hosts, registered_books
-from book_agent.services.library import Library
-from book_agent.services.library_writer import WriterJob
-from book_agent.services.reading import Reading
-from book_agent.services.registration import Registration
-from book_agent.services.status import book_status
 
+if TYPE_CHECKING:  # the services a one-book search does not use are imported when first used
+    from book_agent.domain.book_reports import (
+        BookRow,
+        BookStatus,
+        Configured,
+        LibraryBook,
+        LibraryPrepared,
+        PackageReport,
+        Prepared,
+        Removal,
+        Resolved,
+    )
+    from book_agent.domain.contents import Neighbours, TableOfContents
+    from book_agent.domain.eval_results import EvalReport
+    from book_agent.domain.source_results import (
+        Locator,
+        MarkdownSlice,
+        PageImage,
+        RecordEntry,
+        Skill,
+        SourceText,
+    )
+    from book_agent.ports import Phases, Progress, Registry
+    from book_agent.services.context import Ports
+    from book_agent.services.hosts import Hosts
+    from book_agent.services.library import Library
+    from book_agent.services.reading import Reading
+    from book_agent.services.registration import Registration
 
 def build_agent(data_dir: str | Path | None = None, **adapters: Any) -> BookAgent:
     """A BookAgent over the composition root's `build_ports(data_dir, **adapters)`: the real
@@ -76,12 +76,33 @@ class BookAgent:
         self.data_dir = ports.data_dir
         self.registry = ports.registry
         self.books = OpenBooks(ports)
-        self._registration = Registration(ports, self.books)
-        self._library = Library(ports, self.books, ports.library)
-        self.hosts = Hosts(ports.hosts, registered_books(self.books, ports.data_dir, self._library.book_ids),
-                           ports.data_dir)
-        self._search = BookSearch(self.books, self._library)
-        self._reading = Reading(ports, self.books)
+        self._search = BookSearch(self.books, lambda: self._library)
+        self._lock = threading.RLock()  # the services below: built once, on first use
+
+    @cached_under_lock
+    def _library(self) -> Library:
+        from book_agent.services.library import Library
+
+        return Library(self.ports, self.books, self.ports.library)
+
+    @cached_under_lock
+    def _registration(self) -> Registration:
+        from book_agent.services.registration import Registration
+
+        return Registration(self.ports, self.books)
+
+    @cached_under_lock
+    def _reading(self) -> Reading:
+        from book_agent.services.reading import Reading
+
+        return Reading(self.ports, self.books)
+
+    @cached_under_lock
+    def hosts(self) -> Hosts:
+        from book_agent.services.hosts import Hosts, registered_books
+
+        resolve = registered_books(self.books, self.ports.data_dir, self._library.book_ids)
+        return Hosts(self.ports.hosts, resolve, self.ports.data_dir)
 
     # --- registration -----------------------------------------------------------------
 
@@ -136,6 +157,8 @@ class BookAgent:
 
     def status(self, book_ref: str, verify: bool = False) -> BookStatus:
         """Package health, sidecars present and fresh, and what each capability needs."""
+        from book_agent.services.status import book_status
+
         return book_status(self.ports, self.books, book_ref, verify)
 
     def prepare(self, book_ref: str, progress: Progress | None = None,
@@ -150,11 +173,13 @@ class BookAgent:
         ids = self._library.book_ids(ref)
         named = phases or _one_phase(None)
         books = [self._registration.prepare(b, _numbered(named, n, len(ids))) for n, b in enumerate(ids, 1)]
-        return cast(LibraryPrepared, {**self._library.prepare(ref, phases or _one_phase(progress), full=full),
+        return cast("LibraryPrepared", {**self._library.prepare(ref, phases or _one_phase(progress), full=full),
                                       "books": books})
 
     def configure(self, book_ref: str, **settings: object) -> Configured:
         """Write the book's runtime config (network policy, query, reranker). Returns it."""
+        from book_agent.services.configure import configure
+
         return configure(self.ports, self.books, book_ref, settings)
 
     # --- search and sources --------------------------------------------------------------
@@ -186,22 +211,22 @@ class BookAgent:
         writer (services/library_writer.py) brings the library's indexes up to date on its own
         timer, compacting and retraining when due, where a one-shot command leaves that to
         `init`, `remove` and `prepare @all`. Its jobs run in a child process at low priority
-        (book_agent/cli/library_writer.py), so their memory and CPU stay out of the server;
+        (book_agent/cli/library_writer.py, started by the adapters' library/child_writer.py), so their memory and CPU stay out of the server;
         `writer_in_process` runs them in the writer's thread instead (ports that live in this
         process only, such as the testing fakes)."""
         if writer_in_process:
             self._library.write_in_background()
             return
-        from book_agent.services.library_child_writer import (
-            ChildWriter,  # a server's only: subprocess
-        )
+        from book_agent.bootstrap import child_writer  # a server's only: subprocess
 
-        child = ChildWriter(self.data_dir)
+        child = child_writer(self.data_dir)
         self._library.write_in_background(child.run, child.stop)
 
     def maintain_library(self, lexical: str | None = "build", vectors: str | None = "build") -> dict[str, Any]:
         """A library writer's job in this process (the child writer's, services/library_writer.py):
         `lexical` "build" or "compact", `vectors` "build" or "retrain", None to leave one alone."""
+        from book_agent.domain.library import WriterJob
+
         return self._library.maintain(WriterJob(lexical, vectors))
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
@@ -246,7 +271,8 @@ class BookAgent:
     def close(self) -> None:
         """Close every open book's files. The agent stays usable: books reopen on demand."""
         self.books.close()
-        self._library.close_all()
+        if "_library" in self.__dict__:  # a library never used has nothing open
+            self._library.close_all()
 
     def __enter__(self) -> BookAgent:
         return self

@@ -16,9 +16,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.runtime_config import RuntimeConfig
@@ -36,17 +35,21 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
-from book_agent.ports.hosts import HostInstaller
 from book_agent.ports.library import (
     LibraryBackend,
     LibraryIndex,
     LibraryLexicalIndex,
     LibraryVectorIndex,
     LibraryVectorIndexes,
+    LibraryWriterProcess,
 )
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
+
+if TYPE_CHECKING:  # types only: a one-book search loads neither the hosts' port nor the library's values
+    from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
+    from book_agent.ports.hosts import HostInstaller
 
 
 class LocalBookParts(BookParts):
@@ -163,6 +166,24 @@ def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str
     from book_agent_adapters.hosts import HostAdapter
 
     return HostAdapter(host, home=home, data_dir=data_dir, edition=edition)
+
+
+def end_with_parent() -> None:
+    """This process ends when the one that started it ends, even by kill -9 (a server's writer
+    child: its compaction must not run on, holding the library, after its server is gone)."""
+    import os
+
+    from book_agent_adapters.storage.worker_processes import die_with_parent
+
+    die_with_parent(os.getppid())
+
+
+def child_writer(data_dir: Path) -> LibraryWriterProcess:
+    """A long-running server's library writer jobs, each in a child process at low priority
+    (adapters' library/child_writer.py): `run(job)` and `stop()`."""
+    from book_agent_adapters.library.child_writer import ChildWriter
+
+    return ChildWriter(data_dir)
 
 
 def build_ports(

@@ -26,10 +26,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.library import LibraryBackendSetting
+
+if TYPE_CHECKING:  # `import book_agent` reads settings: the library's types load with a library
+    from book_agent.domain.library import LibraryBackendSetting
 
 ENV_HOME = "BOOK_AGENT_HOME"
 ENV_LIBRARY_BACKEND = "BOOK_AGENT_LIBRARY_BACKEND"
@@ -98,6 +100,8 @@ def use_library_backend(name: str) -> None:
 def library_backend_setting(data_dir: Path, explicit: str | None = None,
                             environ: Mapping[str, str] | None = None) -> LibraryBackendSetting:
     """The library backend to use and its options, by the precedence in the module docstring."""
+    from book_agent.domain.library import LibraryBackendSetting
+
     env = os.environ if environ is None else environ
     section = _library_section(data_dir)
     chosen = [(explicit, "argument"), (env.get(ENV_LIBRARY_BACKEND), "environment"),

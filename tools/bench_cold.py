@@ -35,7 +35,9 @@ sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 sys.path.insert(0, str(ROOT / "tools"))
 BOOK = "cold-book"
 QUERY = "what does the general do before the battle in the mountain pass"  # 12 words
-CLI = [sys.executable, "-m", "book_agent"]
+# -P: `-m` would put the working directory first on sys.path, and run from a checkout that is
+# its book_agent, ahead of a baseline's PYTHONPATH (the "baseline" then ran this checkout's code)
+CLI = [sys.executable, "-P", "-m", "book_agent"]
 
 
 def build_book(work: Path, records: int) -> Path:

@@ -30,6 +30,10 @@ On a loaded machine wall time punishes the longer searches more (they are preemp
 each search's CPU time on the calling thread is reported too (`cpu_p50_ms`; LanceDB searches on
 threads of its own, so its figure is a lower bound).
 
+Before and after (`--warm-baseline CHECKOUT`): another checkout's book-agent (its code on
+PYTHONPATH, e.g. a `git archive` of the base commit) runs warm in a child process
+(tools/bench_peers_warm.py), timed there, as one more stack of the same interleaved run.
+
 Cold one-shot (`--cold ROUNDS`, book corpus): `book-agent --json search` against a sqlite-vec +
 FTS5 script, a process each that opens, answers one query and exits (tools/bench_peers_cold.py).
 
@@ -157,6 +161,13 @@ def library_corpus(size: int, runs: int) -> Corpus:
                   ann=params if size >= APPROXIMATE_MIN_VECTORS else None, ann_params=params)
 
 
+def library_complete(size: int) -> bool:
+    from bench_library_vectors import BENCH as LV
+    from bench_library_vectors import COMPLETE
+
+    return (LV / f"data-{size}" / COMPLETE).is_file()
+
+
 # -- the stacks ---------------------------------------------------------------------------------
 
 Search = Callable[[str, np.ndarray], list[str]]
@@ -188,6 +199,41 @@ def book_agent_stack(corpus: Corpus, min_vectors: int | None = None) -> Search:
         return [f"{h['book_id']}#{h['record_id']}" if library else h["record_id"] for h in hits]
 
     return search
+
+
+class ChildStack:
+    """book-agent of another checkout, warm in a child process (tools/bench_peers_warm.py); each
+    search is timed in the child, so the pipe's cost is not counted (`last`: wall and CPU ms)."""
+
+    def __init__(self, corpus: Corpus, checkout: str, min_vectors: int | None = None) -> None:
+        env = {**os.environ, "PYTHONPATH": f"{checkout}:{checkout}/adapters"}
+        extra = [] if min_vectors is None else [str(min_vectors)]
+        self.process = subprocess.Popen([sys.executable, str(ROOT / "tools" / "bench_peers_warm.py"),
+                                         str(corpus.data_dir), corpus.ref, *extra], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env, cwd="/")
+        ready = json.loads(self._line())
+        assert ready["book_agent"].startswith(checkout), ready  # the checkout's code, not this one's
+        self.last = (0.0, 0.0)
+
+    def _line(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the baseline's warm process ended (exit {self.process.wait()})")
+        return line
+
+    def __call__(self, query: str, vector: np.ndarray) -> list[str]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"query": query, "vector": vector.tolist()}) + "\n")
+        self.process.stdin.flush()
+        answer = json.loads(self._line())
+        self.last = (answer["wall_ms"], answer["cpu_ms"])
+        return list(answer["keys"])
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
 def faiss_index(corpus: Corpus, kind: str, folder: Path) -> Any:
@@ -351,11 +397,15 @@ def lancedb_stack(corpus: Corpus, folder: Path) -> Search:
     return search
 
 
-def stacks(corpus: Corpus, folder: Path) -> dict[str, Search]:
+def stacks(corpus: Corpus, folder: Path, warm_baseline: str | None = None) -> dict[str, Search]:
     big = len(corpus.texts) >= BIG
     out: dict[str, Search] = {"book-agent": book_agent_stack(corpus)}
+    if warm_baseline:
+        out["book-agent (baseline)"] = ChildStack(corpus, warm_baseline)
     if corpus.ann is None and corpus.name != "book":
         out["book-agent (approximate)"] = book_agent_stack(corpus, min_vectors=1)
+        if warm_baseline:
+            out["book-agent (baseline, approx.)"] = ChildStack(corpus, warm_baseline, min_vectors=1)
     out["tantivy+faiss"] = tantivy_faiss_stack(corpus, folder, "ivf-sq8" if corpus.ann else "flat")
     if corpus.ann is None and corpus.name != "book":
         out["tantivy+faiss (IVF-SQ8)"] = tantivy_faiss_stack(corpus, folder, "ivf-sq8")
@@ -389,8 +439,11 @@ def interleaved(corpus: Corpus, searches: dict[str, Search]) -> dict[str, dict[s
         for name in order:
             started, started_cpu = time.perf_counter(), time.thread_time()
             found = searches[name](query, vector)
-            times[name].append((time.perf_counter() - started) * 1000)
-            cpu[name].append((time.thread_time() - started_cpu) * 1000)
+            wall_ms, cpu_ms = (time.perf_counter() - started) * 1000, (time.thread_time() - started_cpu) * 1000
+            if isinstance(searches[name], ChildStack):  # timed where it ran
+                wall_ms, cpu_ms = searches[name].last  # type: ignore[attr-defined]
+            times[name].append(wall_ms)
+            cpu[name].append(cpu_ms)
             if corpus.judged is not None:
                 quality[name].append(ndcg10(found, corpus.judged[i]))
     out = {}
@@ -461,12 +514,13 @@ def _status(field_name: str) -> float:
     return float("nan")
 
 
-def measure(size: str, runs: int, rss: bool, cold: int = 0, cold_baseline: str | None = None) -> dict[str, Any]:
+def measure(size: str, runs: int, rss: bool, cold: int = 0, cold_baseline: str | None = None,
+            warm_baseline: str | None = None) -> dict[str, Any]:
     corpus = book_corpus(runs) if size == "book" else library_corpus(int(size), runs)
     folder = BENCH / corpus.name
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    searches = stacks(corpus, folder)
+    searches = stacks(corpus, folder, warm_baseline)
     result: dict[str, Any] = {"corpus": corpus.name, "records": len(corpus.texts), "queries": len(corpus.queries),
                               "book_agent_vectors": "approximate" if corpus.ann else "exact",
                               "ann_params": corpus.ann_params or None,
@@ -474,6 +528,9 @@ def measure(size: str, runs: int, rss: bool, cold: int = 0, cold_baseline: str |
                               "loadavg_before": os.getloadavg()[0]}
     result["stacks"] = interleaved(corpus, searches)
     result["loadavg_after"] = os.getloadavg()[0]
+    for search in searches.values():
+        if isinstance(search, ChildStack):
+            search.close()
     del searches
     if cold:
         from bench_peers_cold import cold_one_shot
@@ -534,6 +591,8 @@ def main() -> int:
     parser.add_argument("--cold", type=int, default=0, metavar="ROUNDS",
                         help="also time cold one-shot query processes on the book corpus (tools/bench_peers_cold.py)")
     parser.add_argument("--cold-baseline", metavar="CHECKOUT", help="another checkout's book-agent in the cold rounds")
+    parser.add_argument("--warm-baseline", metavar="CHECKOUT",
+                        help="another checkout's book-agent as one more warm stack (a child process, interleaved)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rss-worker", help=argparse.SUPPRESS)
     parser.add_argument("--stack", help=argparse.SUPPRESS)
@@ -543,12 +602,13 @@ def main() -> int:
         return 0
     results = []
     for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:
-        if size != "book":  # the library built, or a half-built one finished (a complete one is reused at once)
+        if size != "book" and not library_complete(int(size)):  # built, or a half-built one finished
+            # (a complete one is read without the lock: another size's build may hold it for an hour)
             lock = ["flock", str(ROOT / ".bench" / ".build.lock")] if shutil.which("flock") else []  # shared cache
             subprocess.run([*lock, sys.executable, str(ROOT / "tools" / "bench_library_vectors.py"), "--sizes", size,
                             "--build-only"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         results.append(measure(size, args.runs, not args.no_rss, args.cold if size == "book" else 0,
-                               args.cold_baseline))
+                               args.cold_baseline, args.warm_baseline))
         if not args.json:
             print(report(results[-1]), flush=True)
     if args.json:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench_cold import run_child  # (wall ms, peak RSS KiB, stdout, CPU ms) of one child
+from bench_cold import CLI, run_child  # run_child: (wall ms, peak RSS KiB, stdout, CPU ms)
 
 ONE_SHOT = r'''
 import json, sys
@@ -66,7 +66,7 @@ def cold_one_shot(data_dir: Path, ref: str, keys: list[str], query: str, vector:
     vector_file = folder / "cold-query-vector.json"
     vector_file.write_text(json.dumps(vector), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # installed code has its .pyc
-    search = [sys.executable, "-m", "book_agent", "--data-dir", str(data_dir), "--json", "search", ref, query,
+    search = [*CLI, "--data-dir", str(data_dir), "--json", "search", ref, query,
               "--query-vector", str(vector_file), "--top-k", "10"]
     commands: dict[str, tuple[list[str], dict[str, str]]] = {
         "book-agent": (search, env),

@@ -37,8 +37,8 @@ Method = Callable[[Run], list[str]]
 
 
 def _run(searcher: Any, qid: str, text: str, relevant: dict[str, float], vector: Any) -> Run:
-    from book_agent.domain.fusion import query_vector_trust
     from book_agent.domain.lexical_text import script_letters
+    from book_agent.domain.vector_trust import query_vector_trust
 
     got = searcher.channel_rankings(text, depth=DEPTH, query_vector=vector)
     gate, _ = query_vector_trust(script_letters(text), searcher.channels.language_evidence)

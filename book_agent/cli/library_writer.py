@@ -1,23 +1,21 @@
 """The child process a long-running server runs its library writer's jobs in
-(book_agent/agent.py ChildWriter, services/library_writer.py):
+(adapters' library/child_writer.py ChildWriter, services/library_writer.py):
 
     python -m book_agent.cli.library_writer --data-dir D --lexical build|compact|none --vectors build|retrain|none
 
-It lowers its own priority first (searches in the server come first on a busy machine), then
-runs the job as any writer does (the build lock, new files, one rename to commit), prints what it
-did as JSON and exits 0; a failure is its coded error's JSON on the last line of stderr, exit 1.
-Killed at any point, it leaves the previous generation (the next writer sweeps its files).
+Its parent starts it at the lowest priority (searches in the server come first on a busy
+machine). It runs the job as any writer does (the build lock, new files, one rename to commit),
+prints what it did as JSON and exits 0; a failure is its coded error's JSON on the last line of stderr, exit 1.
+It ends with its server, even one killed with -9 (within worker_processes.POLL_S; Linux at
+once). Killed at any point, it leaves the previous generation (the next writer sweeps its files).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-
-NICENESS = 19  # the lowest priority: a compaction waits for the server's searches, never the reverse
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,8 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lexical", choices=("build", "compact", "none"), default="build")
     parser.add_argument("--vectors", choices=("build", "retrain", "none"), default="build")
     args = parser.parse_args(argv)
-    with contextlib.suppress(OSError, AttributeError):  # no os.nice on Windows
-        os.nice(NICENESS)
+    from book_agent.bootstrap import end_with_parent
+
+    end_with_parent()  # a server gone, its compaction would hold the library for nobody
     from book_agent.agent import build_agent
     from book_agent.domain.errors import BookAgentError
 

@@ -15,7 +15,7 @@ keeps the lead, a flat vector ranking moves little. Plain reciprocal rank fusion
 weak channel's ranks like a strong one's; on the dev splits it lost to BM25 alone.
 
 A channel that cannot be trusted for this query (an English-only model asked in Chinese,
-see `vector_trust`) gets weight 0: it orders nothing the other channel found, and only its
+see domain/vector_trust.py) gets weight 0: it orders nothing the other channel found, and only its
 own extra hits follow, in its order (recall when the lexical channel comes up short).
 
 Invariants (property-tested): the result is a permutation of the union of the inputs; ties
@@ -27,6 +27,7 @@ the baseline the eval reports beside ours.
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass, field
 
 # Chosen on dev: nDCG@10 was flat (within 0.001) from 0.3 to 0.5 and fell off above 0.6;
@@ -46,10 +47,6 @@ PLAIN_RRF_K = 60  # the customary RRF constant (Cormack et al. 2009): the baseli
 # RAGFlow's hybrid rule, the second baseline: 0.7 keyword + 0.3 vector over each channel's
 # min-max scores (a candidate a channel did not return scores 0 there)
 RAGFLOW_KEYWORD_SHARE = 0.7
-# The model does not cover the query's script: its ranking is close to noise. Weight 0
-# means it orders nothing the lexical channel found; the hits only it found follow.
-UNTRUSTED_VECTOR_WEIGHT = 0.0
-CJK_QUERY_SHARE = 0.3  # a query with at least this share of CJK letters is a CJK query
 
 
 @dataclass(frozen=True)
@@ -108,41 +105,100 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
                 limit: int | None = None) -> list[FusedHit]:
     """Per channel, (1 - agreement) x its normalised score + agreement x its rank vote, summed
     over the channels by their weights (the shares); see the module doc. Ordered as `_ordered`
-    orders. `limit`: only the best so many (the first of the full order: a search shows its top k)."""
-    ranked: dict[str, dict[str, int]] = {}  # record id -> its ranks, in order of first appearance
+    orders. `limit`: only the best so many (the first of the full order: a search shows its top k).
+    Each channel has a name of its own (a hit's ranks are keyed by it)."""
+    if len({c.name for c in channels}) < len(channels):
+        raise ValueError("each fused channel needs a name of its own")
+    # Issue 29: this function was a fifth of a search. Each weighted channel's share of each of
+    # its hits, and the one share of any hit it did not return (its score taken as the channel's
+    # lowest, no vote), are added channel by channel in the channels' order: the same doubles as
+    # adding them hit by hit. `ahead`: what a hit new in a channel has summed before it.
+    totals: dict[str, float] = {}
+    best: dict[str, int] = {}  # the best rank in a weighted channel
+    firsts: list[dict[str, int] | None] = []  # each channel's first position of each hit (None: not needed yet)
+    ahead = 0.0
     for channel in channels:
-        name = channel.name
-        for position, (record_id, _) in enumerate(channel.hits, start=1):
-            ranks = ranked.get(record_id)  # this loop runs for every candidate of every search
-            if ranks is None:
-                ranks = ranked[record_id] = {}
-            ranks.setdefault(name, position)
-    weighted = [c for c in channels if c.weight > 0 and c.hits]
-    names = {c.name for c in weighted}
-    # Each weighted channel's share of each of its hits, and the one share of any hit it did not
-    # return (its score taken as the channel's lowest, no vote): the same expressions as adding
-    # them hit by hit, so the same doubles. Then each counted hit sums its shares channel by
-    # channel, in the channels' order, and gets _ordered's key in the same pass (issue 29: this
-    # function was a fifth of a search).
-    shares: list[tuple[dict[str, float], float]] = []
-    for channel in weighted:
-        scores = normalised(channel.hits, channel.floor)
-        missing = min(scores.values())  # not returned: as if just below the channel's cut-off
-        ranks = tied_ranks(channel.hits)
-        by_score, by_rank = channel.weight * (1 - agreement), channel.weight * agreement
-        shares.append(({rid: by_score * score + by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + ranks[rid]))
-                        for rid, score in scores.items()}, by_score * missing + by_rank * 0.0))
-    keyed: list[tuple[float, bool, int, int, str, float, dict[str, int]]] = []
-    for seen, (record_id, ranks) in enumerate(ranked.items()):
-        counted = [r for name, r in ranks.items() if name in names]
-        fused = 0.0
-        if counted:
-            for share, absent in shares:
-                fused += share.get(record_id, absent)
-        keyed.append((-fused, not counted, min(counted or ranks.values()), seen, record_id, fused, ranks))
-    best = heapq.nsmallest(limit, keyed) if limit is not None and limit < len(keyed) else sorted(keyed)
-    # `seen` is unique: what follows it is never compared; only the hits returned are built
-    return [FusedHit(item[4], item[5], item[6]) for item in best]
+        if not (channel.weight > 0 and channel.hits):
+            firsts.append(None)
+            continue
+        share, first, absent = _shares(channel, agreement)
+        firsts.append(first)
+        if not totals:  # the first weighted channel (nothing ahead yet)
+            totals, best = {record_id: ahead + value for record_id, value in share.items()}, dict(first)
+        else:
+            for record_id in totals.keys() - share.keys():
+                totals[record_id] += absent
+            for (record_id, value), position in zip(share.items(), first.values(), strict=True):  # one order
+                totals[record_id] = totals.get(record_id, ahead) + value
+                if position < best.get(record_id, _NOT_COUNTED):
+                    best[record_id] = position
+        ahead += absent
+    positions = [f if f is not None else _first_positions(c.hits) for c, f in zip(channels, firsts, strict=True)]
+    if None in firsts:  # the hits no weighted channel returned: no fused score, no weighted rank
+        for record_id in dict.fromkeys(r for c in channels for r, _ in c.hits):
+            if record_id not in totals:
+                totals[record_id] = 0.0
+                best[record_id] = _NOT_COUNTED + min(p[record_id] for p in positions if record_id in p)
+    # _ordered's key: best fused first, then a weighted channel's hit, then the best (weighted)
+    # rank, then first appearance (its channel's place, then its place there); only the hits
+    # that can make the cut are keyed
+    ranked = sorted(totals, key=totals.__getitem__, reverse=True)
+    if limit is not None and 0 < limit < len(ranked):  # the cut: every hit as good as the last one kept
+        cut, end = totals[ranked[limit - 1]], limit
+        while end < len(ranked) and totals[ranked[end]] >= cut:
+            end += 1
+        ranked = ranked[:end]
+    if any(totals[a] == totals[b] for a, b in itertools.pairwise(ranked)):  # a tie: the rest of the key
+        ranked.sort(key=lambda r: (-totals[r], best[r], _first_seen(positions, r)))
+    return [FusedHit(r, totals[r], {c.name: p[r] for c, p in zip(channels, positions, strict=True) if r in p})
+            for r in ranked[:limit]]
+
+
+_NOT_COUNTED = 1 << 62  # added to the rank of a hit no weighted channel returned: after any weighted rank
+
+
+def _first_seen(positions: list[dict[str, int]], record_id: str) -> tuple[int, int]:
+    """Where a hit first appears: its first channel, its first place there."""
+    return next((index, found[record_id]) for index, found in enumerate(positions) if record_id in found)
+
+
+def _first_positions(hits: list[tuple[str, float]]) -> dict[str, int]:
+    """Each record's 1-based position in a channel, the first where it is listed twice."""
+    ids = [record_id for record_id, _ in reversed(hits)]
+    return dict(zip(ids, range(len(ids), 0, -1), strict=True))
+
+
+def _shares(channel: ScoredChannel, agreement: float) -> tuple[dict[str, float], dict[str, int], float]:
+    """A weighted channel's share of each of its hits, their first positions, and the share of
+    a hit it did not return: each hit's `normalised` score and its vote at its `tied_ranks` rank."""
+    hits = channel.hits
+    by_score, by_rank = channel.weight * (1 - agreement), channel.weight * agreement
+    scores = [score for _, score in hits]
+    if scores[-1] < 0 or scores != sorted(scores, reverse=True):  # the general case: as the functions say
+        normal, ranks = normalised(hits, channel.floor), tied_ranks(hits)
+        positions = _first_positions(hits)
+        return ({rid: by_score * score + by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + ranks[rid]))
+                 for rid, score in normal.items()}, {rid: positions[rid] for rid in normal},  # in one order
+                by_score * min(normal.values()) + by_rank * 0.0)
+    # Best first and none below 0, as both channels give them: then `tied_ranks`'s test is
+    # lead - score > TIE_TOLERANCE x lead (the same doubles), and the lowest normalised score
+    # is the last hit's (normalising is monotonic). One pass, no function call per hit.
+    top, floor = scores[0], channel.floor
+    if top <= floor:  # every score at or below "no relevance": fall back to the observed range
+        floor = scores[-1]
+    span = (top - floor) or 1.0
+    share: dict[str, float] = {}
+    first: dict[str, int] = {}
+    lead, margin, vote = top, TIE_TOLERANCE * top, by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + 1))
+    lowest = 0.0
+    for position, (record_id, score) in enumerate(hits, start=1):
+        if lead - score > margin:
+            lead, margin, vote = score, TIE_TOLERANCE * score, by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + position))
+        if record_id not in first:  # a record listed twice counts at its first place
+            first[record_id] = position
+            lowest = (score - floor) / span
+            share[record_id] = by_score * lowest + vote
+    return share, first, by_score * lowest + by_rank * 0.0
 
 
 def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:
@@ -200,83 +256,3 @@ def _ordered(hits: dict[str, FusedHit], first_seen: dict[str, int],
     if limit is not None and limit < len(hits):
         return heapq.nsmallest(limit, hits.values(), key=key)
     return sorted(hits.values(), key=key)
-
-
-CJK_LANGUAGES = ("zh", "ja", "ko", "yue", "lzh", "multilingual", "mul")
-
-
-@dataclass(frozen=True)
-class LanguageEvidence:
-    """What is known of the embedding model's reach, strongest source first.
-
-    `languages`: declared by the package (vectors.json) or known for the model; `source`
-    says which ("declared" | "known-model" | "unknown"). `reads`: script ("latin" | "cjk")
-    -> whether the model reads it, measured on this machine (services/vector_check.py: the
-    local tokenizer's vocabulary, else a self-check on the book's own sentences); `basis`
-    names the measurement.
-    """
-
-    languages: list[str] | None = None
-    source: str = "unknown"
-    reads: dict[str, bool] = field(default_factory=dict)
-    basis: str | None = None
-
-
-def query_script(query_cjk_share: float) -> str:
-    return "cjk" if query_cjk_share >= CJK_QUERY_SHARE else "latin"
-
-
-def _covers(languages: list[str], prefixes: tuple[str, ...]) -> bool:
-    return any(lang.lower().split("-")[0] in prefixes for lang in languages)
-
-
-def vector_trust(query_cjk_share: float, evidence: LanguageEvidence) -> tuple[float, str]:
-    """How far the vector channel can be trusted for a query of one script (1 or 0: a gate),
-    with the reason; the script is the query's by its CJK share. See `query_vector_trust`
-    for queries that mix scripts.
-
-    A package's declaration wins; then what was measured for the query's script; then what
-    is known of the model. With no evidence either way the channel is trusted: a gate shut
-    on a guess would throw away a good model's answers.
-    """
-    return script_trust(query_script(query_cjk_share), evidence)
-
-
-def script_trust(script: str, evidence: LanguageEvidence) -> tuple[float, str]:
-    """The gate (1 or 0) for text of one script ("latin" | "cjk"), with the reason."""
-    declared = evidence.source == "declared" and evidence.languages
-    if not declared and script in evidence.reads:
-        reads = evidence.reads[script]
-        return (1.0 if reads else UNTRUSTED_VECTOR_WEIGHT), (
-            f"measured by its {evidence.basis or 'self-check'}: the embedding model "
-            + ("reads" if reads else "does not read") + f" {script} text")
-    if evidence.languages is None:
-        return 1.0, "no evidence about the embedding model's languages (trusted)"
-    if script == "cjk" and not _covers(evidence.languages, CJK_LANGUAGES):
-        return UNTRUSTED_VECTOR_WEIGHT, (
-            f"the embedding model covers {', '.join(evidence.languages)}, not the query's CJK script"
-        )
-    return 1.0, "the embedding model covers the query's language"
-
-
-def query_vector_trust(letters: dict[str, int], evidence: LanguageEvidence) -> tuple[float, str]:
-    """The vector channel's gate for a query, per script run rather than per query.
-
-    `letters`: the query's letters per script ({"latin": n, "cjk": m}; digits and marks do
-    not count, see `lexical_text.script_letters`). Each script gets its own gate; the query's
-    is the letter-weighted mean, so a one-script query keeps its 1 or 0 and a Chinese title
-    whose Latin term carries the meaning (`基于ANSYS的...` for an English-only model) keeps
-    the vector channel at the Latin run's share instead of losing it.
-    """
-    present = {script: n for script, n in letters.items() if n > 0}
-    if not present:
-        return script_trust("latin", evidence)
-    if len(present) == 1:
-        return script_trust(next(iter(present)), evidence)
-    gates = {script: script_trust(script, evidence) for script in present}
-    total = sum(present.values())
-    gate = sum(gates[s][0] * n for s, n in present.items()) / total
-    if len({g for g, _ in gates.values()}) == 1:
-        return gate, next(iter(gates.values()))[1]
-    reasons = "; ".join(f"{s} {n}/{total} letters: {gates[s][1]}" for s, n in sorted(present.items()))
-    return gate, f"mixed scripts, gated per script run ({reasons})"

@@ -32,6 +32,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from book_agent.lazy import LazyPattern
+
 TOKENIZER_VERSION = "cjk-bigram-porter-t2s-v2"
 
 Fold = Callable[[str], str]  # e.g. traditional -> simplified Chinese, applied to index and query alike
@@ -67,12 +69,15 @@ _CJK_RANGES = (
     "\uff66-\uff9f"  # half-width Katakana
     "\U00020000-\U0003134f"  # CJK Extensions B-H
 )
-CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+# Compiled on first use (~1.5 ms a CJK class): an ASCII query or text, most of them, needs none.
+CJK_RUN = LazyPattern(f"[{_CJK_RANGES}]+")
 # Han characters only (no kana, no hangul): the runs a Chinese word segmenter can cut
-_HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
+_HAN_RUN = LazyPattern("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
 # A CJK run, or a run of other letters and digits. `\w` also matches CJK, so the second
 # branch must exclude it: "2008年北京" is the number 2008 and the run 年北京, never one term.
-_TOKEN = re.compile(f"[{_CJK_RANGES}]+|(?:(?![{_CJK_RANGES}])[^\\W_])+", re.UNICODE)
+_TOKEN = LazyPattern(f"[{_CJK_RANGES}]+|(?:(?![{_CJK_RANGES}])[^\\W_])+", re.UNICODE)
+# `_TOKEN`'s matches in an ASCII text: no CJK there, and `[^\W_]` is [A-Za-z0-9]
+_ASCII_TOKEN = re.compile("[A-Za-z0-9]+")
 
 # Common English words: they carry no topic, and their long posting lists slow queries.
 STOPWORDS = frozenset(
@@ -97,7 +102,7 @@ def is_chinese_language(tag: object) -> bool:
 
 
 def is_cjk(text: str) -> bool:
-    return bool(CJK_RUN.fullmatch(text))
+    return not text.isascii() and bool(CJK_RUN.fullmatch(text))
 
 
 def cjk_tokens(run: str) -> list[str]:
@@ -118,8 +123,8 @@ def script_letters(text: str) -> dict[str, int]:
     """The letters of a text per script: {"latin": n, "cjk": m}. "latin" is every non-CJK
     letter (Cyrillic, Greek... too: the scripts an English-vocabulary model spells); digits
     carry no script, so "2008年" is all CJK."""
-    cjk = sum(len(run) for run in CJK_RUN.findall(text))
-    letters = sum(1 for ch in text if ch.isalpha())
+    cjk = sum(len(run) for run in CJK_RUN.findall(text)) if not text.isascii() else 0  # no CJK in ASCII
+    letters = sum(map(str.isalpha, text))
     return {"latin": letters - cjk, "cjk": cjk}
 
 
@@ -134,7 +139,13 @@ def cjk_share(text: str) -> float:
 def has_query_terms(query: str) -> bool:
     """Whether `query_terms(query)` finds anything: a word or a CJK run is always kept (a query
     of stopwords alone keeps them), so one token is enough, and no list need be built."""
-    return _TOKEN.search(normalize(query)) is not None
+    text = normalize(query)
+    return _token_pattern(text).search(text) is not None
+
+
+def _token_pattern(text: str) -> re.Pattern[str]:
+    """The query-term pattern for this text: `_TOKEN`, or for ASCII text its ASCII equivalent."""
+    return _ASCII_TOKEN if text.isascii() else _TOKEN.compiled
 
 
 def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> list[str]:
@@ -151,9 +162,9 @@ def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = 
     text = normalize(query)
     if fold is not None:
         text = fold(text)
-    for match in _TOKEN.finditer(text):
+    for match in _token_pattern(text).finditer(text):
         token = match.group()
-        if not is_cjk(token):
+        if not is_cjk(token):  # an ASCII token is answered without the regex (is_cjk)
             words.append(token.lower())
             continue
         for fragment, weight in _cjk_fragments(token, segment):

@@ -69,17 +69,6 @@ class LibraryBackendSetting:
     options: Mapping[str, object] = field(default_factory=dict)
 
 
-def ids_by_book(evidence_ids: Sequence[str], books: Mapping[str, object]) -> dict[str, list[str]]:
-    """Evidence ids (`book_id#record_id`) grouped into each known book's own record ids, in
-    order; an id of another book, or without a record part, is left out."""
-    wanted: dict[str, list[str]] = {}
-    for key in evidence_ids:
-        book_id, _, record_id = key.partition("#")
-        if book_id in books and record_id:
-            wanted.setdefault(book_id, []).append(record_id)
-    return wanted
-
-
 def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[str, str]:
     """The library index's stamp: every member, so a registration or removal makes it stale."""
     return {"books": _books_stamp(members), "tokenizer_version": tokenizer_version}
@@ -141,3 +130,19 @@ def host_library(ref: str | BookRef, book_ids: Sequence[str] = (),
                              details={"ref": parsed.text[:200]},
                              remediation="install one book by its book_id, or name several: a,b (or @all)")
     return HostLibrary(",".join(ids), ids, auth_envs=envs)
+
+
+@dataclass(frozen=True)
+class WriterJob:
+    """What is due: `lexical` "build" (bring the index to the books registered) or "compact"
+    (the exact rebuild), `vectors` "build" (add the books a group's index lacks) or "retrain"
+    (groups drifted past services/library_writer.py's RETRAIN_DRIFT, and what `build` does); None: nothing. `key` names the
+    library state it was judged on (a failed job is not tried again before that changes)."""
+
+    lexical: str | None
+    vectors: str | None
+    key: str = ""
+
+    def argv(self) -> list[str]:
+        """The job as the child writer's arguments (book_agent/cli/library_writer.py)."""
+        return ["--lexical", self.lexical or "none", "--vectors", self.vectors or "none"]

@@ -1,6 +1,7 @@
 """Records of a book's database and the hits that point at them."""
 
 # No `from __future__ import annotations`: a TypedDict reads NotRequired at class creation.
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
 
@@ -87,3 +88,14 @@ def markdown_span(start: int | None, end: int | None) -> MarkdownSpan | None:
 def evidence_id(book_id: str, record_id: str) -> str:
     """Stable and citable: the same book and record always give the same id."""
     return f"{book_id}#{record_id}"
+
+
+def ids_by_book(evidence_ids: Sequence[str], books: Mapping[str, object]) -> dict[str, list[str]]:
+    """Evidence ids (`book_id#record_id`) grouped into each known book's own record ids, in
+    order; an id of another book, or without a record part, is left out."""
+    wanted: dict[str, list[str]] = {}
+    for key in evidence_ids:
+        book_id, _, record_id = key.partition("#")
+        if book_id in books and record_id:
+            wanted.setdefault(book_id, []).append(record_id)
+    return wanted

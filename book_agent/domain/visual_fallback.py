@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from book_agent.domain import visual_signals as signals
+from book_agent.lazy import LazyPattern
 
 # English words match on word boundaries ("table" but not "vegetable" or "stable").
 _EN_VISUAL = re.compile(
@@ -68,9 +69,13 @@ def _query_reasons(query: str) -> list[dict[str, str]]:
     return reasons
 
 
-# Regexes rather than per-character Python loops: this runs on every search's hits.
-_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
-_WIDE = re.compile("[\u3000-\u9fff\uac00-\ud7af]")
+# isinstance(x, Mapping) with a dict answered first, without the ABC's check (~0.3 us; asked
+# four times a hit of every search)
+_MAPPINGS = (dict, Mapping)
+# Regexes rather than per-character Python loops: this runs on every search's hits (only on
+# a non-ASCII text: compiled when one first comes).
+_PRIVATE_USE = LazyPattern("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+_WIDE = LazyPattern("[\u3000-\u9fff\uac00-\ud7af]")
 
 
 def _weighted_length(text: str) -> int:
@@ -79,8 +84,8 @@ def _weighted_length(text: str) -> int:
 
 
 def _text_reasons(index: int, text: str, min_chars: int) -> list[dict[str, str]]:
-    label = f"hit {index}"
-    return [{"code": code, "detail": f"{label} {detail}"} for code, detail in _text_signals(text, min_chars)]
+    found = _text_signals(text, min_chars)
+    return [{"code": code, "detail": f"hit {index} {detail}"} for code, detail in found] if found else []
 
 
 @functools.lru_cache(maxsize=1024)
@@ -117,14 +122,14 @@ def _text_signals(text: str, min_chars: int) -> tuple[tuple[str, str], ...]:
 
 def _hit_text(hit: Mapping[str, Any]) -> str | None:
     text = hit.get("text")
-    if text is None and isinstance(hit.get("record"), Mapping):
+    if text is None and isinstance(hit.get("record"), _MAPPINGS):
         text = hit["record"].get("text")
     return text if isinstance(text, str) else None
 
 
 def _page_chars(hit: Mapping[str, Any]) -> int | None:
     for holder in (hit, hit.get("hints") or {}, hit.get("source_locator") or {}):
-        if isinstance(holder, Mapping) and isinstance(holder.get("page_text_chars"), int):
+        if isinstance(holder, _MAPPINGS) and isinstance(holder.get("page_text_chars"), int):
             return int(holder["page_text_chars"])
     return None
 
@@ -139,7 +144,7 @@ class VisualFallback(TypedDict, total=False):
 def _renderable(hit: Mapping[str, Any]) -> bool | None:
     """Whether the hit's book has page images: PDF yes, EPUB no, unknown None."""
     locator = hit.get("source_locator")
-    if not isinstance(locator, Mapping):
+    if not isinstance(locator, _MAPPINGS):
         return None
     kind = locator.get("kind")
     if kind in ("pdf", "epub"):
@@ -171,7 +176,7 @@ class VisualFallbackPolicy:
             reasons.append({"code": "hint.visual", "detail": "hints.visual is true"})
         reasons.extend(_query_reasons(query or ""))
         for index, hit in enumerate(hits or []):
-            if not isinstance(hit, Mapping):
+            if not isinstance(hit, _MAPPINGS):
                 continue
             text = _hit_text(hit)
             if text is not None:
@@ -181,13 +186,14 @@ class VisualFallbackPolicy:
                 reasons.append({"code": "page.little_text", "detail": f"hit {index}: its page has {chars} characters of text"})
         if isinstance(hints.get("page_text_chars"), int) and hints["page_text_chars"] < self.low_page_chars:
             reasons.append({"code": "page.little_text", "detail": f"the page has {hints['page_text_chars']} characters of text"})
-        return _advice(reasons, [h for h in hits or [] if isinstance(h, Mapping)])
+        return _advice(reasons, hits or [])
 
 
-def _advice(reasons: list[dict[str, str]], hits: list[Mapping[str, Any]]) -> VisualFallback:
+def _advice(reasons: list[dict[str, str]], given: Sequence[Mapping[str, Any]]) -> VisualFallback:
     """A render only for a book that has pages: hits all from EPUBs get read_source instead."""
     if not reasons:
         return {"recommended": False, "reasons": reasons, "action": None}
+    hits = [h for h in given if isinstance(h, _MAPPINGS)]
     kinds = {_renderable(h) for h in hits}
     if hits and True not in kinds and None not in kinds:
         return {"recommended": False, "reasons": reasons, "action": "read_source", "detail": EPUB_INSTEAD}

@@ -19,14 +19,19 @@ from __future__ import annotations
 
 import re
 
+from book_agent.lazy import LazyPattern
+
+# Most hits are plain text: the patterns that only a non-ASCII text, a caption word or a line
+# of numbers reaches are compiled when one first does (book_agent/lazy.py).
+
 # Unicode maths: the mathematical operators blocks, arrows used in formulas, Greek letters,
 # the mathematical alphanumerics, and the few Latin-1 operators. Not ⟨ ⟩ (a manual's meta
 # arguments) and nothing ASCII.
-_MATH = re.compile("[\u2200-\u22ff\u2a00-\u2aff\u0391-\u03a9\u03b1-\u03c9\u03d1\u03d5\u03f5\u00b1\u00d7\u00f7\u2032\u2033"
+_MATH = LazyPattern("[\u2200-\u22ff\u2a00-\u2aff\u0391-\u03a9\u03b1-\u03c9\u03d1\u03d5\u03f5\u00b1\u00d7\u00f7\u2032\u2033"
                    "\u221a\U0001d400-\U0001d7ff]")
-_TINY_LINE = re.compile(r"^[ \t]*\S{1,3}[ \t]*$", re.MULTILINE)  # a sub/superscript or a stacked part
-_CAPTION = re.compile(r"(?:^|\s)(表|图|圖|Table|TABLE|Figure|FIGURE|Fig\.)\s?[0-9０-９]+(?:[.\-][0-9]+)*\s?[:：]")
-_FIGURE_GLYPHS = re.compile("[\u2190-\u21ff\u2700-\u27bf\u25a0-\u25ff]")
+_TINY_LINE = LazyPattern(r"^[ \t]*\S{1,3}[ \t]*$", re.MULTILINE)  # a sub/superscript or a stacked part
+_CAPTION = LazyPattern(r"(?:^|\s)(表|图|圖|Table|TABLE|Figure|FIGURE|Fig\.)\s?[0-9０-９]+(?:[.\-][0-9]+)*\s?[:：]")
+_FIGURE_GLYPHS = LazyPattern("[\u2190-\u21ff\u2700-\u27bf\u25a0-\u25ff]")
 _NUMBER_BODY = r"[-+]?(?:\d+(?:[.,]\d+)*|\d*\.\d+)(?:%|pt|mm|cm|ms|s|h|KB|MB|GB)?"
 # every whitespace-delimited cell that is a bare number, in one scan (str.split and \s agree on
 # whitespace: both are str.isspace), instead of one match call per word
@@ -34,13 +39,13 @@ _NUMBER_CELLS = re.compile(f"(?<!\\S){_NUMBER_BODY}(?!\\S)")
 # a caption names one of these words: texts without any (nearly all) skip the regex's scan
 _CAPTION_WORDS = ("表", "图", "圖", "Table", "TABLE", "Figure", "FIGURE", "Fig.")
 # marks of code: prompts, keywords, braces and statement ends, calls, TeX commands
-_CODE_LINE = re.compile(
+_CODE_LINE = LazyPattern(
     r"^\s*(?:>>>|\.\.\.\s|\$\s|#\s?include|#!|%|//|/\*|\*/|In \[\d+\]:)"
     r"|\b(?:def|return|import|class|lambda|elif|int|void|char|printf|malloc|sizeof|struct|for|while|if)\b.*[(:{;]"
     r"|[{};]\s*$|\w\(.*\)|\\[a-zA-Z]+[{\[]|\b\w+\s*(?:\+=|-=|\*=|==|!=|->|<<|>>|\*\*|//)\s*\w",
     re.MULTILINE,
 )
-_CODE_PUNCT = re.compile(r"[(){};=\[\]$\\]")
+_CODE_PUNCT = LazyPattern(r"[(){};=\[\]$\\]")
 
 
 def _lines(text: str) -> list[str]:

@@ -26,11 +26,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.records import LexicalHit, Vector
 from book_agent.ports.storage import Progress, VectorStore
+
+if TYPE_CHECKING:  # types only: the root defines its library proxies on every start (bootstrap.py)
+    from book_agent.domain.library import (
+        LibraryIndexState,
+        LibraryMember,
+        VectorIndexState,
+        WriterJob,
+    )
 
 Stamp = dict[str, str]  # what an index must have been built from (domain/library.py makes them)
 
@@ -135,6 +142,20 @@ class LibraryVectorIndexes(Protocol):
         others exactly). Raises BookAgentError (`vector.index_unreadable` when there is none or
         it cannot be read, `vector.index_stale` when it was built for other books,
         `vector.index_unavailable`)."""
+        ...
+
+
+class LibraryWriterProcess(Protocol):
+    """Runs a long-running server's library writer jobs (services/library_writer.py) out of the
+    server's process, so a compaction's memory and CPU stay out of it (the local one: a child at
+    low priority, the adapters' library/child_writer.py)."""
+
+    def run(self, job: WriterJob) -> None:
+        """Run `job` to its end and wait; raises BookAgentError when it fails."""
+        ...
+
+    def stop(self) -> None:
+        """End the job under way, if any: it leaves the previous generation, as any killed writer."""
         ...
 
 

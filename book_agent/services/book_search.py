@@ -6,25 +6,26 @@ visual-fallback advice is added to a search, and an eval's question file is read
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from book_agent.domain.book_refs import BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.eval_results import EvalReport, Question
 from book_agent.domain.search_results import Hints, SearchResult
 from book_agent.domain.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
 from book_agent.services.books import OpenBooks
-from book_agent.services.evaluation import evaluate, parse_questions
-from book_agent.services.library import Library
-from book_agent.services.library_channels import LibraryRecords
-from book_agent.services.search import HybridSearch
+
+if TYPE_CHECKING:  # a library and an eval import theirs when used: a one-book search needs neither
+    from book_agent.domain.eval_results import EvalReport, Question
+    from book_agent.services.library import Library
+    from book_agent.services.search import HybridSearch
 
 
 class BookSearch:
-    def __init__(self, books: OpenBooks, library: Library) -> None:
+    def __init__(self, books: OpenBooks, library: Callable[[], Library]) -> None:
+        """`library`: the agent's library, built by the first search of several books."""
         self._books = books
         self._library = library
 
@@ -36,7 +37,7 @@ class BookSearch:
             result = self._books.open(ref.text).searcher().search(
                 query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         else:
-            result = self._library.search(ref, query, top_k, strict, query_vector, hints)
+            result = self._library().search(ref, query, top_k, strict, query_vector, hints)
         result["visual_fallback"] = VisualFallbackPolicy().evaluate(query, result["hits"], hints=hints)
         return result
 
@@ -47,19 +48,21 @@ class BookSearch:
         ref = parse_book_ref(book_ref)
         if ref.single:
             return self._books.open(book_ref).warm_up(encoder, segmenter)
-        skipped = {b["book_id"] for b in self._library.prepare(ref)["skipped"]}  # builds the library index
-        warmed = [self._books.open(b).warm_up(encoder, segmenter) for b in self._library.book_ids(ref)
+        skipped = {b["book_id"] for b in self._library().prepare(ref)["skipped"]}  # builds the library index
+        warmed = [self._books.open(b).warm_up(encoder, segmenter) for b in self._library().book_ids(ref)
                   if b not in skipped]
         return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid."""
+        from book_agent.services.evaluation import evaluate, parse_questions
+
         questions = parse_questions(_question_lines(questions_path))
         ref = parse_book_ref(book_ref)
         if ref.single:
             searcher = self._books.open(book_ref).searcher()
         else:
-            searcher, _ = self._library.searcher(ref)
+            searcher, _ = self._library().searcher(ref)
             questions = [_qualified(q, searcher) for q in questions]
         result = evaluate(searcher, questions, k=k)
         result["book_id"] = book_ref
@@ -81,6 +84,8 @@ def _question_lines(questions_path: str | Path) -> list[str]:
 def _qualified(question: Question, searcher: HybridSearch) -> Question:
     """A library is ranked by evidence id: a relevant record id given alone means that
     record in whichever searched book holds it."""
+    from book_agent.services.library_channels import LibraryRecords
+
     relevant = question["relevant"]
     grades = relevant if isinstance(relevant, dict) else {rid: 1 for rid in relevant}
     records = searcher.channels.records
@@ -93,4 +98,4 @@ def _qualified(question: Question, searcher: HybridSearch) -> Question:
         for book_id, book in records.books.items():
             if str(rid) in book.records.fetch([str(rid)]):
                 qualified[f"{book_id}#{rid}"] = grade
-    return cast(Question, {**question, "relevant": qualified or grades})
+    return cast("Question", {**question, "relevant": qualified or grades})

@@ -35,13 +35,14 @@ class OpenBooks:
         with self.lock:
             entry = entry if entry is not None else ports.registry.get(book_ref)
             cached = self._open.get(book_ref)
-            root = Path(entry["package_root"])
+            current = cached if cached is not None and cached.entry == entry else None
+            root = current.package_root if current is not None else Path(entry["package_root"])
             changed = ports.packages.changes(root, entry.get("fingerprint") or {})
             if changed:
                 self.forget(book_ref)
                 raise _changed(book_ref, root, changed)
-            if cached is not None and cached.entry == entry:
-                return cached
+            if current is not None:
+                return current
             self.forget(book_ref)
             info = registered_info(entry) or ports.packages.inspect(root, verify_hashes=False)
             book = OpenBook(entry, info, ports.runtime_dir(book_ref), ports.parts, ports.runtime, ports.cache_dir,

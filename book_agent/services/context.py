@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from book_agent.ports import BookParts, MarkdownReader, PackageStore, Registry, RuntimeStore
-from book_agent.ports.hosts import HostInstaller
-from book_agent.ports.library import LibraryIndex, LibraryVectorIndexes
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 
+if TYPE_CHECKING:  # types only: a one-book search never defines the hosts' or the library's ports
+    from book_agent.ports.hosts import HostInstaller
+    from book_agent.ports.library import LibraryIndex, LibraryVectorIndexes
+
 # (host, home, data_dir, edition) -> the contract's HostAdapter facade (or a fake of it)
-HostFactory = Callable[[str, str | None, str | None, str | None], HostInstaller]
+HostFactory = Callable[[str, str | None, str | None, str | None], "HostInstaller"]
 
 
 @dataclass(frozen=True)

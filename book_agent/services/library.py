@@ -17,9 +17,8 @@ from typing import Any, cast
 from book_agent.domain.book_refs import BookRef
 from book_agent.domain.book_reports import LibraryBook
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.lexical_text import TOKENIZER_VERSION
-from book_agent.domain.library import library_stamp
+from book_agent.domain.library import WriterJob, library_stamp
 from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.search_results import (
     Hints,
@@ -27,6 +26,7 @@ from book_agent.domain.search_results import (
     LibraryIndexInfo,
     SearchResult,
 )
+from book_agent.domain.vector_trust import LanguageEvidence
 from book_agent.ports import Phases, Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
@@ -47,7 +47,6 @@ from book_agent.services.library_writer import (
     BACKGROUND_DRIFT,
     BackgroundWriter,
     Runner,
-    WriterJob,
 )
 from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook

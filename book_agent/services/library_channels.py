@@ -7,8 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.library import ids_by_book
-from book_agent.domain.records import LexicalHit, Record
+from book_agent.domain.records import LexicalHit, Record, ids_by_book
 from book_agent.domain.search_results import SearchHit
 from book_agent.ports import LexicalIndex, RecordSource
 from book_agent.ports.library import LibraryLexicalIndex

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.query_encoding import QueryEncoding
 from book_agent.domain.records import Vector
 from book_agent.domain.search_results import (
@@ -28,6 +27,7 @@ from book_agent.domain.search_results import (
     ModelGroupRow,
     QueryRepresentation,
 )
+from book_agent.domain.vector_trust import LanguageEvidence
 from book_agent.ports import QueryVectorizer
 from book_agent.ports.library import LibraryVectorIndex
 from book_agent.services.open_book import OpenBook

@@ -29,10 +29,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import WriterJob
 
 if TYPE_CHECKING:
     import logging
@@ -51,22 +51,6 @@ _running: weakref.WeakSet[BackgroundWriter] = weakref.WeakSet()
 def running_writers() -> list[BackgroundWriter]:
     """The writers started and not stopped (a test suite stops those its servers left running)."""
     return [w for w in list(_running) if w.alive]
-
-
-@dataclass(frozen=True)
-class WriterJob:
-    """What is due: `lexical` "build" (bring the index to the books registered) or "compact"
-    (the exact rebuild), `vectors` "build" (add the books a group's index lacks) or "retrain"
-    (groups drifted past RETRAIN_DRIFT, and what `build` does); None: nothing. `key` names the
-    library state it was judged on (a failed job is not tried again before that changes)."""
-
-    lexical: str | None
-    vectors: str | None
-    key: str = ""
-
-    def argv(self) -> list[str]:
-        """The job as the child writer's arguments (book_agent/cli/library_writer.py)."""
-        return ["--lexical", self.lexical or "none", "--vectors", self.vectors or "none"]
 
 
 Runner = Callable[[WriterJob], None]  # runs a job to its end; raises BookAgentError when it fails
@@ -129,7 +113,8 @@ class BackgroundWriter:
             if not busy:  # a refused job is asked again at the next wake
                 self._failed = (job.key, time.monotonic() + RETRY_FAILED_S)
             if not self._stop.is_set():
-                _log().log(10 if busy else 30, "library writer job not done: %s", exc)  # DEBUG, WARNING
+                log = _log()
+                (log.debug if busy else log.warning)("library writer job not done: %s", exc)
             return None
         self._failed = None
         self.jobs.append(job)

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.library import ids_by_book
 from book_agent.domain.locators import (
     LocatorBuild,
     LocatorState,
@@ -25,6 +24,7 @@ from book_agent.domain.locators import (
     older_verifier,
 )
 from book_agent.domain.package import PackageInfo
+from book_agent.domain.records import ids_by_book
 from book_agent.domain.registry_entry import RegistryEntry, database_sha
 from book_agent.domain.source_results import Locator
 from book_agent.ports import SourceReader

@@ -11,12 +11,9 @@ from __future__ import annotations
 import threading
 from contextlib import suppress
 from dataclasses import replace
-from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.fusion import LanguageEvidence
 from book_agent.domain.lexical_text import is_chinese_language
 from book_agent.domain.package import PackageInfo
 from book_agent.domain.query_runtime_spec import resolve_query_runtime
@@ -24,6 +21,8 @@ from book_agent.domain.registry_entry import RegistryEntry, database_sha
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.domain.runtime_states import LanguageCheck
 from book_agent.domain.sidecar_stamps import lexical_stamp, vector_check_stamp
+from book_agent.domain.vector_trust import LanguageEvidence
+from book_agent.lazy import cached_under_lock
 from book_agent.ports import (
     BookParts,
     LexicalIndex,
@@ -39,20 +38,9 @@ from book_agent.services.locators import BookLocators, database_stamp, open_loca
 from book_agent.services.search import HybridSearch, SearchChannels
 from book_agent.services.vector_check import language_evidence, measured_reads
 
-T = TypeVar("T")
 DRY_QUERY = "warm up"
 DRY_QUERY_CHINESE = "预热搜索"  # a CJK run of two or more characters: the segmenter reads it
 VectorParts = tuple[VectorStore | None, QueryVectorizer | None, LanguageEvidence, BookAgentError | None]
-
-
-class _once(cached_property[T]):
-    """cached_property created under the book's lock: the MCP server calls the book from two
-    threads, and two first uses at once must not open a part twice (leaking one)."""
-
-    def __get__(self, instance: Any, owner: type | None = None) -> T:  # type: ignore[override]
-        with instance._lock:  # taken on first use only: afterwards the instance dict answers
-            value: T = super().__get__(instance, owner)
-            return value
 
 
 class OpenBook:
@@ -60,6 +48,7 @@ class OpenBook:
                  parts: BookParts, runtime: RuntimeStore, cache_dir: Path,
                  locator_store: LocatorStore | None = None, locator_refresh: LocatorRefresh | None = None) -> None:
         self.entry = entry
+        self.package_root = Path(entry["package_root"])  # made once: every use checks the package there
         self.package = package
         self.book_id = str(package.book_id)
         self.runtime_dir = runtime_dir
@@ -72,11 +61,11 @@ class OpenBook:
         self._lexical: LexicalIndex | None = None
         self._dry_searches: set[tuple[str, bool]] = set()  # (query, with the encoder) run by warm_up
 
-    @_once
+    @cached_under_lock  # the MCP server calls the book from two threads: never opened twice
     def config(self) -> RuntimeConfig:
         return self._runtime.load_config(self.runtime_dir)
 
-    @_once
+    @cached_under_lock
     def records(self) -> RecordSource:
         return self._parts.records(self.package)
 
@@ -95,7 +84,7 @@ class OpenBook:
         self._lexical = self._parts.lexical_index(self._runtime.lexical_path(self.runtime_dir))
         return self._lexical, None
 
-    @_once
+    @cached_under_lock
     def vector_parts(self) -> VectorParts:
         """(vector store, query runtime, language evidence, problem) — loaded on first use."""
         if not self.package.vector_manifest or self.package.database_path is None:
@@ -122,15 +111,15 @@ class OpenBook:
         self._runtime.write_vector_check(self.runtime_dir, stamp, result)
         return {**result, "stamp": stamp}
 
-    @_once
+    @cached_under_lock
     def reranker(self) -> Reranker | None:
         return self._parts.reranker(self.config, self.runtime_dir)
 
-    @_once
+    @cached_under_lock
     def sources(self) -> SourceAndPages:
         return self._parts.sources(self.package, self.runtime_dir)
 
-    @_once
+    @cached_under_lock
     def locators(self) -> BookLocators:
         """The hits' verified locators: from the sidecar when fresh, else verified on demand
         (and one from an older verifier rebuilt in the background meanwhile)."""

@@ -20,12 +20,10 @@ from book_agent.domain.fusion import (
     VECTOR_SHARE,
     ChannelRanking,
     FusedHit,
-    LanguageEvidence,
     ScoredChannel,
     fuse,
     fuse_minmax,
     fuse_scores,
-    query_vector_trust,
 )
 from book_agent.domain.lexical_text import has_query_terms, script_letters
 from book_agent.domain.limits import DEFAULT_TOP_K
@@ -42,6 +40,7 @@ from book_agent.domain.search_results import (
     SearchResult,
 )
 from book_agent.domain.source_results import Locator
+from book_agent.domain.vector_trust import LanguageEvidence, query_vector_trust
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 from book_agent.ports.locators import LocatorLookup
 from book_agent.services.search_checks import check_arguments, degraded_warnings
@@ -72,7 +71,7 @@ class SearchChannels:
 
 
 def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
-    return [(record_id, (scores or {})[record_id]) for record_id in ids]
+    return list(zip(ids, map((scores or {}).__getitem__, ids), strict=True))
 
 
 def _not_ran(error: BookAgentError, status: str = "unavailable") -> ChannelInfo:
@@ -185,7 +184,7 @@ class HybridSearch:
             found = ch.lexical.search(query, depth)
         except BookAgentError as exc:
             return [], {}, _not_ran(exc, "failed")
-        return ([h.record_id for h in found], {h.record_id: h.score for h in found},
+        return ([h.record_id for h in found], dict(found),  # a hit is a (record id, score) pair
                 {"ran": True, "status": "ok", "candidates": len(found), "ranking": "bm25"})
 
     def _vector(

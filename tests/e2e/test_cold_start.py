@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -92,6 +93,54 @@ def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lex
                                  "--query-vector", str(vector))
     assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
     assert [m for m in NEEDLESS_FOR_A_SEARCH if m in lexical | hybrid] == []
+
+
+# What a one-book search with a supplied vector never defines (issue 29: a cold query spent
+# most of its time importing): the library's, hosts', registration's and reading's services and
+# values, the hosts' port, the local model's loading code (its route needs only the model's
+# folder), and the word segmenter (no Chinese here)
+NOT_FOR_ONE_BOOK = (
+    "book_agent.services.library", "book_agent.services.library_vector_indexes", "book_agent.services.library_writer",
+    "book_agent.services.registration", "book_agent.services.reading", "book_agent.services.hosts",
+    "book_agent.services.evaluation", "book_agent.services.status", "book_agent.services.configure",
+    "book_agent.domain.library", "book_agent.domain.eval_results", "book_agent.ports.hosts",
+    "book_agent_adapters.encoders.local.st_config", "book_agent_adapters.encoders.local.verify", "jieba",
+)
+
+
+def test_a_one_book_search_with_a_vector_defines_no_other_use_case(tmp_path: Path,
+                                                                   vector_data: tuple[Path, Path]) -> None:
+    data, vector = vector_data
+    hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
+                                 "--query-vector", str(vector))
+    assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
+    assert [m for m in NOT_FOR_ONE_BOOK if m in hybrid] == []
+
+
+COMPILED_PATTERNS = """
+import json, sys
+from book_agent.cli.entry import run
+from book_agent.domain import lexical_text
+from book_agent.lazy import LazyPattern
+try:
+    run(sys.argv[1:])
+except SystemExit:
+    pass
+compiled = [name for name in ("CJK_RUN", "_HAN_RUN", "_TOKEN")  # compiled, at import or since
+            if not isinstance(getattr(lexical_text, name), LazyPattern) or getattr(lexical_text, name)._compiled]
+print(json.dumps(compiled), file=sys.stderr)
+"""
+
+
+def test_an_english_search_compiles_no_cjk_pattern(vector_data: tuple[Path, Path]) -> None:
+    """The CJK character classes cost ~1.5 ms each to compile: an ASCII query's terms, scripts and
+    wordless check compile none of them."""
+    data, vector = vector_data
+    done = subprocess.run([sys.executable, "-c", COMPILED_PATTERNS, "--data-dir", str(data), "--json", "search", "vec",
+                           "rivers", "--query-vector", str(vector)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '"hits"' in done.stdout
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
 
 
 # -- weights: memory-mapped, used in place ----------------------------------------------

@@ -145,3 +145,35 @@ def test_an_http_server_compacts_in_the_background(http_search: tuple[Search, in
 def test_a_stdio_server_compacts_in_the_background(stdio_search: tuple[Search, int], library: Path,
                                                    tmp_path: Path) -> None:
     compacts_in_the_background(*stdio_search, library, tmp_path)
+
+
+def test_a_server_killed_mid_compaction_takes_its_writer_child_with_it(library: Path, tmp_path: Path) -> None:
+    # The child used to run on to its commit, holding the library's build lock and its memory
+    # (2 GB at a million records) for a server that no longer existed.
+    env = {**os.environ, "BOOK_AGENT_TEST_GATE": str(tmp_path / "gate"), "PYTHONPATH": str(REPO_ROOT)}
+    session = RawSession(library, "@all", tmp_path / "server.err", env=env, argv=gated(library, "mcp", "@all"))
+    records = corpus(40)
+    with BookAgent(library) as other:
+        for part in range(BACKGROUND_CHANGES):
+            other.init(make_book(tmp_path / "parts", f"more-{part}", records[part::4]))
+    gate, deadline = tmp_path / "gate", time.monotonic() + 60
+    try:
+        while not (gate / "compacting").exists():
+            assert time.monotonic() < deadline, "no background compaction started"
+            time.sleep(0.1)
+        child = int((gate / "compacting").read_text())
+        with BookAgent(library) as other:  # what the held compaction would replace (it holds the lock)
+            living = other.search("@all", QUERY)["library"]["generation"]
+        session.proc.kill()
+        session.proc.wait(30)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and Path(f"/proc/{child}/stat").read_text().split()[2] != "Z":
+            assert time.monotonic() < deadline, "the writer child outlived its killed server"
+            time.sleep(0.05)
+    finally:
+        (gate / "release").touch()  # a child still held would otherwise wait out its 60 s
+        session.close()
+    with BookAgent(library) as after:
+        assert after.search("@all", QUERY)["library"]["generation"] == living  # it never committed
+        compacted = after.prepare("@all", full=True)  # the next writer proceeds: no lock left held
+        assert "." not in compacted["lexical_index"]["generation"] != living

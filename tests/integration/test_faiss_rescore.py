@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent_adapters.storage.faiss_group_index import FaissGroupIndex
+from book_agent_adapters.storage.vector_matrix import row_scores
 
 DIMS = 8
 
@@ -28,7 +29,7 @@ def reference(index: FaissGroupIndex, rows: npt.NDArray[np.int64], query: np.nda
     scored: list[tuple[float, int, int]] = []
     for book in np.unique(owners):
         mine = np.sort(rows[owners == book])
-        scores = index._matrices[int(book)][mine - index.offsets[book]] @ query
+        scores = row_scores(index._matrices[int(book)][mine - index.offsets[book]], query)
         scored += [(float(s), int(book), int(r)) for s, r in zip(scores, mine, strict=True)]
     scored.sort(key=lambda item: (-item[0], item[2]))
     return [(f"{index.book_ids[book]}#{index.ids[row]}", score) for score, book, row in scored[:depth]]

@@ -65,6 +65,11 @@ def test_no_uri_and_a_bad_option_are_coded(library: Path) -> None:
     with BookAgent(library) as agent, pytest.raises(BookAgentError) as bad:
         agent.search("@all", QUERY)
     assert bad.value.code == "config.invalid" and "token" in bad.value.message
+    (library / "config.toml").write_text('[library]\nbackend = "milvus"\n[library.milvus]\nuri = "x"\n'
+                                         'lease_s = 3\nlease_settle_s = 1.5\n')  # its claims would lapse
+    with BookAgent(library) as agent, pytest.raises(BookAgentError) as short:
+        agent.search("@all", QUERY)
+    assert short.value.code == "config.invalid" and "lease_settle_s must be below a third of lease_s" in short.value.message
 
 
 def test_a_collection_gone_missing_is_rebuilt_by_the_next_search(library: Path, milvus_uri: str,

@@ -208,3 +208,22 @@ def test_an_open_agent_sees_a_swap_at_its_next_read_and_search(registered: tuple
         with pytest.raises(BookAgentError) as searched:
             agent.search("test-book", "rivers")
         assert searched.value.code == "package.changed" and "book.md" in searched.value.details["changed"]
+
+
+def test_a_folder_above_the_package_swapped_for_a_symlink_is_seen_by_the_next_search(
+        tmp_path: Path, pdf_package_template: Path) -> None:
+    """The root's own folders are checked before every search too (one lstat each): moving the
+    shelf that holds the package and leaving a symlink in its place is a change."""
+    shelf = tmp_path / "shelf"
+    root = Path(shutil.copytree(pdf_package_template, shelf / "pkg"))
+    with BookAgent(data_dir=tmp_path / "data") as agent:
+        agent.init(root)
+        assert agent.search("test-book", "rivers")["hits"]  # opened, checked clean
+        os.rename(shelf, tmp_path / "shelf-moved")
+        os.symlink(tmp_path / "shelf-moved", shelf)  # the same path reaches the same files
+        with pytest.raises(BookAgentError) as searched:
+            agent.search("test-book", "rivers")
+        assert searched.value.code == "package.changed" and searched.value.details["changed"] == ["."]
+        os.unlink(shelf)
+        os.rename(tmp_path / "shelf-moved", shelf)  # put back: the book is what was registered again
+        assert agent.search("test-book", "rivers")["hits"]

@@ -93,3 +93,32 @@ def test_a_hit_text_seen_again_gives_its_reasons_under_its_own_label() -> None:
     policy = visual_fallback.VisualFallbackPolicy()
     twice = policy.evaluate("yields", [{"text": table}, {"text": table}])
     assert [r["detail"].split(" ", 2)[1] for r in twice["reasons"]] == ["0", "1"]
+
+
+def test_the_package_root_an_open_book_keeps_follows_a_replaced_registration(tmp_path: Path) -> None:
+    """An open book keeps its package root for the check before each search (issue 29). A book
+    registered again from another folder (another process's `init --replace`) is read, and
+    checked, there: a file of the new package changed is refused, the old folder no longer counts."""
+    from book_agent.agent import BookAgent
+    from book_agent.domain.errors import BookAgentError
+    from tests.support.package_builder import RecordSpec
+
+    first = build_package(tmp_path / "first", book_id="moved-book", kind="epub")
+    second = build_package(tmp_path / "second", book_id="moved-book", kind="epub",
+                           records=[RecordSpec("s1", "Lanterns of the harbour guide the boats home.", ["Harbour"])])
+    data = tmp_path / "data"
+    with BookAgent(data_dir=data) as serving, BookAgent(data_dir=data) as other:
+        serving.init(first)
+        assert serving.search("moved-book", "rivers", top_k=3)["hits"]  # opened: its root kept
+        other.init(second, replace=True)
+        hits = serving.search("moved-book", "lanterns harbour", top_k=3)["hits"]
+        assert [h["record_id"] for h in hits] == ["s1"]  # the new package, not the kept one
+        (first / "book.md").write_text("the old folder, changed", encoding="utf-8")
+        assert serving.search("moved-book", "lanterns harbour", top_k=3)["hits"]  # not this book's any more
+        (second / "book.md").write_text("the new package, changed", encoding="utf-8")
+        try:
+            serving.search("moved-book", "lanterns harbour", top_k=3)
+        except BookAgentError as error:
+            assert error.code == "package.changed" and error.details["changed"] == ["book.md"]
+        else:
+            raise AssertionError("a changed package was searched")

@@ -6,9 +6,10 @@ which a test can search while a compaction is under way.
 With BOOK_AGENT_TEST_GATE=DIR, a compaction about to commit (its new base written, not yet
 renamed into place) writes its pid to DIR/compacting and waits until DIR/release exists (60 s at
 most), then commits as it would have. A server's background writer runs its jobs in a child
-process (services/library_child_writer.py WRITER_COMMAND): the server started here starts this module for them
-too (`--library-writer`), so the gate holds the child's compaction. Nothing else changes: the
-hook is the index's own `crash_point`, where the kill -9 tests stop a writer.
+process (the adapters' library/child_writer.py WRITER_MODULE): the server started here starts
+this module for them too (its arguments name `--lexical`, as every writer job's do), so the gate
+holds the child's compaction. Nothing else changes: the hook is the index's own `crash_point`,
+where the kill -9 tests stop a writer.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 
 def main() -> None:
-    from book_agent.services import library_child_writer
+    from book_agent_adapters.library import child_writer
     from book_agent_adapters.storage import library_lexical_index
 
     gate = Path(os.environ["BOOK_AGENT_TEST_GATE"])
@@ -33,11 +34,11 @@ def main() -> None:
                 time.sleep(0.05)
 
     library_lexical_index.crash_point = held_commit
-    if sys.argv[1:2] == ["--library-writer"]:
+    if "--lexical" in sys.argv:  # started as the child writer (WriterJob.argv names it), not as the server
         from book_agent.cli.library_writer import main as writer
 
-        sys.exit(writer(sys.argv[2:]))
-    library_child_writer.WRITER_COMMAND = (sys.executable, "-m", "tests.support.gated_compaction", "--library-writer")
+        sys.exit(writer(sys.argv[1:]))
+    child_writer.WRITER_MODULE = "tests.support.gated_compaction"  # its argv then starts with --data-dir
     from book_agent.cli.entry import run
 
     sys.argv[0] = "book-agent"

@@ -5,6 +5,7 @@ on generated inputs."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +13,7 @@ from book_agent.domain import visual_fallback
 from book_agent.domain.fusion import (
     AGREEMENT_K,
     AGREEMENT_SHARE,
+    TIE_TOLERANCE,
     FusedHit,
     ScoredChannel,
     _ordered,
@@ -57,6 +59,32 @@ def test_fuse_scores_is_the_plain_loop(channels: list[ScoredChannel]) -> None:
     assert got == want  # bit for bit: the same additions in the same order
 
 
+# Best first and none below 0, as the channels give them (fuse_scores' one-pass shares), with
+# scores a tie tolerance apart, exactly equal, zero, or a record listed twice
+close = [0.0, 0.5, 0.5 * (1 + TIE_TOLERANCE / 2), 0.5 * (1 - TIE_TOLERANCE / 2), 0.5 * (1 - 2 * TIE_TOLERANCE), 1.0, 7.25]
+best_first = st.builds(
+    ScoredChannel, name=st.sampled_from(["lexical", "vector", "quote", "title"]),
+    hits=st.lists(st.tuples(ids, st.one_of(st.sampled_from(close), st.floats(0, 50))), max_size=12).map(
+        lambda hits: sorted(hits, key=lambda h: -h[1])),
+    weight=st.sampled_from([0.0, 0.3, 0.7, 1.0]), floor=st.sampled_from([0.0, 0.5]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(best_first, channel), max_size=4, unique_by=lambda c: c.name), st.integers(0, 14))
+def test_fusing_channels_listed_best_first_is_the_plain_loop(channels: list[ScoredChannel], limit: int) -> None:
+    """A channel listed best first with no score below 0 takes a one-pass path to its shares."""
+    want = [(h.record_id, repr(h.fused), h.ranks, list(h.ranks)) for h in reference_fuse_scores(channels)]
+    got = [(h.record_id, repr(h.fused), h.ranks, list(h.ranks)) for h in fuse_scores(channels)]
+    assert got == want
+    assert [(h.record_id, repr(h.fused), h.ranks) for h in fuse_scores(channels, limit=limit)] == \
+        [item[:3] for item in want[:limit]]
+
+
+def test_fused_channels_need_names_of_their_own() -> None:
+    with pytest.raises(ValueError, match="name of its own"):
+        fuse_scores([ScoredChannel("lexical", [("a", 1.0)]), ScoredChannel("lexical", [("b", 1.0)])])
+
+
 MATH = "=+-*/^_<>≤≥∑∫√∂∞±×÷"
 
 
@@ -89,3 +117,16 @@ def test_the_wordless_check_is_the_term_list_being_empty(query: str) -> None:
     from book_agent.domain.lexical_text import has_query_terms, query_terms
 
     assert has_query_terms(query) == bool(query_terms(query))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_an_ascii_text_is_cut_into_the_terms_the_cjk_aware_pattern_finds(text: str) -> None:
+    """An ASCII query or text skips compiling the CJK classes (issue 29): the same terms,
+    letters per script and wordless verdict as the full pattern gives."""
+    from book_agent.domain import lexical_text
+
+    full = lexical_text._TOKEN.compiled
+    assert lexical_text._token_pattern(text).findall(text) == full.findall(text)
+    assert lexical_text.script_letters(text)["cjk"] == sum(len(r) for r in lexical_text.CJK_RUN.findall(text))
+    assert [lexical_text.is_cjk(w) for w in text.split()] == [bool(lexical_text.CJK_RUN.fullmatch(w)) for w in text.split()]

@@ -13,19 +13,21 @@ from book_agent.domain.fusion import (
     AGREEMENT_SHARE,
     RAGFLOW_KEYWORD_SHARE,
     TIE_TOLERANCE,
-    UNTRUSTED_VECTOR_WEIGHT,
     ChannelRanking,
-    LanguageEvidence,
     ScoredChannel,
     fuse,
     fuse_minmax,
     fuse_scores,
     normalised,
-    query_vector_trust,
     tied_ranks,
-    vector_trust,
 )
 from book_agent.domain.lexical_text import cjk_share, script_letters
+from book_agent.domain.vector_trust import (
+    UNTRUSTED_VECTOR_WEIGHT,
+    LanguageEvidence,
+    query_vector_trust,
+    vector_trust,
+)
 
 ids = st.lists(st.sampled_from([f"r{i}" for i in range(30)]), unique=True, max_size=20)
 weights = st.floats(min_value=0.01, max_value=1.0)

@@ -224,7 +224,7 @@ class QueryRuntime(QueryVectorizer):
         if self.spec.metric == "cosine" or self.spec.normalized:
             norm = float(np.sqrt(array.dot(array)))  # np.linalg.norm's own sum for a vector, without its checks
             if norm > 0:
-                array = (array / norm).astype(np.float32)
+                array = (array / norm).astype(np.float32, copy=False)
         return array
 
     def _unavailable(self, failures: list[QueryRuntimeError]) -> QueryRuntimeError:
@@ -246,7 +246,7 @@ class QueryRuntime(QueryVectorizer):
         except (TypeError, ValueError) as exc:
             raise _invalid(self.spec.dimensions, None) from exc
         if array.size != self.spec.dimensions or not np.isfinite(array).all() or (
-            self.spec.metric == "cosine" and not np.any(array)):
+            self.spec.metric == "cosine" and not array.any()):
             raise _invalid(self.spec.dimensions, int(array.size))
         note = Diagnostic("query.vector_unverified",
                           "The query vector was supplied by the caller; that it comes from the "

@@ -11,6 +11,7 @@ is not used: FAT-formatted drives renumber inodes at each mount.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -37,38 +38,59 @@ def listed_files(root: Path) -> list[str]:
 
 
 def _lstat_regular(root: Path | str, rel: str,
-                   folders: dict[str, bool] | None = None) -> os.stat_result | None:
+                   folders: set[str] | None = None) -> os.stat_result | None:
     """lstat of `rel` when every component is a real folder and the last a regular file.
 
-    `folders`: the folders already found real during this one check (several files share
-    them); strings, not Paths: this runs before every search, where pathlib cost a fifth."""
-    current = str(root)
-    parts = rel.split("/")
-    last = len(parts) - 1
-    st: os.stat_result | None = None
-    for index, part in enumerate(parts):
-        current = f"{current}/{part}"
-        if index < last and folders is not None and folders.get(current):
+    `folders`: the folders already found real during this one check (several files share them)."""
+    folder_paths, path = _components(str(root), rel)
+    for folder in folder_paths:
+        if folders is not None and folder in folders:
             continue
         try:
-            st = os.lstat(current)
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):  # a symlink is neither folder nor file
+                return None
         except OSError:
             return None
-        wanted = stat.S_ISREG if index == last else stat.S_ISDIR
-        if not wanted(st.st_mode):  # a symlink is neither
-            return None
-        if index < last and folders is not None:
-            folders[current] = True
-    return st
+        if folders is not None:
+            folders.add(folder)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
-def _root_is_real(root: Path) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _components(root: str, rel: str) -> tuple[tuple[str, ...], str]:
+    """(the folders on the way from `root` to `rel`, the file's path): strings made once, not
+    before every search (pathlib and the splitting were a fifth of the check)."""
+    parts = rel.split("/")
+    folders = tuple(root + "/" + "/".join(parts[: i + 1]) for i in range(len(parts) - 1))
+    return folders, root + "/" + rel
+
+
+def _root_is_real(root: str) -> bool:
     """The root is a folder, and neither it nor any folder above it is a symlink now."""
     try:
         st = os.lstat(root)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and os.path.realpath(root) == str(root)
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if not root.startswith("/") or root.startswith("//") or os.path.normpath(root) != root:
+        return os.path.realpath(root) == root
+    # An absolute, normal path that can be walked is its own realpath exactly when no folder
+    # above it is a symlink (a symlink that resolves to its own path is a loop: no walk): one
+    # lstat per folder, as realpath makes, without its bookkeeping
+    at = root.find("/", 1)
+    while at != -1:
+        try:
+            if stat.S_ISLNK(os.lstat(root[:at]).st_mode):
+                return False
+        except OSError:
+            return os.path.realpath(root) == root  # changed meanwhile: the general rule
+        at = root.find("/", at + 1)
+    return True
 
 
 def fingerprint(root: Path) -> dict[str, list[int]]:
@@ -90,13 +112,14 @@ def changes(root: Path, recorded: dict[str, Any]) -> list[str]:
     A fingerprint written by an older version holds [size, mtime_ns] only: the ctime is then
     not compared, but every component is still checked to be a real folder or file.
     """
-    changed = [] if _root_is_real(root) else [ROOT_KEY]
-    folders: dict[str, bool] = {}
+    root_text = str(root)
+    changed = [] if _root_is_real(root_text) else [ROOT_KEY]
+    folders: set[str] = set()
     for rel, values in recorded.items():
         if not isinstance(values, list):  # a hand-edited registry: no promise left to check
             changed.append(str(rel))
             continue
-        st = _lstat_regular(root, rel, folders)
+        st = _lstat_regular(root_text, rel, folders)
         now = [st.st_size, st.st_mtime_ns, st.st_ctime_ns] if st is not None else None
         if now is None or now[: len(values)] != values:
             changed.append(rel)

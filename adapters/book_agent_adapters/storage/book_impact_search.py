@@ -13,7 +13,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,61 +28,58 @@ if TYPE_CHECKING:
 # search (a one-shot's only one) is FTS5's, so it must not pay numpy's import (~50 ms).
 
 _STEMS_KEPT = 20_000  # query phrases remembered with their term
-_IMPACTS_KEPT = 20_000  # terms' shares kept (a term's shares are as many as its records)
 
 
 @dataclass
 class BookImpact:
-    """The loaded file: term -> its slice of (docs, weights); rowid -> record id."""
+    """The loaded file, ready to add up: term -> the bounds of its postings; each posting's row
+    and share (idf x weight: a book's idf never changes, so the very product FTS5 adds is made
+    once, at load); rowid -> record id."""
 
-    terms: dict[str, int]
-    starts: np.ndarray
+    terms: dict[str, tuple[int, int]]
     docs: np.ndarray
-    weights: np.ndarray
-    records: int
+    shares: np.ndarray
     record_ids: list[str | None]
     words: dict[str, str]  # the book's words -> their FTS5 term
-    # term -> (its docs, idf x weight): a book's idf never changes, and a query's terms recur
-    _impacts: dict[str, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
 
-    def top(self, phrases: list[str], top_k: int) -> list[tuple[str, float]]:
-        """(record id, score) best first for phrases of one term each, as FTS5 ranks them."""
+    def top(self, phrases: list[str], top_k: int) -> tuple[list[str], list[float]]:
+        """(record ids, their scores) best first for phrases of one term each, as FTS5 ranks them."""
         import numpy as np
 
-        totals: np.ndarray | None = None
-        impacts = self._impacts
-        for term in phrases:  # in the expression's order: each record's sum adds in FTS5's order
-            found = impacts[term] if term in impacts else self._impact(term)
-            if found is None:
-                continue
-            if totals is None:
-                totals = np.zeros(len(self.record_ids), dtype=np.float64)
-            totals[found[0]] += found[1]
-        if totals is None or top_k <= 0:
-            return []
-        rows = np.flatnonzero(totals)
+        found = [bounds for bounds in map(self.terms.get, phrases) if bounds is not None]
+        if not found or top_k <= 0:
+            return [], []
+        # every record's sum, added in the expression's order (FTS5's): bincount adds its weights
+        # in input order, from 0.0, the very additions the terms' postings made one by one
+        if len(found) == 1:
+            (first, end), = found
+            docs, shares = self.docs[first:end], self.shares[first:end]
+        else:
+            docs = np.concatenate([self.docs[first:end] for first, end in found])
+            shares = np.concatenate([self.shares[first:end] for first, end in found])
+        totals = np.bincount(docs, shares, minlength=len(self.record_ids))
+        rows = totals.nonzero()[0]
         if len(rows) > top_k:  # every row as good as the k-th: a tie at the cut goes by rowid too
-            kth = np.partition(totals[rows], len(rows) - top_k)[len(rows) - top_k]
-            rows = rows[totals[rows] >= kth]
+            kth = totals[rows]
+            kth.partition(len(rows) - top_k)
+            rows = rows[totals[rows] >= kth[len(rows) - top_k]]
         rows = rows[np.lexsort((rows, -totals[rows]))][:top_k]
-        ids = self.record_ids
-        return [(str(ids[row]), score) for row, score in zip(rows.tolist(), totals[rows].tolist(), strict=True)]
+        return list(map(str, map(self.record_ids.__getitem__, rows.tolist()))), totals[rows].tolist()
 
-    def _impact(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """A term's docs and each one's share, idf x weight: the very product FTS5 adds (one
-        float64 multiplication, whether made now or per query)."""
-        from book_agent_adapters.storage.book_impact import MIN_IDF
 
-        index = self.terms.get(term)
-        found = None
-        if index is not None:
-            first, end = int(self.starts[index]), int(self.starts[index + 1])
-            idf = math.log((self.records - (end - first) + 0.5) / ((end - first) + 0.5))
-            found = (self.docs[first:end], (idf if idf > 0.0 else MIN_IDF) * self.weights[first:end])
-        if len(self._impacts) >= _IMPACTS_KEPT:
-            self._impacts.clear()
-        self._impacts[term] = found
-        return found
+def impact_shares(starts: np.ndarray, weights: np.ndarray, records: int) -> np.ndarray:
+    """Each posting's idf x weight, its term's idf = log((N - n + 0.5) / (n + 0.5)) floored at
+    MIN_IDF, by math.log as SQLite's C computes it: one float64 multiplication a posting, the
+    one FTS5 makes per query."""
+    import numpy as np
+
+    from book_agent_adapters.storage.book_impact import MIN_IDF
+
+    counts = np.diff(starts)
+    idfs = [math.log((records - n + 0.5) / (n + 0.5)) for n in counts.tolist()]
+    shares: np.ndarray = np.repeat(np.array([idf if idf > 0.0 else MIN_IDF for idf in idfs], dtype=np.float64),
+                                   counts) * weights
+    return shares
 
 
 def _one_quoted(fragment: str) -> bool:
@@ -118,8 +115,9 @@ def load_impact(path: Path, sidecar_identity: list[int], con: sqlite3.Connection
         record_ids.append(str(record_id))
     if not _sound(starts, docs, weights, terms, len(record_ids)) or not isinstance(words, dict):
         return None
-    return BookImpact({str(t): i for i, t in enumerate(terms)}, starts, docs, weights, records, record_ids,
-                      {str(w): str(t) for w, t in words.items()})
+    bounds = starts.tolist()
+    return BookImpact({str(t): (bounds[i], bounds[i + 1]) for i, t in enumerate(terms)}, docs,
+                      impact_shares(starts, weights, records), record_ids, {str(w): str(t) for w, t in words.items()})
 
 
 def _sound(starts: np.ndarray, docs: np.ndarray, weights: np.ndarray, terms: object, rows: int) -> bool:
@@ -191,8 +189,8 @@ class WarmImpact:
         self._lock = threading.Lock()
 
     def top(self, fragments: list[str], top_k: int, identity: list[int] | None,
-            con: Callable[[], sqlite3.Connection]) -> list[tuple[str, float]] | None:
-        """(record id, score) best first; None when this query or this moment is FTS5's.
+            con: Callable[[], sqlite3.Connection]) -> tuple[list[str], list[float]] | None:
+        """(record ids, their scores) best first; None when this query or this moment is FTS5's.
         `identity`: the sidecar's as its connection opened it (None: it changed meanwhile)."""
         impact = self._ready(identity, con)
         if impact is None:

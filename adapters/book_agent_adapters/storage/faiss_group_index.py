@@ -8,9 +8,11 @@ and the best max(RESCORE_MIN, OVERFETCH x depth) candidates over all of them (ex
 index holding every row would give) are rescored against the float32 rows of the books'
 matrices (each book's VectorStore.load(), memory-mapped from its runtime dir; the candidates'
 rows are read from the mapped files with pread, so the map's pages never join the resident set:
-row_reader.py), so a score is exactly what the book's exact search gives. Only live books are searched: removed ones (and,
-for a narrowed search, the books not asked for) are filtered inside faiss by a bitmap of their
-rows (each book holds one contiguous range), so every candidate is one the caller may see.
+row_reader.py), scored row by row as the book's exact search scores them (vector_matrix.
+row_scores), so a score is exactly, bit for bit, what the book's exact search gives. Only live
+books are searched: removed ones (and, for a narrowed search, the books not asked for) are
+filtered inside faiss by a bitmap of their rows (each book holds one contiguous range), so every
+candidate is one the caller may see.
 
 Segments are read into memory once per process and shared by the readers of every generation
 that names them: after a book is added, a reader of the new generation reads only its segment.
@@ -39,7 +41,7 @@ from book_agent_adapters.storage.faiss_index_files import (
 from book_agent_adapters.storage.faiss_training import read_index, unreadable
 from book_agent_adapters.storage.row_reader import RowReader
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
-from book_agent_adapters.storage.vector_matrix import VectorMatrix, still_whole
+from book_agent_adapters.storage.vector_matrix import VectorMatrix, row_scores, still_whole
 
 NPROBE = 64  # lists searched per query
 RESCORE_MIN = 50  # candidates rescored exactly, at least ...
@@ -122,7 +124,7 @@ class FaissGroupIndex(LibraryVectorIndex):
         starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
         for start, end in zip(starts, [*starts[1:], len(rows)], strict=True):
             book = int(owners[start])
-            scores[start:end] = self._rows_of(book, rows[start:end] - self.offsets[book]) @ query
+            scores[start:end] = row_scores(self._rows_of(book, rows[start:end] - self.offsets[book]), query)
         best = np.lexsort((rows - self.offsets[owners], self.ranks[owners], -scores))[:depth]
         return [(f"{self.book_ids[owners[i]]}#{self.ids[int(rows[i])]}", float(scores[i])) for i in best]
 

@@ -254,7 +254,7 @@ class FtsLexicalIndex(LexicalIndex):
         con = self._connection()  # first: it notes the sidecar's identity
         found = self._impact.top(terms, int(top_k), self._identity, lambda: con)
         if found is not None:
-            return [LexicalHit(record_id=rid, score=score) for rid, score in found]
+            return list(map(LexicalHit, *found))
         return self._fts_search(" OR ".join(terms), top_k)
 
     def _fts_search(self, match: str, top_k: int) -> list[LexicalHit]:

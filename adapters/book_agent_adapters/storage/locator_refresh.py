@@ -11,21 +11,21 @@ two never verify one book at once, and it writes only the runtime dir, never the
 
 from __future__ import annotations
 
-import os
-import sys
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports.locators import LocatorRefresh, RefreshJob
+from book_agent_adapters.processes.low_priority import (
+    LOCATOR_REBUILD_NICENESS,
+    python_module_command,
+    start_low_priority,
+)
 from book_agent_adapters.storage.runtime_files import build_lock
 
 if TYPE_CHECKING:
     import subprocess
-
-NICE = 10
-
 
 class ChildProcess(RefreshJob):
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
@@ -40,19 +40,12 @@ class PrepareProcessRefresh(LocatorRefresh):
         self._data_dir = data_dir
 
     def start(self, book_id: str, runtime_dir: Path) -> RefreshJob | None:
-        import shutil  # here, not at the top: the composition root imports this module on every cold start
-        import subprocess
-
         try:
             with build_lock(runtime_dir, wait=False):
                 pass  # another writer (a prepare, a refresh started by another process) is at it
         except (BookAgentError, OSError):
             return None  # busy, or a read-only data dir: no rebuild can be written
-        command = [sys.executable, "-m", "book_agent", "--data-dir", str(self._data_dir), "prepare", book_id]
-        nice = shutil.which("nice") if os.name == "posix" else None
-        if nice:
-            command = [nice, "-n", str(NICE), *command]
+        command = python_module_command("book_agent", ["--data-dir", str(self._data_dir), "prepare", book_id])
         with suppress(OSError):
-            return ChildProcess(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                 stderr=subprocess.DEVNULL, start_new_session=True))
+            return ChildProcess(start_low_priority(command, LOCATOR_REBUILD_NICENESS))
         return None

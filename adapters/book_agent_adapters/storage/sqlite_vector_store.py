@@ -2,7 +2,9 @@
 
 The SQLite file is opened read-only and immutable (no -wal/-shm/-journal appears, not a
 byte of the package changes). Search is exact: one float32 matrix per database file and
-process (see vector_matrix.py), a matrix-vector product and `argpartition` for the top k.
+process (see vector_matrix.py), each row's score and a partition for the top k. A large
+book's top k comes from its 8-bit codes, certified exact (quantized_rows.py), from its second
+search on; a one-shot query makes the full pass.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from book_agent.domain.records import Record, Vector, VectorHit
 from book_agent.domain.runtime_states import RecordPlace, StoreInspection
 from book_agent.ports import VectorStore
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
-from book_agent_adapters.package.database_checks import check_database
 from book_agent_adapters.storage import vector_matrix
+from book_agent_adapters.storage.quantized_rows import QuantizedRows
 from book_agent_adapters.storage.sqlite_records import COLUMNS, fetch_records, record_from_row
 from book_agent_adapters.storage.vector_normalization import check_normalization
+
+QUANTIZED_FROM_ROWS = 16_384  # below this the full pass costs ~1 ms at most: no codes (they cost 1 byte a value)
 
 _FIX_DB = "Run `book-agent inspect` on the package; its index.sqlite is damaged or not a package database."
 
@@ -53,6 +57,9 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         self._con: sqlite3.Connection | None = None
         self._lock = threading.RLock()  # one connection, shared by MCP worker threads
         self._matrix: vector_matrix.VectorMatrix | None = None
+        self._coded: vector_matrix.VectorMatrix | None = None  # the matrix searched once here ...
+        self._codes: QuantizedRows | None = None  # ... its codes, made at its second search
+        self._codes_made = False  # (made, or found impossible: no faiss)
         self.metric = str((self.manifest or {}).get("metric") or "cosine")
         dims = (self.manifest or {}).get("dimensions")
         self.dimensions = dims if isinstance(dims, int) and not isinstance(dims, bool) else None
@@ -118,17 +125,39 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         query = self._prepare_query(query_vector)
         if top_k <= 0 or not loaded.ids:
             return []
-        scores = loaded.matrix @ query
         k = min(int(top_k), len(loaded.ids))
-        if k < len(loaded.ids):
-            # the k-th best score may be tied: take every row at least that good, then sort
-            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-            candidates = np.flatnonzero(scores >= kth)
+        codes = self._codes_of(loaded)
+        certified = codes.top(loaded.matrix, query, k) if codes is not None else None
+        if certified is not None:
+            order, best = certified
         else:
-            candidates = np.arange(len(loaded.ids))
-        order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
-        ids = loaded.ids  # tolist: Python floats at once, the values float() gives one by one
-        return [(ids[i], score) for i, score in zip(order.tolist(), scores[order].tolist(), strict=True)]
+            scores = vector_matrix.row_scores(loaded.matrix, query)
+            if k < len(loaded.ids):
+                # the k-th best score may be tied: take every row at least that good, then sort
+                # (array methods, not numpy's module functions: their wrappers cost a search more)
+                kth = scores.copy()
+                kth.partition(len(scores) - k)
+                candidates = (scores >= kth[len(scores) - k]).nonzero()[0]
+            else:
+                candidates = np.arange(len(loaded.ids))
+            order = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+            best = scores[order]
+        # tolist: Python floats at once, the values float() gives one by one
+        return list(zip(map(loaded.ids.__getitem__, order.tolist()), best.tolist(), strict=True))
+
+    def _codes_of(self, loaded: vector_matrix.VectorMatrix) -> QuantizedRows | None:
+        """The matrix's 8-bit codes, made at its second search here (a one-shot query never pays
+        for them, nor for importing faiss); made again for a matrix loaded again (its file
+        changed). None for a small matrix, on its first search, or without faiss."""
+        if len(loaded.ids) < QUANTIZED_FROM_ROWS:
+            return None
+        with self._lock:
+            if self._coded is not loaded:  # its first search here: the full pass
+                self._coded, self._codes, self._codes_made = loaded, None, False
+                return None
+            if not self._codes_made:
+                self._codes, self._codes_made = _quantized(loaded.matrix), True
+            return self._codes
 
     def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
         return prepare_query(query_vector, self.dimensions, self.metric)
@@ -183,7 +212,10 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         """Database and vector checks as diagnostics (no errors: the vectors are sound).
 
         The package validator's checks (database_checks.check_database: schema, counts,
-        blob lengths, NaN/inf, orphans) plus whether `normalized: true` holds."""
+        blob lengths, NaN/inf, orphans; imported here: a search never runs them) plus whether
+        `normalized: true` holds."""
+        from book_agent_adapters.package.database_checks import check_database
+
         _meta, found = check_database(self.database_path, self.manifest, self.book_id)
         if any(d.code.endswith("database_unreadable") for d in found):
             return found
@@ -221,6 +253,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
                 self._con.close()
                 self._con = None
             self._matrix = None
+            self._coded, self._codes, self._codes_made = None, None, False
 
 
 def prepare_query(query_vector: Vector | Sequence[float], dimensions: int | None, metric: str) -> Vector:
@@ -244,3 +277,15 @@ def prepare_query(query_vector: Vector | Sequence[float], dimensions: int | None
         if norm != 1.0:  # a caller's vector is normalised already: dividing by 1.0 changes nothing
             query = query / norm
     return query
+
+
+def _quantized(matrix: vector_matrix.F32) -> QuantizedRows | None:
+    """Codes for `matrix`, or None (the full pass then) when faiss is not installed or fails."""
+    try:
+        import faiss
+    except ImportError:
+        return None
+    try:
+        return QuantizedRows(faiss, matrix)
+    except (RuntimeError, MemoryError):
+        return None

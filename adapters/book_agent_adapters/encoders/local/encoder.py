@@ -2,9 +2,9 @@
 
 Locating the model is cheap and happens when first needed; loading (weights, tokenizer)
 happens on the first encode and once per process per model folder. The loading modules
-(loaded_model, bert_numpy, weights, the tokenizer) are imported then too: a search that
-brings its own query vector still asks where the model is (its route names the folder),
-and must not pay for, or keep in memory, the code that runs it.
+(st_config, verify, loaded_model, bert_numpy, weights, the tokenizer) are imported then
+too: a search that brings its own query vector still asks where the model is (its route
+names the folder), and must not pay for, or keep in memory, the code that runs it.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import numpy as np
 from book_agent.domain.errors import QueryRuntimeError
 from book_agent.ports import QueryEncoder
 
-from . import errors, verify
+from . import errors
 from .known_models import KnownModel
 from .model_files import ModelLocation, find_model
-from .st_config import ModelSpec, load_spec
 
 if TYPE_CHECKING:
     from . import loaded_model
+    from .st_config import ModelSpec
     from .weights import F32
 
 
@@ -98,6 +98,7 @@ class LocalQueryEncoder(QueryEncoder):
     def load(self) -> loaded_model.LoadedModel:
         """Check identity, dimensions and hashes, then load (once per process per folder)."""
         from . import loaded_model
+        from .st_config import load_spec
 
         with self._lock:
             if self._model is None:
@@ -155,7 +156,7 @@ class LocalQueryEncoder(QueryEncoder):
             )
 
     def _verify(self, location: ModelLocation, spec: ModelSpec) -> list[dict[str, Any]]:
-        from . import loaded_model
+        from . import loaded_model, verify
 
         known = location.known
         if known is None or not known.sha256:
@@ -187,6 +188,7 @@ class LocalQueryEncoder(QueryEncoder):
     def vocabulary(self) -> list[str]:
         """The model tokenizer's word pieces (loads the tokenizer only, not the weights):
         evidence of which scripts the model was trained to read."""
+        from .st_config import load_spec
         from .text_tokenizer import TextTokenizer
 
         location = self.locate()
@@ -196,6 +198,8 @@ class LocalQueryEncoder(QueryEncoder):
     # -- reporting --------------------------------------------------------------------
     def model_info(self, load: bool = True) -> dict[str, Any]:
         """Files used, hash verification, dims, pooling, truncation. Loads unless load=False."""
+        from .st_config import load_spec
+
         location = self.locate()
         model = self.load() if load else self._model
         spec = model.spec if model else load_spec(location.path)

@@ -75,6 +75,12 @@ def _checked(options: dict[str, Any]) -> dict[str, Any]:
     for key in ("timeout_s", "lease_s", "lease_wait_s", "lease_settle_s"):
         if isinstance(options.get(key), (int, float)) and not 0 < options[key] <= 3600:
             problems.append(f"{key} must be in (0, 3600]")
+    from book_agent_adapters.library.milvus.lease import LeaseSettings
+
+    settle, ttl = options.get("lease_settle_s", LeaseSettings.settle_s), options.get("lease_s", LeaseSettings.ttl_s)
+    if isinstance(settle, (int, float)) and isinstance(ttl, (int, float)) and not settle < ttl / 3:
+        # a claim waits settle_s before its first renewal is due (ttl_s / 3 later) and lapses at 2/3 of ttl_s
+        problems.append("lease_settle_s must be below a third of lease_s")
     if isinstance(options.get("prefix"), str) and not PREFIX.fullmatch(options["prefix"]):
         problems.append("prefix must be letters, digits and _ (not starting with a digit), at most 64")
     if isinstance(options.get("token_env"), str) and not ENV_NAME.fullmatch(options["token_env"]):

@@ -36,7 +36,11 @@ from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.library.milvus.engine import MilvusEngine
-from book_agent_adapters.library.milvus.schema import CATALOG_VECTOR, create_catalog, expression
+from book_agent_adapters.library.milvus.schema import (
+    CATALOG_VECTOR,
+    create_catalog,
+    read_catalog_record,
+)
 
 KEY = "lease|writer"
 CLAIM_SHARE = 0.5  # a claim's read-to-write must take at most this share of settle_s, or it is abandoned
@@ -124,8 +128,7 @@ class WriterLease:
         holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(6)}"
         deadline = time.monotonic() + (self.settings.wait_s if wait else 0.0)
         while True:
-            started = time.monotonic()
-            record = self.read()
+            record, started = self._read_settled()  # a claim's read-to-write is timed from the read that found it free
             if record is None or float(record.get("expires", 0.0)) < time.time():
                 self.write(holder)
                 if time.monotonic() - started <= self.settings.settle_s * CLAIM_SHARE:
@@ -152,16 +155,20 @@ class WriterLease:
                                           "writer's lease expires by itself)")
 
     def read(self) -> dict[str, Any] | None:
-        rows = self.engine.call("read lease", lambda c: c.query(
-            self.catalog, filter=expression("key == {k}", k=KEY), output_fields=["body"],
-            consistency_level="Strong", timeout=self.engine.settings.timeout_s))
+        """The lease record; None when there is none (never claimed, or released)."""
+        return self._read_settled()[0]
+
+    def _read_settled(self) -> tuple[dict[str, Any] | None, float]:
+        """The record, and when the read that decided it started (a renewal racing this read
+        must not make a held lease look free: schema.read_catalog_record)."""
+        rows, started = read_catalog_record(self.engine, self.catalog, KEY, "read lease")
         if not rows:
-            return None
+            return None, started
         try:
             body = json.loads(rows[0]["body"])
         except ValueError:
-            return {}  # unreadable: treated as expired (expires 0)
-        return body if isinstance(body, dict) else {}
+            return {}, started  # unreadable: treated as expired (expires 0)
+        return (body if isinstance(body, dict) else {}), started
 
     def write(self, holder: str) -> None:
         body = {"holder": holder, "expires": time.time() + self.settings.ttl_s, "ttl_s": self.settings.ttl_s}

@@ -3,7 +3,8 @@
 milvus-lite has no aliases and no collection properties, and an alias alone could not carry a
 generation's stamp anyway (moving an alias and writing a stamp are two steps). So each channel
 (the lexical index; each model group's vectors) keeps a *pointer record* in the prefix's catalog
-collection, one row upserted in one call (atomic for readers):
+collection, one row upserted in one call (a delete and an insert for Milvus: a reader that finds
+no row reads again, schema.read_catalog_record):
 
     pointer|<channel>  ->  {format, collection, generation, stamp_sha, rows, hidden, retired}
 
@@ -49,6 +50,7 @@ from book_agent_adapters.library.milvus.schema import (
     create_catalog,
     create_rows_collection,
     expression,
+    read_catalog_record,
 )
 
 
@@ -67,9 +69,8 @@ class Ledger:
         """The channel's pointer, or None and why (missing, of another format)."""
         if not self.engine.call("has_collection", lambda c: c.has_collection(self.catalog)):
             return None, "missing: nothing loaded into this Milvus under this prefix"
-        rows = self.engine.call("read pointer", lambda c: c.query(
-            self.catalog, filter=expression("key == {k}", k=f"pointer|{self.spec.name}"), output_fields=["body"],
-            consistency_level="Strong", timeout=self.engine.settings.timeout_s))
+        # a commit racing this read must not make the channel look never loaded (a search would rebuild it)
+        rows, _ = read_catalog_record(self.engine, self.catalog, f"pointer|{self.spec.name}", "read pointer")
         if not rows:
             return None, "missing: this channel was never loaded"
         try:

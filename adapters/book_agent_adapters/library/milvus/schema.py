@@ -7,6 +7,7 @@ catalog's and the term table's is a constant 2-d vector under a FLAT index, neve
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,12 +20,34 @@ KEY_MAX = 1024
 BODY_MAX = 65535
 BOOK_MAX = 512
 EVIDENCE_MAX = 2048
+# A record's upsert is a delete and an insert: a read between the two finds no row (milvus-lite: a
+# third of the reads racing an upsert of the same key), so an absent record is believed only when
+# this many reads, this far apart, agree (its writers upsert it at most every few seconds)
+EMPTY_READS = 3
+EMPTY_READ_GAP_S = 0.05
 
 
 def expression(template: str, **values: object) -> str:
     """A filter with its string values quoted as JSON (Milvus's string literals read the same
     escapes), so a book id can never change the expression's meaning."""
     return template.format(**{k: json.dumps(v, ensure_ascii=False) for k, v in values.items()})
+
+
+def read_catalog_record(engine: MilvusEngine, collection: str, key: str, what: str) -> tuple[list[Any], float]:
+    """The rows (at most one) of catalog record `key` with their `body`, read Strong; and when the
+    read that decided started (monotonic). No rows only when EMPTY_READS reads agree."""
+    rows: list[Any] = []
+    started = time.monotonic()
+    for attempt in range(EMPTY_READS):
+        if attempt:
+            time.sleep(EMPTY_READ_GAP_S)
+        started = time.monotonic()
+        rows = engine.call(what, lambda c: c.query(collection, filter=expression("key == {k}", k=key),
+                                                   output_fields=["body"], consistency_level="Strong",
+                                                   timeout=engine.settings.timeout_s))
+        if rows:
+            break
+    return rows, started
 
 
 def create_catalog(engine: MilvusEngine, name: str) -> None:

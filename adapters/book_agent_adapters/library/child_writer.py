@@ -1,10 +1,12 @@
-"""A background writer's jobs (services/library_writer.py) run in a child process, so that a
-compaction's memory (~2 GB at a million records) and CPU never join the server's.
+"""A long-running server's library writer (services/library_writer.py) runs its jobs in a child
+process, so that a compaction's memory (~2 GB at a million records) and CPU never join the
+server's.
 
 The child is `python -m book_agent.cli.library_writer` over the same data dir, the library
-backend chosen by the environment as the server's was (the CLI's --library-backend sets it).
-It lowers its own priority, holds the build lock as any writer does and commits by one rename;
-killed (the server stopping kills the one under way), it leaves the previous generation.
+backend chosen by the environment as the server's was (the CLI's --library-backend sets it),
+started at the lowest priority (processes/low_priority.py). It holds the build lock as any writer
+does and commits by one rename; killed (the server stopping kills the one under way), it leaves
+the previous generation.
 """
 
 from __future__ import annotations
@@ -12,23 +14,30 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.services.library_writer import WriterJob
+from book_agent_adapters.processes.low_priority import (
+    LIBRARY_WRITER_NICENESS,
+    python_module_command,
+    start_low_priority,
+)
 
-# The child writer's command (a test's server swaps in one whose writer holds its commit point).
-WRITER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "book_agent.cli.library_writer")
+if TYPE_CHECKING:
+    import subprocess
+
+    from book_agent.domain.library import WriterJob
+
+# The child writer's module (a test's server swaps in one whose writer holds its commit point).
+WRITER_MODULE = "book_agent.cli.library_writer"
 
 
 class ChildWriter:
-    """Runs a background writer's job (services/library_writer.py) in a child process:
-    `book_agent.cli.library_writer` over the same data dir (the library backend chosen by the
-    environment, as the server's), so a compaction's memory never joins the server's. Killed
-    when the server stops (`stop`): it leaves the previous generation, as any killed writer."""
+    """Runs a background writer's job in a child process and waits for it (`run`); `stop` kills
+    the one under way when the server stops: it leaves the previous generation, as any killed
+    writer."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
@@ -38,10 +47,9 @@ class ChildWriter:
 
     def run(self, job: WriterJob) -> None:
         """Run `job` in a new child and wait for it; its coded error when it fails."""
+        command = python_module_command(WRITER_MODULE, ["--data-dir", str(self.data_dir), *job.argv()])
         with self._lock:
-            self._child = subprocess.Popen([*WRITER_COMMAND, "--data-dir", str(self.data_dir), *job.argv()],
-                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.PIPE, start_new_session=True)
+            self._child = start_low_priority(command, LIBRARY_WRITER_NICENESS, capture_stderr=True)
             self.pids.append(self._child.pid)
         _, err = self._child.communicate()
         if self._child.returncode != 0:
@@ -65,5 +73,3 @@ def _child_error(returncode: int, stderr: str) -> BookAgentError:
             return BookAgentError(str(raw["code"]), str(raw.get("message", "")), remediation=raw.get("remediation"))
     return BookAgentError("library.writer_failed", f"the library writer exited with {returncode}: {stderr[-500:]}",
                           remediation="run `book-agent prepare @all` to see the error")
-
-

@@ -1,10 +1,13 @@
 """A large book's exact vector search from its 8-bit codes (quantized_rows.py): the full pass's
 top k, ids, order and score bits, whether the codes certify it or the search falls back; the
-codes made at a store's second search only; a replaced book never searched through the codes of
-the vectors it had. Real packages (index.sqlite, the mapped sidecar), real faiss."""
+codes made in the background from a store's second search, which no search waits for; a replaced
+book never searched through the codes of the vectors it had. Real packages (index.sqlite, the
+mapped sidecar), real faiss."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +80,18 @@ def coded(monkeypatch: pytest.MonkeyPatch) -> list[QuantizedRows]:
     return made
 
 
+def codes_made(store: PrebuiltVectorStoreAdapter) -> None:
+    """Waits for the store's codes, which its second search started making."""
+    assert store._codes is not None and store._codes.wait(timeout=60) and store._codes.state == "made"
+
+
+def wait_until(condition: object, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
 def store_of(root: Path, sidecar: Path) -> PrebuiltVectorStoreAdapter:
     import json
 
@@ -92,12 +107,14 @@ def test_the_top_k_from_codes_is_the_full_pass_bit_for_bit(big_book: tuple[Path,
         asked = queries(matrix, seed=depth)
         assert store.search_ids(asked[0], depth) == full_pass(matrix, asked[0], depth)  # the full pass
         assert not coded  # a one-shot query makes no codes
+        assert store.search_ids(asked[1], depth) == full_pass(matrix, asked[1], depth)  # starts making them
+        codes_made(store)
         certified = 0
         for query in asked:
             assert store.search_ids(query, depth) == full_pass(matrix, query, depth)
             unit = (query / np.linalg.norm(query)).astype(np.float32)
             certified += coded[0].top(store.load().matrix, unit, depth) is not None
-        assert len(coded) == 1  # made once, at the second search
+        assert len(coded) == 1  # made once
         # the codes answered most queries (not all: a tie or the near-duplicate block at the cut-off)
         assert certified >= len(asked) // 2, certified
 
@@ -141,11 +158,43 @@ def test_a_replaced_book_is_never_searched_through_its_old_codes(tmp_path: Path,
     after[far] = unit
     with BookAgent(tmp_path / "data") as agent:
         agent.init(package(tmp_path / "v1", before))
-        for _ in range(3):
+        for search in range(3):
             first = agent.search("big-book", "zzz", top_k=5, query_vector=query.tolist())["hits"]
+            if search == 1:
+                wait_until(lambda: len(coded) == 1)
         assert coded and first[0]["record_id"] != f"r{far:05d}"
         agent.init(package(tmp_path / "v2", after), replace=True)
-        for _ in range(3):  # the full pass, then the new codes
+        for search in range(4):  # the full pass, then the new codes
             hits = agent.search("big-book", "zzz", top_k=5, query_vector=query.tolist())["hits"]
             assert [h["record_id"] for h in hits] == [rid for rid, _ in full_pass(after, query, 5)]
-    assert len(coded) == 2
+            if search == 1:
+                wait_until(lambda: len(coded) == 2)
+
+
+def test_no_search_waits_for_the_codes(big_book: tuple[Path, np.ndarray], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codes held back: the searches that started making them are answered by the full pass
+    meanwhile, and the codes are made outside the searching thread, once."""
+    root, matrix = big_book
+    release, makers = threading.Event(), []
+
+    def held_back(faiss: object, rows: np.ndarray) -> QuantizedRows:
+        makers.append(threading.current_thread())
+        assert release.wait(timeout=60)
+        return QuantizedRows(faiss, rows)
+
+    monkeypatch.setattr(sqlite_vector_store, "QUANTIZED_FROM_ROWS", 1_000)
+    monkeypatch.setattr(sqlite_vector_store, "QuantizedRows", held_back)
+    asked = queries(matrix, seed=11)
+    with store_of(root, tmp_path / "sidecar") as store:
+        try:
+            for query in asked[:6]:  # the second starts the codes, which are not made till released
+                assert store.search_ids(query, 10) == full_pass(matrix, query, 10)
+            wait_until(lambda: makers)
+            assert store._codes is not None and store._codes.state == "making"
+        finally:
+            release.set()
+        codes_made(store)
+        for query in asked:
+            assert store.search_ids(query, 10) == full_pass(matrix, query, 10)
+    assert len(makers) == 1 and makers[0] is not threading.main_thread()

@@ -23,6 +23,8 @@ from book_agent_adapters.storage.safe_files import open_regular
 if TYPE_CHECKING:
     import numpy as np
 
+    from book_agent_adapters.storage.made_in_background import MadeInBackground
+
 # numpy and book_impact (which imports it) are imported where a file is loaded, searched or
 # built, not with this module: every command imports the lexical index, and a process's first
 # search (a one-shot's only one) is FTS5's, so it must not pay numpy's import (~50 ms).
@@ -187,6 +189,7 @@ class WarmImpact:
         self._impact: BookImpact | None = None
         self._searches = 0
         self._lock = threading.Lock()
+        self._build: MadeInBackground[bool] | None = None  # the file's build, when one was needed
 
     def top(self, fragments: list[str], top_k: int, identity: list[int] | None,
             con: Callable[[], sqlite3.Connection]) -> tuple[list[str], list[float]] | None:
@@ -223,13 +226,20 @@ class WarmImpact:
             self.phrases.seed(self._impact.words)
             self.state = "loaded"
             return
-        self.state = "building"
-        threading.Thread(target=self._build_in_background, name="book-impact", daemon=True).start()
+        from book_agent_adapters.storage.made_in_background import (
+            MadeInBackground,  # a warm process's only
+        )
 
-    def _build_in_background(self) -> None:
+        self.state = "building"
+        self._build = MadeInBackground("book-impact", self._build_and_reread)
+        self._build.value()
+
+    def _build_and_reread(self) -> bool | None:
+        """Builds the file; the next search loads it ("unread"), or stays with FTS5 ("none")."""
         built = build_quietly(self.sidecar, impact_path(self.sidecar), self.headings_weight)
         with self._lock:
             self.state = "unread" if built else "none"
+        return built or None
 
     def close(self) -> None:
         self.phrases.close()

@@ -3,8 +3,8 @@
 The SQLite file is opened read-only and immutable (no -wal/-shm/-journal appears, not a
 byte of the package changes). Search is exact: one float32 matrix per database file and
 process (see vector_matrix.py), each row's score and a partition for the top k. A large
-book's top k comes from its 8-bit codes, certified exact (quantized_rows.py), from its second
-search on; a one-shot query makes the full pass.
+book's top k comes from its 8-bit codes, certified exact (quantized_rows.py), once they are made
+in the background from its second search; a one-shot query makes the full pass.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from book_agent_adapters.storage.sqlite_records import COLUMNS, fetch_records, r
 from book_agent_adapters.storage.vector_normalization import check_normalization
 
 QUANTIZED_FROM_ROWS = 16_384  # below this the full pass costs ~1 ms at most: no codes (they cost 1 byte a value)
+
+if TYPE_CHECKING:
+    from book_agent_adapters.storage.made_in_background import MadeInBackground
 
 _FIX_DB = "Run `book-agent inspect` on the package; its index.sqlite is damaged or not a package database."
 
@@ -58,8 +61,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         self._lock = threading.RLock()  # one connection, shared by MCP worker threads
         self._matrix: vector_matrix.VectorMatrix | None = None
         self._coded: vector_matrix.VectorMatrix | None = None  # the matrix searched once here ...
-        self._codes: QuantizedRows | None = None  # ... its codes, made at its second search
-        self._codes_made = False  # (made, or found impossible: no faiss)
+        self._codes: MadeInBackground[QuantizedRows] | None = None  # ... its codes, from its second search
         self.metric = str((self.manifest or {}).get("metric") or "cosine")
         dims = (self.manifest or {}).get("dimensions")
         self.dimensions = dims if isinstance(dims, int) and not isinstance(dims, bool) else None
@@ -146,18 +148,24 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         return list(zip(map(loaded.ids.__getitem__, order.tolist()), best.tolist(), strict=True))
 
     def _codes_of(self, loaded: vector_matrix.VectorMatrix) -> QuantizedRows | None:
-        """The matrix's 8-bit codes, made at its second search here (a one-shot query never pays
-        for them, nor for importing faiss); made again for a matrix loaded again (its file
-        changed). None for a small matrix, on its first search, or without faiss."""
+        """The matrix's 8-bit codes once they are made. Its second search here starts making them
+        in the background (made_in_background.py; ~0.2 s at 100k rows, which no search waits
+        for), so a one-shot query never pays for them, nor for importing faiss; they are made
+        again for a matrix loaded again (its file changed). None for a small matrix, on its first
+        searches, or without faiss: the full pass then."""
         if len(loaded.ids) < QUANTIZED_FROM_ROWS:
             return None
         with self._lock:
             if self._coded is not loaded:  # its first search here: the full pass
-                self._coded, self._codes, self._codes_made = loaded, None, False
+                self._coded, self._codes = loaded, None
                 return None
-            if not self._codes_made:
-                self._codes, self._codes_made = _quantized(loaded.matrix), True
-            return self._codes
+            if self._codes is None:
+                from book_agent_adapters.storage.made_in_background import MadeInBackground
+
+                matrix = loaded.matrix
+                self._codes = MadeInBackground("book-agent-codes", lambda: _quantized(matrix))
+            codes = self._codes
+        return codes.value()
 
     def _prepare_query(self, query_vector: Vector | Sequence[float]) -> Vector:
         return prepare_query(query_vector, self.dimensions, self.metric)
@@ -253,7 +261,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
                 self._con.close()
                 self._con = None
             self._matrix = None
-            self._coded, self._codes, self._codes_made = None, None, False
+            self._coded, self._codes = None, None
 
 
 def prepare_query(query_vector: Vector | Sequence[float], dimensions: int | None, metric: str) -> Vector:

@@ -199,12 +199,14 @@ class BookAgent:
         no longer registered is `book.not_registered`, as for `library_books`."""
         return self._library.book_ids(book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref))
 
-    def warm_up(self, book_ref: str, *, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
+    def warm_up(self, book_ref: str, *, encoder: bool = True, segmenter: bool = True,
+                dry_search: bool = True) -> dict[str, bool]:
         """Load a book's search parts now (the MCP server does it during its handshake, a Chinese
-        book's word segmenter after it, and the local encoder after the first search that needs
-        it: `encoder=False, segmenter=False` first)."""
+        book's word segmenter after it, and the local encoder's packing after the first search
+        that needs it: `encoder=False, segmenter=False` first). `dry_search=False`: no dry search
+        (a real one has just run)."""
         blas.apply_to_loaded_blas()
-        return self._search.warm_up(book_ref, encoder, segmenter)
+        return self._search.warm_up(book_ref, encoder, segmenter, dry_search)
 
     def serve_long(self, writer_in_process: bool = False) -> None:
         """This agent serves for a long time (an MCP server over stdio or HTTP): a background

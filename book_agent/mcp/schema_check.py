@@ -28,13 +28,6 @@ if TYPE_CHECKING:
 MAX_PROBLEMS = 20
 
 
-def load_validator_library() -> None:
-    """Import jsonschema (~50 ms): at the first refused call, or earlier by the background
-    warm-up once a search's parts are loaded, never before `tools/list` (a bare FastMCP
-    server does not import it)."""
-    import jsonschema  # noqa: F401
-
-
 # Python types whose every value the JSON Schema type accepts (bool is not a number in JSON).
 _EXACT_TYPES: dict[str, tuple[type, ...]] = {"number": (int, float), "integer": (int,),
                                              "string": (str,), "boolean": (bool,)}

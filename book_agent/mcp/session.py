@@ -66,8 +66,10 @@ def _warm_up(agent: BookAgent, book_id: str, kind: str) -> None:
     try:
         if kind == START:
             warmed = agent.warm_up(book_id, encoder=False, segmenter=False)
+        elif kind == ENCODER:  # queued once a text search is answered: it prepared all but the packing
+            warmed = agent.warm_up(book_id, encoder=True, dry_search=False)
         else:
-            warmed = agent.warm_up(book_id, encoder=kind == ENCODER)
+            warmed = agent.warm_up(book_id, encoder=False)
     except Exception as exc:  # a warm-up never fails a session: the first call reports it
         log.debug("warm-up skipped: %s", exc)
         return
@@ -116,7 +118,7 @@ class BookSession:
         """Queue a warm-up on the work lane, once per kind (book_agent/mcp/warmup.py): START, the
         part that costs a fraction of a second (`serve` queues it before FastMCP is imported, so
         it runs during the handshake); SEARCH, every search part but the local encoder; ENCODER,
-        that too."""
+        the encoder's packing, after the first text search."""
         if kind in self._warm_ups:
             return
         self._warm_ups.add(kind)

@@ -15,14 +15,16 @@ and every book's) and a Chinese book's dry search in Chinese, which loads the wo
 dictionary (jieba, 0.3-2 s).
 
 Calls queue behind it like any call: a search that arrives during the warm-up waits for it,
-never for more than the work it needed anyway. jsonschema (needed only to explain a refused
-call, ~50 ms to import) is imported once the first call is answered, as a job of its own: on a
-timer after the handshake it went ahead of a search sent with the handshake whenever the machine
-was slow enough (a loaded 2-core machine takes 0.5 s from `initialized` to `tools/list`).
+never for more than the work it needed anyway. Nothing is queued speculatively after a call:
+jsonschema (~50 ms to import) explains refused arguments only, so the first refused call
+imports it (book_agent/mcp/schema_check.py). Imported as a job after the first answered call,
+it held up the second search of every session by its import (30-45 ms, x10 a warm search),
+which a host sending searches one after another always pays; a refusal is the rare case.
 
 The local encoder (~100 MB once used) is not part of it: the first search without a
-`query_vector` loads it, and once that search is answered the lane packs it for repeated use
-(`warm_up(encoder=True)`). A server whose queries all bring their vector never loads it
+`query_vector` loads it, and once that search is answered the lane packs its weights for
+repeated use, with no dry search (`warm_up(encoder=True, dry_search=False)`: that search has
+just prepared everything else; packing is a copy on a thread of its own). A server whose queries all bring their vector never loads it
 (tests/e2e/test_encoder_on_demand.py). Loading it speculatively was considered (issue 29) and
 not done: nothing in the handshake says whether the host will send text or vectors, a load
 started on a guess breaks that promise for vector-only hosts, and on a 2-core machine its
@@ -37,7 +39,6 @@ from typing import Any
 import mcp_types as mt
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
-from book_agent.mcp.schema_check import load_validator_library
 from book_agent.mcp.session import ENCODER, BookSession
 
 START_AFTER_INITIALIZED = 0.5  # seconds
@@ -51,7 +52,6 @@ class BackgroundWarmUp(Middleware):
     def __init__(self, session: BookSession, enabled: bool = True) -> None:
         self.session = session
         self.started = not enabled
-        self.validator_started = not enabled
         self.encoder_started = not enabled
 
     async def on_notification(
@@ -72,7 +72,6 @@ class BackgroundWarmUp(Middleware):
         arguments = context.message.arguments or {}
         if context.message.name == SEARCH_TOOL and arguments.get("query_vector") is None:
             self.start_encoder()  # this search loaded it (or found it missing): pack it now
-        self.start_validator()
         return result
 
     def start(self) -> None:
@@ -80,13 +79,6 @@ class BackgroundWarmUp(Middleware):
             return
         self.started = True
         self.session.queue_warm_up()  # after `serve`'s START warm-up: a dry search, or the segmenter
-
-    def start_validator(self) -> None:
-        """jsonschema, for a refused call's problems: a job of its own, after the first call."""
-        if self.validator_started:
-            return
-        self.validator_started = True
-        self.session.submit(lambda agent: load_validator_library())
 
     def start_encoder(self) -> None:
         if self.encoder_started:

@@ -74,6 +74,11 @@ class LexicalIndex(Protocol):
     def search(self, query: str, top_k: int) -> list[LexicalHit]:
         """Best first. Query text is never parsed as query syntax: any string is safe."""
         ...
+    def warm_up(self) -> None:
+        """Load now what repeated searches use, which a one-shot search never loads (a
+        long-lived process's warm-up: its first real search then costs what later ones do).
+        By default, nothing."""
+        return None
     def close(self) -> None: ...
 
 

@@ -41,15 +41,16 @@ class BookSearch:
         result["visual_fallback"] = VisualFallbackPolicy().evaluate(query, result["hits"], hints=hints)
         return result
 
-    def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
+    def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True,
+                dry_search: bool = True) -> dict[str, bool]:
         """Load the search parts now: one book's, or a library's index and every book's; the
         local encoder too unless `encoder` is False (it then loads with the first text query),
         a Chinese book's word segmenter unless `segmenter` is False (OpenBook.warm_up)."""
         ref = parse_book_ref(book_ref)
         if ref.single:
-            return self._books.open(book_ref).warm_up(encoder, segmenter)
+            return self._books.open(book_ref).warm_up(encoder, segmenter, dry_search)
         skipped = {b["book_id"] for b in self._library().prepare(ref)["skipped"]}  # builds the library index
-        warmed = [self._books.open(b).warm_up(encoder, segmenter) for b in self._library().book_ids(ref)
+        warmed = [self._books.open(b).warm_up(encoder, segmenter, dry_search) for b in self._library().book_ids(ref)
                   if b not in skipped]
         return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}
 

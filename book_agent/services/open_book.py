@@ -126,15 +126,19 @@ class OpenBook:
         return open_locators(self._locator_store, self._locator_refresh, self.book_id, self.runtime_dir,
                              database_stamp(self.entry, self.package), lambda: self.sources)
 
-    def warm_up(self, encoder: bool = True, segmenter: bool = True) -> dict[str, bool]:
+    def warm_up(self, encoder: bool = True, segmenter: bool = True, dry_search: bool = True) -> dict[str, bool]:
         """Open and load what a search uses (the lexical index, the vector matrix and, with
         `encoder`, the local encoder), so the first search costs what later ones do. No
         network request. Without the encoder, the dry search brings its own query vector, so
         a server whose queries all do never loads the model (~100 MB). Without `segmenter`, a
         Chinese book's dry search is not in Chinese either: the word segmenter's dictionary
-        (0.3-2 s) is left for a later warm-up or the first Chinese query."""
+        (0.3-2 s) is left for a later warm-up or the first Chinese query. Without `dry_search`,
+        only the parts load (a real search has just run and prepared the rest)."""
         with self._lock:
             lexical, _ = self.lexical_index()
+            if lexical is not None:
+                with suppress(BookAgentError):  # the first real search reports it
+                    lexical.warm_up()
             store, runtime, _, _ = self.vector_parts
             if store is not None:
                 store.load()
@@ -143,7 +147,7 @@ class OpenBook:
         query = self._dry_query() if segmenter else DRY_QUERY
         # once per query and encoder: an MCP server warms up at start and again after tools/list,
         # where only a Chinese book's dry search (the segmenter) has something left to load
-        if (query, warmed) not in self._dry_searches and (warmed or store is None or vector is not None):
+        if dry_search and (query, warmed) not in self._dry_searches and (warmed or store is None or vector is not None):
             self._dry_searches.add((query, warmed))
             # Every channel is local: a dry search (no reranker: it may be remote) also
             # prepares the record statements and imports what a search imports. Its errors

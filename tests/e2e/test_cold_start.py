@@ -341,6 +341,34 @@ def test_a_second_warm_up_runs_no_second_dry_search(tmp_path: Path, monkeypatch:
     assert dry == [open_book.DRY_QUERY]
 
 
+def test_the_encoder_warm_up_after_a_text_search_only_packs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An MCP server packs the local encoder once its first text search is answered: that search
+    loaded and ran everything, so the warm-up runs no dry search and encodes nothing (either
+    made the session's next search wait behind it)."""
+    from book_agent.services import open_book
+    from book_agent_adapters.encoders.local import loaded_model
+
+    dry: list[str] = []
+    search = open_book.HybridSearch.search
+    monkeypatch.setattr(open_book.HybridSearch, "search", lambda self, query, **kw: (dry.append(query),
+                                                                                      search(self, query, **kw))[1])
+    folder = tiny_bert.write_tiny_model(tmp_path / "tiny")
+    root = build_package(tmp_path / "pkg", book_id="pack", dims=16, model="acme/tiny-bert", provider="siliconflow")
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(root)
+        agent.configure("pack", model_dir=str(folder))
+        assert agent.warm_up("pack", encoder=False, segmenter=False)["vectors"]
+        assert agent.search("pack", "rivers")["channels"]["vector"]["ran"]  # the encoder loads
+        model = loaded_model.LoadedModel  # every embed of the process, counted from here
+        embeds: list[int] = []
+        embed = model.embed
+        monkeypatch.setattr(model, "embed", lambda self, texts: (embeds.append(len(texts)), embed(self, texts))[1])
+        assert agent.warm_up("pack", encoder=True, dry_search=False)["encoder"]
+        assert embeds == [] and dry == [open_book.DRY_QUERY, "rivers"]
+        agent.search("pack", "water")
+        assert embeds == [1]
+
+
 def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
     root = build_package(tmp_path / "pkg", book_id="bare", vectors="none")
     with BookAgent(tmp_path / "data") as agent:

@@ -79,3 +79,37 @@ def test_an_mcp_server_whose_queries_bring_vectors_never_loads_the_encoder(book:
         assert model_file in mapped_files(session.proc.pid)
     finally:
         session.close()
+
+
+def imported(log: Path, module: str) -> bool:
+    """Whether the server's `-X importtime` lines (its stderr) show `module` imported."""
+    return any(line.rsplit("|", 1)[-1].strip() == module
+               for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+               if line.startswith("import time:"))
+
+
+def test_an_mcp_server_imports_jsonschema_for_a_refused_call_only(book: tuple[Path, Path], tmp_path: Path) -> None:
+    """Nothing is imported on speculation after a call: queued after the first answer, the
+    jsonschema import held up every session's second search. A refused call still imports it and
+    says what was wrong."""
+    import os
+
+    data, _ = book
+    log = tmp_path / "server.log"
+    session = RawSession(data, BOOK, log, env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    try:
+        session.send(rpc("tools/list", {}, 1))
+        session.wait_for([1], timeout=60)
+        for ident in range(2, 5):
+            search_answer(session, ident, {"query": "river water", "query_vector": [0.5] * 16})
+        search_answer(session, 5, {"query": "river water"})  # the encoder loads, then packs on the lane
+        search_answer(session, 6, {"query": "water"})  # queued behind that job: it has run
+        time.sleep(1.0)  # anything queued after the answers has run by now
+        assert imported(log, "book_agent.mcp.server") and imported(log, "tokenizers")  # the log sees imports
+        assert not imported(log, "jsonschema")
+        session.send(call(7, "search", {"query": "river", "top_k": "five"}))
+        refused = session.wait_for([7], timeout=60)[7][0]
+        assert refused["result"]["isError"] and "top_k" in json.dumps(refused["result"])
+        assert imported(log, "jsonschema")
+    finally:
+        session.close()

@@ -207,3 +207,22 @@ def test_a_left_over_temp_of_the_impact_file_is_swept_once_old(tmp_path: Path) -
     leftover.write_bytes(b"half")
     assert sweep_stale_temps(tmp_path) == []
     assert sweep_stale_temps(tmp_path, now=time.time() + STALE_SECONDS + 1) == [str(leftover)]
+
+
+def test_a_warm_up_loads_the_impact_file_before_any_search(tmp_path: Path) -> None:
+    """A long-lived process's warm-up (an MCP server's) does what a second search would: its
+    first real search is answered from the file, at what later ones cost. Without a file, the
+    warm-up starts its build."""
+    path = book_sidecar(tmp_path, "warm-book", 60, seed=8)
+    index = FtsLexicalIndex(path)
+    index.warm_up()
+    assert index._impact.state == "loaded"
+    assert [(h.record_id, h.score) for h in index.search("river water", 10)] == fts5(path, "river water", 10)
+    index.close()
+    impact_path(path).unlink()
+    index = FtsLexicalIndex(path)
+    index.warm_up()
+    assert index._impact.state in ("building", "unread")  # started: a later search loads it
+    warm(index)
+    assert impact_path(path).is_file()
+    index.close()

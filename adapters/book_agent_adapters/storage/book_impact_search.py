@@ -203,6 +203,12 @@ class WarmImpact:
             return None
         return impact.top([p for p in phrases if p is not None], top_k)
 
+    def warm_up(self, identity: list[int] | None, con: Callable[[], sqlite3.Connection]) -> None:
+        """This process will search again: load the file now (or start its build), not at the
+        next search."""
+        self._searches = max(self._searches, 1)
+        self._ready(identity, con)
+
     def _ready(self, identity: list[int] | None, con: Callable[[], sqlite3.Connection]) -> BookImpact | None:
         if self.state == "loaded":
             return self._impact

@@ -257,6 +257,11 @@ class FtsLexicalIndex(LexicalIndex):
             return list(map(LexicalHit, *found))
         return self._fts_search(" OR ".join(terms), top_k)
 
+    def warm_up(self) -> None:
+        """The impact file loaded now (or its build started), as a second search would."""
+        con = self._connection()
+        self._impact.warm_up(self._identity, lambda: con)
+
     def _fts_search(self, match: str, top_k: int) -> list[LexicalHit]:
         sql = (
             f"SELECT ids.record_id, {RANK_SQL} AS rank_score FROM fts "

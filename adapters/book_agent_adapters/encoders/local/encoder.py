@@ -110,12 +110,13 @@ class LocalQueryEncoder(QueryEncoder):
             return self._model
 
     def warm_up(self, pack_in_background: bool = True) -> threading.Thread | None:
-        """Load and run one tiny encode (maps the pages, sizes BLAS's buffers), so a server's
-        first real query costs what later ones do; then pack the weights for repeated use.
+        """Load and run one tiny encode unless a query has (maps the pages, sizes BLAS's buffers),
+        so a server's first real query costs what later ones do; then pack the weights for repeated use.
         Packing is plain numpy copying, safe on any thread (the swap is atomic), so by
         default it runs on a daemon thread and a query arriving meanwhile is not held up."""
         model = self.load()
-        self.encode("warm up")
+        if not model.calls:  # a query has not done it already (an MCP server packs after its first)
+            self.encode("warm up")
         if not pack_in_background:
             model.pack()
             return None

@@ -21,6 +21,8 @@ TOP_K = 10  # as tools/bench_peers.py
 
 
 def main() -> int:
+    import numpy as np
+
     from book_agent.agent import build_agent
 
     data_dir, ref = sys.argv[1], sys.argv[2]
@@ -34,8 +36,9 @@ def main() -> int:
     print(json.dumps({"ready": True, "book_agent": sys.modules["book_agent"].__file__}), flush=True)
     for line in sys.stdin:
         asked = json.loads(line)
+        vector = np.asarray(asked["vector"], dtype=np.float32)  # as bench_peers passes it: untimed
         started, started_cpu = time.perf_counter(), time.thread_time()
-        hits = agent.search(ref, asked["query"], top_k=TOP_K, query_vector=asked["vector"])["hits"]
+        hits = agent.search(ref, asked["query"], top_k=TOP_K, query_vector=vector)["hits"]
         wall, cpu = (time.perf_counter() - started) * 1000, (time.thread_time() - started_cpu) * 1000
         keys = [f"{h['book_id']}#{h['record_id']}" if library else h["record_id"] for h in hits]
         print(json.dumps({"keys": keys, "wall_ms": wall, "cpu_ms": cpu}), flush=True)

@@ -25,13 +25,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SETS_DIR = ROOT / "eval" / "sets"
 WORK_DIR = ROOT / ".eval"
 BUILDER_VERSION = "1"
-SET_NAMES = ("fairytaleqa", "covid-qa", "pubmedqa", "xquad-en", "cacm", "cfc", "drcd", "xquad-zh", "cmdd-im")
+SET_NAMES = ("fairytaleqa", "covid-qa", "pubmedqa", "xquad-en", "cacm", "cfc", "medline", "lisa", "npl",
+             "drcd", "xquad-zh", "cmdd-im")
 # FairytaleQA's questions are each about one story. A book per split holds that split's
 # stories (23 tales, about 370 sections: an anthology), so its questions are asked of the
 # book they were written for, with the other tales as distractors. Other sets: one book.
 PER_SPLIT_BOOKS = ("fairytaleqa",)
 LANGUAGES = {"fairytaleqa": "en", "covid-qa": "en", "pubmedqa": "en", "xquad-en": "en", "cacm": "en", "cfc": "en",
-             "drcd": "zh-Hant", "xquad-zh": "zh-Hans", "cmdd-im": "zh-Hans"}
+             "medline": "en", "lisa": "en", "npl": "en", "drcd": "zh-Hant", "xquad-zh": "zh-Hans", "cmdd-im": "zh-Hans"}
 
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 sys.path.insert(0, str(ROOT / "tools"))

@@ -649,7 +649,10 @@ def _npl_records(text):
 def build_npl(src):
     """The NPL collection (Vaswani and Cameron): 11,429 electronics/physics abstracts, 93 requests."""
     paths = {f: checked_source(src, f"Information-Retrieval/npl/{f}") for f in ("doc-text", "query-text", "rlv-ass")}
-    text = {f: open(p, encoding="ascii").read() for f, p in paths.items()}
+    text = {}
+    for f, p in paths.items():
+        with open(p, encoding="ascii") as fh:
+            text[f] = fh.read()
     es = EvalSet("npl")
     for did, body in _npl_records(text["doc-text"]):
         es.add_doc(did, "", squash_ws(body))

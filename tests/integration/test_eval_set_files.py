@@ -68,7 +68,8 @@ def test_sha256sums_cover_every_data_file_and_match() -> None:
 def test_make_eval_knows_every_committed_set(eval_sets: ModuleType) -> None:
     assert sorted(eval_sets.SET_NAMES) == _set_folders()
     assert set(eval_sets.LANGUAGES) == set(eval_sets.SET_NAMES)
-    assert {"cacm", "cfc", "cmdd-im"} <= set(eval_sets.SET_NAMES)  # long requests, CF, Chinese medical
+    # long requests, CF, Chinese medical, and the topical Glasgow sets with dev/test halves
+    assert {"cacm", "cfc", "cmdd-im", "medline", "lisa", "npl"} <= set(eval_sets.SET_NAMES)
 
 
 def _readme_count(readme: str, row: str) -> int:
@@ -89,7 +90,7 @@ def test_each_set_verifies_and_its_readme_states_its_counts(convert: ModuleType,
     assert "licence" in readme and "commit `" in readme
 
 
-@pytest.mark.parametrize("name", ["cacm", "cfc", "cmdd-im"])
+@pytest.mark.parametrize("name", ["cacm", "cfc", "cmdd-im", "medline", "lisa", "npl"])
 def test_seeded_sets_have_dev_and_test_halves(eval_sets: ModuleType, name: str) -> None:
     es = eval_sets.load_set(name)
     dev, test = set(es.qrels["dev"]), set(es.qrels["test"])

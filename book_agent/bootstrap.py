@@ -26,6 +26,7 @@ from book_agent.ports import (
     LexicalIndex,
     MarkdownReader,
     PackageStore,
+    PassageTerms,
     Progress,
     QueryVectorizer,
     RecordSource,
@@ -56,6 +57,10 @@ class LocalBookParts(BookParts):
     """The first-party adapters for one book: SQLite records and FTS5, the prebuilt vector
     matrix, the query runtime (local encoder or an allowed HTTP provider), the configured
     reranker, and PDFium/EPUB sources."""
+
+    def __init__(self) -> None:
+        self._passage_terms: PassageTerms | None = None
+        self._passage_terms_lock = threading.Lock()
 
     def records(self, package: PackageInfo) -> RecordSource:
         from book_agent_adapters.storage.sqlite_records import SqliteRecordReader
@@ -92,6 +97,20 @@ class LocalBookParts(BookParts):
         from book_agent_adapters.sources.resolver import SourceResolver
 
         return SourceResolver(package, runtime_dir)
+
+    def passage_terms(self) -> PassageTerms:
+        """One reader for every book of the process (its cache of read passages serves them all)."""
+        with self._passage_terms_lock:
+            if self._passage_terms is None:
+                from book_agent_adapters.storage.passage_terms import FtsPassageTerms
+
+                self._passage_terms = FtsPassageTerms()
+            return self._passage_terms
+
+    def close(self) -> None:
+        with self._passage_terms_lock:
+            if self._passage_terms is not None:
+                self._passage_terms.close()
 
 
 class ChosenLibraryBackend:

@@ -135,11 +135,22 @@ class RerankInfo(TypedDict, total=False):
     provider: ProviderInfo
 
 
-class FusionInfo(TypedDict):
-    method: str
-    vector_share: float
-    agreement_share: float  # the rank votes' share beside the normalised scores (contracts/fusion.md)
-    weights: dict[str, float]
+class PassageReading(TypedDict):
+    """The passage-reading step (domain/proximity.py, contracts/fusion.md)."""
+
+    applied: bool  # whether any hit was re-scored (siblings read, a query of two terms or more)
+    passages_read: int  # first hits that share their document with another (the ones read)
+    window: int
+    weight: float
+    top_n: int
+
+
+class FusionInfo(TypedDict, total=False):
+    method: Required[str]
+    vector_share: Required[float]
+    agreement_share: Required[float]  # the rank votes' share beside the normalised scores (contracts/fusion.md)
+    weights: Required[dict[str, float]]
+    passage_reading: PassageReading
 
 
 class LibraryBookRow(TypedDict, total=False):

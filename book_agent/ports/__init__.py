@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from book_agent.ports.storage import (
         LexicalIndex,
         PackageStore,
+        PassageTerms,
         Phases,
         Progress,
         RecordSource,
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "MarkdownReader": "book_agent.ports.book",
     "PackageStore": "book_agent.ports.storage",
     "PageRenderer": "book_agent.ports.book",
+    "PassageTerms": "book_agent.ports.storage",
     "Phases": "book_agent.ports.storage",
     "Progress": "book_agent.ports.storage",
     "QueryEncoder": "book_agent.ports.search",
@@ -83,7 +85,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "BookParts", "HostPort", "LexicalHit", "LexicalIndex", "LibraryIndex", "LibraryLexicalIndex", "LibraryMember",
     "LibraryVectorIndex", "LibraryVectorIndexes", "MarkdownReader", "PackageStore",
-    "PageRenderer", "Phases", "Progress", "QueryEncoder", "QueryEncoding", "QueryVectorizer", "RecordSource",
+    "PageRenderer", "PassageTerms", "Phases", "Progress", "QueryEncoder", "QueryEncoding", "QueryVectorizer",
+    "RecordSource",
     "Registry", "RegistryEntry", "Reranker", "RuntimeStore", "SourceAndPages", "SourceReader", "VectorStore",
 ]
 

@@ -12,7 +12,7 @@ from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.domain.source_results import Locator, MarkdownSlice, PageImage, Skill, SourceText
 from book_agent.ports.search import QueryVectorizer, Reranker
-from book_agent.ports.storage import LexicalIndex, RecordSource, VectorStore
+from book_agent.ports.storage import LexicalIndex, PassageTerms, RecordSource, VectorStore
 
 
 @runtime_checkable
@@ -91,6 +91,14 @@ class BookParts(Protocol):
         """None for provider 'none'; raises BookAgentError(code='rerank.*') when it cannot load."""
         ...
     def sources(self, package: PackageInfo, runtime_dir: Path) -> SourceAndPages: ...
+    def passage_terms(self) -> PassageTerms | None:
+        """The reader of passages' terms a search's passage-reading step uses (one for every
+        book of the process: its cache serves them all); None: no such step. By default, None."""
+        return None
+    def close(self) -> None:
+        """Let go of what the parts keep for every book (the passage reader's cache); they
+        open again on use. By default, nothing."""
+        return None
 
 
 @runtime_checkable

@@ -83,6 +83,21 @@ class LexicalIndex(Protocol):
 
 
 @runtime_checkable
+class PassageTerms(Protocol):
+    """Text read into terms as the lexical channel reads it (stems, CJK bigrams, folded
+    script), for reading passages (domain/proximity.py): the query's terms, and where each
+    stands in a passage. Pure reading: no index, no network; any text is safe."""
+
+    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[dict[str, list[int]]]]:
+        """(the query's distinct terms, in query order; for each text, the token positions of
+        those of its terms it holds, ascending). A query of no terms gives ([], [{}...])."""
+        ...
+    def close(self) -> None:
+        """Let go of what it keeps (a cache of readings); it stays usable."""
+        ...
+
+
+@runtime_checkable
 class Registry(Protocol):
     """Registered books, persisted atomically under a cross-process lock."""
 

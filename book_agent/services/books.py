@@ -61,6 +61,9 @@ class OpenBooks:
         with self.lock:
             for book_id in list(self._open):
                 self.forget(book_id)
+            close_parts = getattr(self._ports.parts, "close", None)  # a BookParts of the port's shape only may lack it
+            if close_parts is not None:
+                close_parts()
 
 
 def _changed(book_ref: str, root: Path, changed: list[str]) -> BookAgentError:

@@ -245,7 +245,8 @@ class Library:
             lexical_problem=engine_down, vector_store=None, query_runtime=None, records=LibraryRecords(opened),
             language_evidence=groups.language_evidence() or LanguageEvidence(),
             vector_search=groups.search,
-            locators=LibraryLocators({book_id: book.locators for book_id, book in opened.items()}))
+            locators=LibraryLocators({book_id: book.locators for book_id, book in opened.items()}),
+            passage_terms=next((book.passage_terms for book in opened.values()), None))
         report = {"books": [{"book_id": b, "searched": True} for b in opened] + skipped,
                   "lexical_index": index_info, "groups": groups, "duplicates": list(ref.duplicates)}
         return HybridSearch(ref.text, channels), report

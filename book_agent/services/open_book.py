@@ -26,6 +26,7 @@ from book_agent.lazy import cached_under_lock
 from book_agent.ports import (
     BookParts,
     LexicalIndex,
+    PassageTerms,
     QueryVectorizer,
     RecordSource,
     Reranker,
@@ -119,6 +120,12 @@ class OpenBook:
     def sources(self) -> SourceAndPages:
         return self._parts.sources(self.package, self.runtime_dir)
 
+    @property
+    def passage_terms(self) -> PassageTerms | None:
+        """The process's reader of passages' terms (the search's passage-reading step)."""
+        reader = getattr(self._parts, "passage_terms", None)  # a BookParts of the port's shape only may lack it
+        return reader() if reader is not None else None
+
     @cached_under_lock
     def locators(self) -> BookLocators:
         """The hits' verified locators: from the sidecar when fresh, else verified on demand
@@ -179,6 +186,7 @@ class OpenBook:
                 vector_problem=vector_problem,
                 reranker=self.reranker,
                 locators=self.locators,
+                passage_terms=self.passage_terms,
             )
             return HybridSearch(self.book_id, channels)
 

@@ -28,12 +28,14 @@ from book_agent.domain.fusion import (
 from book_agent.domain.lexical_text import has_query_terms, script_letters
 from book_agent.domain.limits import DEFAULT_TOP_K
 from book_agent.domain.locators import claimed_locator
+from book_agent.domain.proximity import PROXIMITY_TOP_N
 from book_agent.domain.records import Record, evidence_id, markdown_span
 from book_agent.domain.search_results import (
     ChannelInfo,
     ChannelRankings,
     Hints,
     HitScores,
+    PassageReading,
     QueryRepresentation,
     RerankInfo,
     SearchHit,
@@ -43,6 +45,8 @@ from book_agent.domain.source_results import Locator
 from book_agent.domain.vector_trust import LanguageEvidence, query_vector_trust
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 from book_agent.ports.locators import LocatorLookup
+from book_agent.ports.storage import PassageTerms
+from book_agent.services.passage_reading import not_read, read_passages
 from book_agent.services.search_checks import check_arguments, degraded_warnings
 
 FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
@@ -68,6 +72,8 @@ class SearchChannels:
     vector_search: VectorSearch | None = None
     # The hits' verified locators (by record id); a hit without one carries the record's claim
     locators: LocatorLookup | None = None
+    # Reads the first hits' texts for the passage-reading step (services/passage_reading.py); None: no step
+    passage_terms: PassageTerms | None = None
 
 
 def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
@@ -102,11 +108,14 @@ class HybridSearch:
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
         warnings = degraded_warnings(strict, lexical_info, vector_info)
         shown = max(top_k * 3, 20) if rerank_wanted else top_k
+        read = PROXIMITY_TOP_N if self.channels.passage_terms is not None else 0  # the first hits' texts
         candidates = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
-                                lexical_info, vector_info, limit=shown)
+                                lexical_info, vector_info, limit=max(shown, read))
+        records = self.channels.records.fetch([c.record_id for c in candidates])
+        candidates, reading = read_passages(self.channels.passage_terms, query, candidates, records)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
             vector_info["trust"] += "; the query vector was supplied by the caller (compatibility unverified)"
-        hits = self._hits(candidates, lexical_scores, vector_scores or {})
+        hits = self._hits(candidates[:shown], records, lexical_scores, vector_scores or {})
         rerank_info: RerankInfo = {"rerank_requested": False, "rerank_applied": False}
         if rerank_wanted and hits:
             hits, rerank_info = self._rerank(query, hits, top_k, strict, warnings)
@@ -114,17 +123,18 @@ class HybridSearch:
         for rank, hit in enumerate(hits, start=1):
             hit["rank"] = rank
         return self._result(query, top_k, hits, {"lexical": lexical_info, "vector": vector_info},
-                            representation, rerank_info, hints, warnings, started)
+                            representation, rerank_info, hints, warnings, started, reading)
 
     def _result(self, query: str, top_k: int, hits: list[SearchHit], channels: dict[str, ChannelInfo],
                 representation: QueryRepresentation, rerank: RerankInfo, hints: Hints | None,
-                warnings: list[str], started: float) -> SearchResult:
+                warnings: list[str], started: float, reading: PassageReading | None = None) -> SearchResult:
         """The search result (contracts/search.md); fusion weights are the channels' own."""
         return {
             "book_id": self.book_id, "query": query, "top_k": top_k, "hits": hits, "channels": channels,
             "query_representation": representation,
             "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE, "agreement_share": AGREEMENT_SHARE,
-                       "weights": {name: info["weight"] for name, info in channels.items()}},
+                       "weights": {name: info["weight"] for name, info in channels.items()},
+                       "passage_reading": reading or not_read()},
             "rerank": rerank, "hints": dict(hints or {}), "warnings": warnings,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
         }
@@ -148,6 +158,8 @@ class HybridSearch:
         vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
         fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
                            lexical_info, vector_info)
+        fused, _ = read_passages(self.channels.passage_terms, query, fused,
+                                 self.channels.records.fetch([f.record_id for f in fused[:PROXIMITY_TOP_N]]))
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
         ragflow = fuse_minmax([ScoredChannel("lexical", _scored(lexical_ids, lexical_scores), RAGFLOW_KEYWORD_SHARE),
@@ -226,9 +238,8 @@ class HybridSearch:
 
     # --- hits -----------------------------------------------------------------------
 
-    def _hits(self, fused: list[FusedHit], lexical: dict[str, float], vector: dict[str, float]) -> list[SearchHit]:
+    def _hits(self, fused: list[FusedHit], records: dict[str, Record], lexical: dict[str, float], vector: dict[str, float]) -> list[SearchHit]:
         ids = [f.record_id for f in fused]
-        records = self.channels.records.fetch(ids)
         located = self.channels.locators.fetch([i for i in ids if i in records]) if self.channels.locators else {}
         hits: list[SearchHit] = []
         for item in fused:

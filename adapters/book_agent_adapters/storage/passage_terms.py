@@ -1,0 +1,83 @@
+"""Passages read into FTS5's own terms, for the search's passage-reading step (domain/proximity.py).
+
+The terms are the lexical channel's: FtsTerms (fts_terms.py) splits a text as unicode61
+does, with CJK bigrams and traditional script folded, and stems each distinct word with
+SQLite's own porter stemmer, so a passage is read exactly as BM25 read it (`running` and
+`runs` are one term; `高血压` is `高血 血压`).
+
+Reading a passage costs about 50 us of English and 400 us of Chinese, and a search reads up
+to 20, so each text's reading (term -> positions) is kept, keyed by the text itself: a
+cache that can never answer for another text, whatever book or record it came from. The
+cache and FtsTerms' vocabulary are bounded; past a bound they start again (the same answers,
+read afresh). One reader serves every book of the process, under a lock (FtsTerms and its
+in-memory SQLite are not shared between threads otherwise).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from book_agent.ports import PassageTerms
+from book_agent_adapters.storage.fts_terms import FtsTerms
+
+Reading = dict[int, list[int]]  # a text's term ids -> their token positions, ascending
+
+MAX_READINGS = 4096  # texts kept (~4-8 KB each): a small book's every passage
+MAX_TERMS = 400_000  # vocabulary kept before FtsTerms starts again (~40 MB)
+
+
+class FtsPassageTerms(PassageTerms):
+    def __init__(self, max_readings: int = MAX_READINGS, max_terms: int = MAX_TERMS) -> None:
+        self._lock = threading.Lock()
+        self._max_readings = max_readings
+        self._max_terms = max_terms
+        self._terms_now: FtsTerms | None = None  # opened on first use, again after close()
+        self._readings: dict[str, Reading] = {}
+
+    @property
+    def _terms(self) -> FtsTerms:
+        if self._terms_now is None:
+            self._terms_now = FtsTerms()
+        return self._terms_now
+
+    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[dict[str, list[int]]]]:
+        with self._lock:
+            if self._terms_now is not None and len(self._terms_now.terms) > self._max_terms:
+                self._start_again()
+            readings = self._read(texts)
+            words, _prefixes = self._terms.query_terms(query)  # a one-letter CJK prefix stands nowhere
+            terms = list(dict.fromkeys(words))
+            ids = [(term, self._terms.ids.get(term)) for term in terms]
+            out = [{term: reading[i] for term, i in ids if i is not None and i in reading} for reading in readings]
+        return terms, out
+
+    def _read(self, texts: Sequence[str]) -> list[Reading]:
+        """Each text's reading, from the cache or read now (kept for the texts to come)."""
+        found = {t: self._readings[t] for t in texts if t in self._readings}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            flat, sizes = self._terms.batch_ids(missing)
+            start = 0
+            for text, size in zip(missing, sizes.tolist(), strict=True):
+                reading: Reading = {}
+                for position, term in enumerate(flat[start:start + size].tolist()):
+                    reading.setdefault(term, []).append(position)
+                start += size
+                found[text] = reading
+                if len(self._readings) >= self._max_readings:
+                    del self._readings[next(iter(self._readings))]  # the oldest reading
+                self._readings[text] = reading
+        return [found[t] for t in texts]
+
+    def _start_again(self) -> None:
+        """A new vocabulary: term ids change, so every reading kept goes too."""
+        if self._terms_now is not None:
+            self._terms_now.close()
+            self._terms_now = None
+        self._readings.clear()
+
+    def close(self) -> None:
+        """Let go of the vocabulary and the readings; the reader stays usable (it reads afresh)."""
+        with self._lock:
+            self._start_again()

@@ -1,0 +1,98 @@
+"""The search's passage-reading step (services/passage_reading.py, domain/proximity.py) through
+the real search service on real packages, and its reader (FtsPassageTerms) against FTS5's own
+reading of the texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from book_agent import BookAgent
+from book_agent_adapters.storage.fts_terms import FtsTerms
+from book_agent_adapters.storage.passage_terms import FtsPassageTerms
+from tests.support.library_support import make_book, unit
+from tests.support.package_builder import RecordSpec
+
+FILLER = "the council met in the hall and spoke of grain and roads and rain for a long time"
+# The answer holds the query's words together; its sibling holds them more often, far apart.
+SCATTERED = (f"Acoustic instruments were tuned. {FILLER}. Acoustic halls. {FILLER}. A wave of applause. "
+             f"{FILLER}. The wave rose. {FILLER}. Propagation of rumours. {FILLER}.")
+TOGETHER = f"Acoustic wave propagation in reacting gases is slowed by the reactions. {FILLER}."
+QUERY = "acoustic wave propagation"
+
+
+def book(tmp_path: Path, book_id: str, answer_heading: str) -> Path:
+    records = [RecordSpec("scattered", SCATTERED, ["Chapter 1"], 0),
+               RecordSpec("together", TOGETHER, [answer_heading], 0)]
+    records += [RecordSpec(f"other{i}", f"{FILLER} number {i} of the river valley.", ["Chapter 3"], 1) for i in range(6)]
+    return make_book(tmp_path, book_id, records)
+
+
+def ranked(agent: BookAgent, book_id: str) -> tuple[list[str], dict]:
+    result = agent.search(book_id, QUERY, top_k=5, query_vector=[float(x) for x in unit(SCATTERED)])
+    return [h["record_id"] for h in result["hits"]], result["fusion"]["passage_reading"]
+
+
+def test_of_two_passages_of_one_section_the_one_holding_the_words_together_comes_first(tmp_path: Path):
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(book(tmp_path, "one-section", "Chapter 1"))
+        agent.init(book(tmp_path, "two-sections", "Chapter 2"))
+        same, reading = ranked(agent, "one-section")
+        apart, _ = ranked(agent, "two-sections")
+    # both channels put the scattered passage first; read together, its sibling wins
+    assert apart[:2] == ["scattered", "together"], apart  # two sections: the channels' order
+    assert same[:2] == ["together", "scattered"], same
+    assert reading["applied"] and reading["passages_read"] >= 2
+    assert {"window", "weight", "top_n"} <= set(reading)
+
+
+def test_a_library_reads_the_passages_as_the_one_book_does(tmp_path: Path):
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(book(tmp_path, "one-section", "Chapter 1"))
+        one, _ = ranked(agent, "one-section")
+        library = agent.search("@all", QUERY, top_k=5, query_vector=[float(x) for x in unit(SCATTERED)])
+    assert [h["record_id"] for h in library["hits"]] == one
+    assert library["fusion"]["passage_reading"]["applied"]
+
+
+def test_the_eval_rankings_are_the_searchs(tmp_path: Path):
+    """`make eval` scores channel_rankings' hybrid list: it must be what a search shows."""
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(book(tmp_path, "one-section", "Chapter 1"))
+        searcher = agent.books.open("one-section").searcher()
+        vector = [float(x) for x in unit(SCATTERED)]
+        rankings = searcher.channel_rankings(QUERY, depth=50, query_vector=vector)
+        shown, _ = ranked(agent, "one-section")
+    assert rankings["hybrid"][:len(shown)] == shown
+
+
+def test_the_reader_reads_as_fts5_reads(tmp_path: Path):
+    texts = ["The dogs were running; a dog runs.", "高血壓的危險因素", "Ünïcode naïve café", ""]
+    reader, fts = FtsPassageTerms(), FtsTerms()
+    terms, positions = reader.positions("running dog 血压", texts)
+    reader.close()
+    expected_terms, _ = fts.query_terms("running dog 血压")
+    assert terms == list(dict.fromkeys(expected_terms)) == ["血压", "run", "dog"]
+    flat, sizes = fts.batch_ids(texts)
+    start = 0
+    for text, size, found in zip(texts, sizes.tolist(), positions, strict=True):
+        tokens = [fts.terms[i] for i in flat[start:start + size].tolist()]
+        start += size
+        assert found == {t: [p for p, x in enumerate(tokens) if x == t] for t in terms if t in tokens}, text
+    assert positions[0] == {"dog": [1, 5], "run": [3, 6]}
+    assert positions[1] == {"血压": [1]}  # traditional folded to simplified, as the index holds it
+    fts.close()
+
+
+def test_the_readers_cache_never_answers_for_another_text_and_survives_its_bounds():
+    texts = [f"alpha beta gamma {i} " * (i + 1) for i in range(6)]
+    first = FtsPassageTerms()
+    reference = first.positions("alpha gamma", texts)
+    first.close()
+    small = FtsPassageTerms(max_readings=2, max_terms=5)  # evicts and starts again on every call
+    for _ in range(3):
+        assert small.positions("alpha gamma", texts) == reference
+        assert small.positions("alpha gamma", list(reversed(texts)))[1] == list(reversed(reference[1]))
+    small.close()
+    assert small.positions("alpha gamma", texts) == reference  # usable after close
+    assert small.positions("", texts) == ([], [{} for _ in texts])
+    small.close()

@@ -28,12 +28,13 @@ one-term query keeps the fused order):
   query terms, sum 1 / d^2 over their occurrences within 5 tokens, saturated as s / (1 + s)
   and weighted by the pair's smaller idf, over the query's total.
 
-`family()` is the grid the study reports; choose on dev splits only.
+`family()` is round 4's grid, `round5_family()` round 5's; choose on dev splits only.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -131,14 +132,33 @@ def _channels(run: Run) -> tuple[list[tuple[str, float]], list[tuple[str, float]
     return [(r, float(x)) for r, x in run["lexical"]], [(r, float(x)) for r, x in run["vector"]]
 
 
-def reranked(feature: str, beta: float, top_n: int, window: int = 3, where: str = "post") -> Method:
-    """The product's fusion, its first `top_n` re-scored by `feature` (see the module doc)."""
-    from book_agent.domain.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
+_TITLES: dict[str, dict[str, str]] = {}
+
+
+def titles(name: str) -> dict[str, str]:
+    """A set's record id -> title: its record's heading in the eval package (eval_sets.py)."""
+    if name not in _TITLES:
+        from eval_sets import load_set
+
+        _TITLES[name] = {d["_id"]: d["title"] for d in load_set(name).docs}
+    return _TITLES[name]
+
+
+def reranked(feature: str, beta: float, top_n: int, window: int = 3, where: str = "post",
+             siblings: bool = False, share: float | None = None, agreement: float | None = None) -> Method:
+    """The product's fusion, its first `top_n` re-scored by `feature` (see the module doc).
+    `siblings` (round 5): only a hit whose title (its record's heading) another of the first
+    `top_n` shares is re-scored, as services/passage_reading.py does. `share`, `agreement`:
+    the fusion's vector share and rank-vote share (default: the product's)."""
+    from book_agent.domain.fusion import AGREEMENT_SHARE, VECTOR_SHARE, ScoredChannel, fuse_scores
+
+    share = VECTOR_SHARE if share is None else share
+    agreement = AGREEMENT_SHARE if agreement is None else agreement
 
     def method(run: Run) -> list[str]:
         if "set" not in run:  # a regression book's runs: no texts here, the product's order
-            return [h.record_id for h in fuse_scores([ScoredChannel("lexical", _channels(run)[0], 1 - VECTOR_SHARE),
-                    ScoredChannel("vector", _channels(run)[1], VECTOR_SHARE * run["gate"])])]
+            return [h.record_id for h in fuse_scores([ScoredChannel("lexical", _channels(run)[0], 1 - share),
+                    ScoredChannel("vector", _channels(run)[1], share * run["gate"])], agreement=agreement)]
         book = passages(run["set"])
         query = book.query(run["query"])
 
@@ -153,13 +173,19 @@ def reranked(feature: str, beta: float, top_n: int, window: int = 3, where: str 
         if where == "pre":
             head = [(rid, score * (1 + beta * near(rid))) for rid, score in lexical[:top_n]]
             lexical = sorted(head, key=lambda h: -h[1]) + lexical[top_n:]
-        fused = fuse_scores([ScoredChannel("lexical", lexical, 1 - VECTOR_SHARE),
-                             ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"])])
+        fused = fuse_scores([ScoredChannel("lexical", lexical, 1 - share),
+                             ScoredChannel("vector", vector, share * run["gate"])], agreement=agreement)
         if where == "pre" or not fused:
             return [h.record_id for h in fused]
         top = fused[0].fused or 1.0
         first = fused[:top_n]
-        score = {h.record_id: h.fused / top + beta * near(h.record_id) for h in first}
+        read = {h.record_id for h in first}
+        if siblings:  # a title shared by another of the first: the passages of one document
+            title = titles(run["set"])
+            shared = Counter(title.get(h.record_id, "") for h in first)
+            read = {h.record_id for h in first if title.get(h.record_id, "") and shared[title[h.record_id]] > 1}
+        score = {h.record_id: h.fused / top + (beta * near(h.record_id) if h.record_id in read else 0.0)
+                 for h in first}
         order = sorted(range(len(first)), key=lambda i: (-score[first[i].record_id], i))
         return [first[i].record_id for i in order] + [h.record_id for h in fused[top_n:]]
     return method
@@ -182,4 +208,22 @@ def family() -> dict[str, Method]:
     for feature in ("pairs", "tp"):
         for beta in (0.1, 0.2):
             out[f"prox pre {feature} w3 b{beta} n50"] = reranked(feature, beta, 50, 3, "pre")
+    return out
+
+
+def round5_family() -> dict[str, Method]:
+    """Round 5's grids (contracts/fusion.md): the re-scoring on every first hit beside the
+    fusion's shares (`prox shares`), and on the passages of one document only (`prox sib`)."""
+    out: dict[str, Method] = {}
+    for share in (0.4, 0.45, 0.5, 0.55, 0.6):
+        for agreement in (0.1, 0.15, 0.2, 0.3):
+            for window in (2, 3, 5, 8, 12):
+                for beta in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3):
+                    for top_n in (5, 10, 20):
+                        out[f"prox shares a{share} l{agreement} pairs w{window} b{beta} n{top_n}"] = reranked(
+                            "pairs", beta, top_n, window, share=share, agreement=agreement)
+    for window in (2, 3, 5, 8, 12, 16, 24):
+        for beta in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0):
+            for top_n in (5, 10, 20):
+                out[f"prox sib pairs w{window} b{beta} n{top_n}"] = reranked("pairs", beta, top_n, window, siblings=True)
     return out

@@ -180,7 +180,8 @@ def convex(alpha: float, how: str, gate: bool = True) -> Method:
 
 
 def product(run: Run, depth: int = DEPTH) -> list[str]:
-    """What the search service does (book_agent.domain.fusion), for a check against the grid;
+    """What the search service's fusion does (book_agent.domain.fusion), before its passage-reading
+    step (round 5: `prox sib pairs w12 b0.4 n20` is the two together), for a check against the grid;
     `depth` keeps each channel's first candidates only (the service fetches max(50, 5 top_k))."""
     from book_agent.domain.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
 
@@ -224,12 +225,14 @@ def single(channel: str) -> Method:
 def methods() -> dict[str, Method]:
     from fusion_evidence import family
     from fusion_proximity import family as proximity_family
+    from fusion_proximity import round5_family
 
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
                               "plain-rrf k=60": rrf(60, gate=False), "ragflow-rule": ragflow_rule,
                               "product (book_agent.domain.fusion)": product}
     out.update(family())  # round 2: shares that follow the cosine or BM25's lead (fusion_evidence.py)
     out.update(proximity_family())  # round 4: the fused top N re-scored by term proximity (fusion_proximity.py)
+    out.update(round5_family())  # round 5: the same beside the shares, and on one document's passages only
     for strong in (0.2, 0.3, 0.4, 0.5):  # the issue-28 grid: evidence-weighted shares, rank votes
         for weak in (0.5, 0.6, 0.7, 0.8):
             for agreement in (0.0, 0.1, 0.2, 0.3, 0.4):

@@ -28,6 +28,7 @@ quotes, `*`, NEAR, AND, `-`, `:` and parentheses in user text are just text.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -149,6 +150,15 @@ def _token_pattern(text: str) -> re.Pattern[str]:
 
 
 def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> list[str]:
+    """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable
+    (see `_query_terms`). A list of one's own: the caller may change it."""
+    return list(_query_terms(query, fold, segment))
+
+
+# The last query's fragments: a search parses its query twice, in its lexical channel and in
+# its passage reader (services/passage_reading.py), with the same fold and segmenter.
+@functools.lru_cache(maxsize=1)
+def _query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> tuple[str, ...]:
     """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable.
 
     A content word the query repeats is repeated here up to MAX_TERM_REPEATS times: FTS5's
@@ -175,8 +185,8 @@ def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = 
         fragment = _quote(word)
         counts[fragment] = counts.get(fragment, 0) + 1
     kept = list(counts)[:MAX_QUERY_TERMS]
-    return [fragment for fragment in kept
-            for _ in range(cjk_counts.get(fragment) or min(counts[fragment], MAX_TERM_REPEATS))]
+    return tuple(fragment for fragment in kept
+                 for _ in range(cjk_counts.get(fragment) or min(counts[fragment], MAX_TERM_REPEATS)))
 
 
 def _cjk_fragments(run: str, segment: Segment | None = None) -> list[tuple[str, int]]:

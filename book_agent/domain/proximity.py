@@ -42,6 +42,8 @@ def pair_proximity(query_terms: Sequence[Term], positions: Mapping[Term, Sequenc
     each other in the passage, in [0, 1]; 0 for a query of fewer than two distinct terms.
     `positions`: each query term's token positions in the passage, ascending (a term the
     passage lacks is absent or empty). A repeated query term counts once, at its first place."""
+    if len(positions) < 2:  # a pair needs two of the query's terms in the passage
+        return 0.0
     terms = list(dict.fromkeys(query_terms))
     if len(terms) < 2:
         return 0.0

@@ -90,7 +90,8 @@ class PassageTerms(Protocol):
 
     def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[dict[str, list[int]]]]:
         """(the query's distinct terms, in query order; for each text, the token positions of
-        those of its terms it holds, ascending). A query of no terms gives ([], [{}...])."""
+        those of its terms it holds, ascending). A query of fewer than two distinct terms has
+        nothing to find together: its terms, and no positions ({} for each text)."""
         ...
     def close(self) -> None:
         """Let go of what it keeps (a cache of readings); it stays usable."""

@@ -96,3 +96,17 @@ def test_the_readers_cache_never_answers_for_another_text_and_survives_its_bound
     assert small.positions("alpha gamma", texts) == reference  # usable after close
     assert small.positions("", texts) == ([], [{} for _ in texts])
     small.close()
+
+
+def test_a_real_books_sections_are_read(tmp_path: Path):
+    """The example book (a real EPUB's package): its chapters hold many passages each."""
+    from tests.support import REPO_ROOT
+
+    with BookAgent(tmp_path / "data") as agent:
+        book_id = agent.init(REPO_ROOT / "examples" / "art-of-war-package")["book_id"]
+        vector = [float(x) for x in unit("know the enemy", 384)]
+        first = agent.search(book_id, "know the enemy and know yourself", top_k=5, query_vector=vector)
+        again = agent.search(book_id, "know the enemy and know yourself", top_k=5, query_vector=vector)
+    reading = first["fusion"]["passage_reading"]
+    assert reading["applied"] and reading["passages_read"] > 1, reading
+    assert [h["evidence_id"] for h in first["hits"]] == [h["evidence_id"] for h in again["hits"]]

@@ -17,6 +17,9 @@ QUERIES = {
     "4,000 characters": ("water flows downhill and shapes its course " * 100)[:4000],
     "4,000 CJK characters": ("知己知彼百戰不殆" * 500)[:4000],
     "emoji": "🔥💧 water 🌊 战争 🙂",
+    "one word repeated": "water " * 600,
+    "4,000 characters of repeats and stopwords": ("the water of the ground and the water " * 120)[:4000],
+    "scripts in every order": "深度learning学习 deep学习learning 学习 deep 深度 learning深度 ground水ground",
     "fts syntax": 'water NEAR(general) AND "plans* OR -terrain) col:text ^x {a b}',
     "quotes and nulls": 'a"b\'c\x00d',
 }
@@ -46,3 +49,6 @@ def test_odd_queries_answer_the_same_way_every_time(agent_and_book, label: str):
         assert first["hits"] == [] and first["warnings"]
     if label in ("mixed scripts", "emoji", "fts syntax", "4,000 characters"):
         assert first["channels"]["lexical"]["ran"], first["channels"]["lexical"]
+    assert first["fusion"]["passage_reading"] == second["fusion"]["passage_reading"]
+    if label in ("one word repeated", "punctuation"):  # fewer than two distinct terms: nothing re-scored
+        assert not first["fusion"]["passage_reading"]["applied"]

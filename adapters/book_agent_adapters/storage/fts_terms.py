@@ -15,12 +15,14 @@ import itertools
 import re
 import sqlite3
 from collections.abc import Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
 from book_agent_adapters.storage.cjk_fold import fold_chinese
 from book_agent_adapters.storage.cjk_words import segment_chinese
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _WORD = re.compile(r"[^\W_]+")  # unicode61's token characters: letters and digits (L*, N*)
 _STEM_BATCH = 5000
@@ -50,19 +52,33 @@ class FtsTerms:
     def batch_ids(self, texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """Record texts (as stored in the package) as (term ids of every text, in order; each
         text's count of terms). Per token only C-level work: findall, a dict lookup by map."""
-        words = [_WORD.findall(index_text(t, fold_chinese).lower()) for t in texts]
+        import numpy as np  # here, not with the module: a passage reader needs no numpy
+
+        words = self._words(texts)
         flat = list(itertools.chain.from_iterable(words))
-        self._learn(flat)
         if self._odd and not self._odd.keys().isdisjoint(flat):
-            return self._odd_batch(words)
+            per_text = self._odd_ids(words)
+            sizes = np.fromiter(map(len, per_text), np.int64, len(per_text))
+            return np.fromiter(itertools.chain.from_iterable(per_text), np.int64, int(sizes.sum())), sizes
         sizes = np.fromiter(map(len, words), np.int64, len(words))
         return np.fromiter(map(self._word_id.__getitem__, flat), np.int64, len(flat)), sizes
 
-    def _odd_batch(self, words: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    def text_ids(self, texts: Iterable[str]) -> list[list[int]]:
+        """As batch_ids, each text's term ids as a list (no numpy: a few passages at a time)."""
+        words = self._words(texts)
+        if self._odd and any(not self._odd.keys().isdisjoint(ws) for ws in words):
+            return self._odd_ids(words)
+        return [list(map(self._word_id.__getitem__, ws)) for ws in words]
+
+    def _words(self, texts: Iterable[str]) -> list[list[str]]:
+        """Each text's words as unicode61 splits them (case-folded), every new word learnt."""
+        words = [_WORD.findall(index_text(t, fold_chinese).lower()) for t in texts]
+        self._learn(list(itertools.chain.from_iterable(words)))
+        return words
+
+    def _odd_ids(self, words: list[list[str]]) -> list[list[int]]:
         """The rare batch holding a word FTS5 splits in several terms or drops."""
-        per_text = [[i for w in ws for i in self._odd.get(w, (self._word_id.get(w, -1),))] for ws in words]
-        sizes = np.fromiter(map(len, per_text), np.int64, len(per_text))
-        return np.fromiter(itertools.chain.from_iterable(per_text), np.int64, int(sizes.sum())), sizes
+        return [[i for w in ws for i in self._odd.get(w, (self._word_id.get(w, -1),))] for ws in words]
 
     def query_terms(self, query: str) -> tuple[list[str], list[str]]:
         """A query's (terms, prefixes), as FTS5 reads `match_expression(query)`: terms repeat
@@ -71,6 +87,26 @@ class FtsTerms:
         Words and CJK bigrams are terms; a one-character CJK query `"c"*` is a prefix (every
         term starting with c). A CJK phrase fragment adds no term: its bigrams are terms already
         (the impact index ranks by terms, not adjacency)."""
+        words, prefixes = self._query_words(query)
+        to_stem = [w for w in dict.fromkeys(words) if not _unchanged(w)]
+        stemmed = dict(zip(to_stem, self._stem(to_stem) if to_stem else [], strict=True))
+        # Repeats stay: FTS5 scores each OR-ed fragment, so a word the query repeats (or two
+        # words with one stem, `running runs`) counts once per fragment; the scorer weighs
+        # each distinct term by how often it appears here.
+        return [t for w in words for t in stemmed.get(w, [w])], prefixes
+
+    def query_term_ids(self, query: str) -> list[int]:
+        """The query's distinct terms, in query order, as term ids: query_terms' terms, each
+        word stemmed once and then known (the vocabulary grows by the query's new words)."""
+        words, _ = self._query_words(query)
+        words = list(dict.fromkeys(words))
+        self._learn(words)
+        odd, word_id = self._odd, self._word_id
+        return list(dict.fromkeys(i for w in words for i in odd.get(w, (word_id.get(w, -1),)) if i >= 0))
+
+    @staticmethod
+    def _query_words(query: str) -> tuple[list[str], list[str]]:
+        """The words of the query's fragments, as FTS5 splits them, and its one-letter prefixes."""
         words: list[str] = []
         prefixes: list[str] = []
         for fragment in query_terms(query, fold_chinese, segment_chinese):
@@ -78,12 +114,7 @@ class FtsTerms:
                 prefixes.append(fragment[1:-2].replace('""', '"').lower())
             elif " " not in fragment:
                 words += _WORD.findall(fragment[1:-1].replace('""', '"').lower())
-        to_stem = [w for w in dict.fromkeys(words) if not _unchanged(w)]
-        stemmed = dict(zip(to_stem, self._stem(to_stem) if to_stem else [], strict=True))
-        # Repeats stay: FTS5 scores each OR-ed fragment, so a word the query repeats (or two
-        # words with one stem, `running runs`) counts once per fragment; the scorer weighs
-        # each distinct term by how often it appears here.
-        return [t for w in words for t in stemmed.get(w, [w])], prefixes
+        return words, prefixes
 
     def _learn(self, words: list[str]) -> None:
         known, odd = self._word_id, self._odd

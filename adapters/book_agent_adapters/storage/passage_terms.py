@@ -45,11 +45,13 @@ class FtsPassageTerms(PassageTerms):
         with self._lock:
             if self._terms_now is not None and len(self._terms_now.terms) > self._max_terms:
                 self._start_again()
+            ids = self._terms.query_term_ids(query)  # a one-letter CJK prefix stands nowhere: no term
+            if len(ids) < 2:  # no pair of terms to find together: nothing to read
+                return [self._terms.terms[i] for i in ids], [{} for _ in texts]
             readings = self._read(texts)
-            words, _prefixes = self._terms.query_terms(query)  # a one-letter CJK prefix stands nowhere
-            terms = list(dict.fromkeys(words))
-            ids = [(term, self._terms.ids.get(term)) for term in terms]
-            out = [{term: reading[i] for term, i in ids if i is not None and i in reading} for reading in readings]
+            terms = [self._terms.terms[i] for i in ids]
+            out = [{term: reading[i] for term, i in zip(terms, ids, strict=True) if i in reading}
+                   for reading in readings]
         return terms, out
 
     def _read(self, texts: Sequence[str]) -> list[Reading]:
@@ -57,13 +59,10 @@ class FtsPassageTerms(PassageTerms):
         found = {t: self._readings[t] for t in texts if t in self._readings}
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            flat, sizes = self._terms.batch_ids(missing)
-            start = 0
-            for text, size in zip(missing, sizes.tolist(), strict=True):
+            for text, ids in zip(missing, self._terms.text_ids(missing), strict=True):
                 reading: Reading = {}
-                for position, term in enumerate(flat[start:start + size].tolist()):
+                for position, term in enumerate(ids):
                     reading.setdefault(term, []).append(position)
-                start += size
                 found[text] = reading
                 if len(self._readings) >= self._max_readings:
                     del self._readings[next(iter(self._readings))]  # the oldest reading

@@ -152,13 +152,14 @@ def _token_pattern(text: str) -> re.Pattern[str]:
 def query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> list[str]:
     """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable
     (see `_query_terms`). A list of one's own: the caller may change it."""
-    return list(_query_terms(query, fold, segment))
+    return list(_query_terms(query, fold, segment, (MAX_QUERY_TERMS, MAX_TERM_REPEATS, IN_WORD_BIGRAM_REPEATS)))
 
 
 # The last query's fragments: a search parses its query twice, in its lexical channel and in
-# its passage reader (services/passage_reading.py), with the same fold and segmenter.
+# its passage reader (services/passage_reading.py), with the same fold and segmenter. `limits`
+# only keys the cache: the constants the parse reads (a study or a test may change them).
 @functools.lru_cache(maxsize=1)
-def _query_terms(query: str, fold: Fold | None = None, segment: Segment | None = None) -> tuple[str, ...]:
+def _query_terms(query: str, fold: Fold | None, segment: Segment | None, limits: tuple[int, ...]) -> tuple[str, ...]:
     """FTS5 query fragments, each safe to OR together. Empty when nothing is searchable.
 
     A content word the query repeats is repeated here up to MAX_TERM_REPEATS times: FTS5's

@@ -26,6 +26,7 @@ reads it (stems, CJK bigrams).
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
@@ -55,6 +56,27 @@ def pair_proximity(query_terms: Sequence[Term], positions: Mapping[Term, Sequenc
     return found / (len(terms) - 1)
 
 
+def pair_proximities(query_terms: Sequence[Term], passages: Sequence[Mapping[Term, Sequence[int]]],
+                     window: int = PROXIMITY_WINDOW) -> list[float]:
+    """`pair_proximity` of each passage, the query's pairs made once."""
+    terms = list(dict.fromkeys(query_terms))
+    if len(terms) < 2:
+        return [0.0] * len(passages)
+    pairs = list(zip(terms, terms[1:], strict=False))
+    out = []
+    for positions in passages:
+        found = 0
+        for first, second in pairs:
+            a = positions.get(first)
+            if a:
+                b = positions.get(second)
+                # the lists' spans more than a window apart: no need to look inside
+                if b and a[0] - window <= b[-1] and b[0] - window <= a[-1] and nearest_distance(a, b) <= window:
+                    found += 1
+        out.append(found / len(pairs))
+    return out
+
+
 def nearest_distance(a: Sequence[int], b: Sequence[int]) -> int:
     """The smallest |x - y| for x in a, y in b (both ascending, not empty)."""
     if len(a) > len(b):
@@ -73,10 +95,7 @@ def nearest_distance(a: Sequence[int], b: Sequence[int]) -> int:
 
 def with_siblings(documents: Sequence[Hashable | None]) -> list[bool]:
     """For each hit, whether another hit of the list belongs to its document (None: none)."""
-    counts: dict[Hashable, int] = {}
-    for document in documents:
-        if document is not None:
-            counts[document] = counts.get(document, 0) + 1
+    counts = Counter(documents)
     return [document is not None and counts[document] > 1 for document in documents]
 
 
@@ -87,5 +106,5 @@ def proximity_order(fused: Sequence[float], proximity: Sequence[float],
     if not fused:
         return []
     top = fused[0] or 1.0
-    score = [f / top + weight * p for f, p in zip(fused, proximity, strict=True)]
-    return sorted(range(len(score)), key=lambda i: (-score[i], i))
+    lowered = [-(f / top + weight * p) for f, p in zip(fused, proximity, strict=True)]
+    return sorted(range(len(lowered)), key=lowered.__getitem__)  # stable: ties keep the fused order

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -88,10 +88,11 @@ class PassageTerms(Protocol):
     script), for reading passages (domain/proximity.py): the query's terms, and where each
     stands in a passage. Pure reading: no index, no network; any text is safe."""
 
-    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[dict[str, list[int]]]]:
-        """(the query's distinct terms, in query order; for each text, the token positions of
-        those of its terms it holds, ascending). A query of fewer than two distinct terms has
-        nothing to find together: its terms, and no positions ({} for each text)."""
+    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[Mapping[str, list[int]]]]:
+        """(the query's distinct terms, in query order; for each text, its terms' token
+        positions, ascending: every term of the text, the query's among them). The mappings
+        are read-only (a reader may hand the same one to every caller). A query of fewer than
+        two distinct terms has nothing to find together: its terms, and {} for each text."""
         ...
     def close(self) -> None:
         """Let go of what it keeps (a cache of readings); it stays usable."""

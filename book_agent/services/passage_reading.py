@@ -15,7 +15,7 @@ from book_agent.domain.proximity import (
     PROXIMITY_TOP_N,
     PROXIMITY_WEIGHT,
     PROXIMITY_WINDOW,
-    pair_proximity,
+    pair_proximities,
     proximity_order,
     with_siblings,
 )
@@ -47,8 +47,11 @@ def read_passages(reader: PassageTerms | None, query: str, fused: list[FusedHit]
     terms, positions = reader.positions(query, texts)
     if len(terms) < 2:
         return fused, reading
-    near = iter([pair_proximity(terms, where) for where in positions])
-    proximity = [next(near) if read and r is not None else 0.0 for r, read in zip(found, siblings, strict=True)]
+    near = pair_proximities(terms, positions)
+    if not any(near):  # no passage holds two of the query's words together: the fused order
+        return fused, reading
+    read_near = iter(near)
+    proximity = [next(read_near) if read and r is not None else 0.0 for r, read in zip(found, siblings, strict=True)]
     order = proximity_order([hit.fused for hit in head], proximity)
     reading["applied"] = True
     return [head[i] for i in order] + fused[PROXIMITY_TOP_N:], reading

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from book_agent.domain.proximity import (
     PROXIMITY_WINDOW,
     nearest_distance,
+    pair_proximities,
     pair_proximity,
     proximity_order,
     with_siblings,
@@ -66,3 +67,12 @@ def test_proximity_lifts_a_close_runner_up_but_not_a_distant_one():
     assert proximity_order([1.0, 0.9], [0.0, 1.0], weight=0.4) == [1, 0]
     assert proximity_order([1.0, 0.5], [0.0, 1.0], weight=0.4) == [0, 1]
     assert proximity_order([], []) == []
+
+
+terms = st.sampled_from("abcdef")
+
+
+@given(st.lists(terms, max_size=8), st.lists(st.dictionaries(terms, positions, max_size=6), max_size=6),
+       st.integers(0, 20))
+def test_pair_proximities_are_each_passages_pair_proximity(query: list[str], passages, window: int):
+    assert pair_proximities(query, passages, window) == [pair_proximity(query, p, window) for p in passages]

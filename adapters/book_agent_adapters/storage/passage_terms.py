@@ -16,12 +16,12 @@ in-memory SQLite are not shared between threads otherwise).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from book_agent.ports import PassageTerms
 from book_agent_adapters.storage.fts_terms import FtsTerms
 
-Reading = dict[int, list[int]]  # a text's term ids -> their token positions, ascending
+Reading = dict[str, list[int]]  # a text's terms -> their token positions, ascending
 
 MAX_READINGS = 4096  # texts kept (~4-8 KB each): a small book's every passage
 MAX_TERMS = 400_000  # vocabulary kept before FtsTerms starts again (~40 MB)
@@ -41,32 +41,32 @@ class FtsPassageTerms(PassageTerms):
             self._terms_now = FtsTerms()
         return self._terms_now
 
-    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[dict[str, list[int]]]]:
+    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[Mapping[str, list[int]]]]:
         with self._lock:
             if self._terms_now is not None and len(self._terms_now.terms) > self._max_terms:
                 self._start_again()
-            ids = self._terms.query_term_ids(query)  # a one-letter CJK prefix stands nowhere: no term
-            if len(ids) < 2:  # no pair of terms to find together: nothing to read
-                return [self._terms.terms[i] for i in ids], [{} for _ in texts]
-            readings = self._read(texts)
-            terms = [self._terms.terms[i] for i in ids]
-            out = [{term: reading[i] for term, i in zip(terms, ids, strict=True) if i in reading}
-                   for reading in readings]
-        return terms, out
+            terms = self._terms.terms
+            query_terms = [terms[i] for i in self._terms.query_term_ids(query)]  # a one-letter CJK prefix: none
+            if len(query_terms) < 2:  # no pair of terms to find together: nothing to read
+                return query_terms, [{} for _ in texts]
+            readings: list[Mapping[str, list[int]]] = list(self._read(texts))
+            return query_terms, readings
 
     def _read(self, texts: Sequence[str]) -> list[Reading]:
         """Each text's reading, from the cache or read now (kept for the texts to come)."""
-        found = {t: self._readings[t] for t in texts if t in self._readings}
+        readings = self._readings
+        found = {t: readings[t] for t in texts if t in readings}
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
+            terms = self._terms.terms
             for text, ids in zip(missing, self._terms.text_ids(missing), strict=True):
                 reading: Reading = {}
                 for position, term in enumerate(ids):
-                    reading.setdefault(term, []).append(position)
+                    reading.setdefault(terms[term], []).append(position)
                 found[text] = reading
-                if len(self._readings) >= self._max_readings:
-                    del self._readings[next(iter(self._readings))]  # the oldest reading
-                self._readings[text] = reading
+                if len(readings) >= self._max_readings:
+                    del readings[next(iter(readings))]  # the oldest reading
+                readings[text] = reading
         return [found[t] for t in texts]
 
     def _start_again(self) -> None:

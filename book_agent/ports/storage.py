@@ -88,7 +88,7 @@ class PassageTerms(Protocol):
     script), for reading passages (domain/proximity.py): the query's terms, and where each
     stands in a passage. Pure reading: no index, no network; any text is safe."""
 
-    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[Mapping[str, list[int]]]]:
+    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[Mapping[str, Sequence[int]]]]:
         """(the query's distinct terms, in query order; for each text, its terms' token
         positions, ascending: every term of the text, the query's among them). The mappings
         are read-only (a reader may hand the same one to every caller). A query of fewer than

@@ -77,9 +77,10 @@ def test_the_reader_reads_as_fts5_reads(tmp_path: Path):
     for text, size, found in zip(texts, sizes.tolist(), positions, strict=True):
         tokens = [fts.terms[i] for i in flat[start:start + size].tolist()]
         start += size
-        assert dict(found) == {t: [p for p, x in enumerate(tokens) if x == t] for t in tokens}, text
-    assert positions[0]["dog"] == [1, 5] and positions[0]["run"] == [3, 6]
-    assert positions[1]["血压"] == [1]  # traditional folded to simplified, as the index holds it
+        assert {t: list(at) for t, at in found.items()} == {
+            t: [p for p, x in enumerate(tokens) if x == t] for t in tokens}, text
+    assert list(positions[0]["dog"]) == [1, 5] and list(positions[0]["run"]) == [3, 6]
+    assert list(positions[1]["血压"]) == [1]  # traditional folded to simplified, as the index holds it
     fts.close()
 
 

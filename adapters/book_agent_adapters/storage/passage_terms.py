@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from book_agent.ports import PassageTerms
 from book_agent_adapters.storage.fts_terms import FtsTerms
 
-Reading = dict[str, list[int]]  # a text's terms -> their token positions, ascending
+Reading = dict[str, tuple[int, ...]]  # a text's terms -> their token positions, ascending
 
-MAX_READINGS = 4096  # texts kept (~4-8 KB each): a small book's every passage
+MAX_READINGS = 2048  # texts kept (~6.5 KB each for 650 characters of English: ~13 MB)
 MAX_TERMS = 400_000  # vocabulary kept before FtsTerms starts again (~40 MB)
 
 
@@ -41,7 +41,7 @@ class FtsPassageTerms(PassageTerms):
             self._terms_now = FtsTerms()
         return self._terms_now
 
-    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[Mapping[str, list[int]]]]:
+    def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[Mapping[str, Sequence[int]]]]:
         with self._lock:
             if self._terms_now is not None and len(self._terms_now.terms) > self._max_terms:
                 self._start_again()
@@ -49,7 +49,7 @@ class FtsPassageTerms(PassageTerms):
             query_terms = [terms[i] for i in self._terms.query_term_ids(query)]  # a one-letter CJK prefix: none
             if len(query_terms) < 2:  # no pair of terms to find together: nothing to read
                 return query_terms, [{} for _ in texts]
-            readings: list[Mapping[str, list[int]]] = list(self._read(texts))
+            readings: list[Mapping[str, Sequence[int]]] = list(self._read(texts))
             return query_terms, readings
 
     def _read(self, texts: Sequence[str]) -> list[Reading]:
@@ -60,9 +60,10 @@ class FtsPassageTerms(PassageTerms):
         if missing:
             terms = self._terms.terms
             for text, ids in zip(missing, self._terms.text_ids(missing), strict=True):
-                reading: Reading = {}
+                places: dict[str, list[int]] = {}
                 for position, term in enumerate(ids):
-                    reading.setdefault(terms[term], []).append(position)
+                    places.setdefault(terms[term], []).append(position)
+                reading: Reading = {term: tuple(at) for term, at in places.items()}  # tuples: a third smaller
                 found[text] = reading
                 if len(readings) >= self._max_readings:
                     del readings[next(iter(readings))]  # the oldest reading

@@ -70,6 +70,7 @@ _CJK_RANGES = (
     "\uff66-\uff9f"  # half-width Katakana
     "\U00020000-\U0003134f"  # CJK Extensions B-H
 )
+_CJK_FIRST = "\u3040"  # the lowest character of _CJK_RANGES
 # Compiled on first use (~1.5 ms a CJK class): an ASCII query or text, most of them, needs none.
 CJK_RUN = LazyPattern(f"[{_CJK_RANGES}]+")
 # Han characters only (no kana, no hangul): the runs a Chinese word segmenter can cut
@@ -117,7 +118,15 @@ def index_text(text: str, fold: Fold | None = None) -> str:
     text = normalize(text)
     if fold is not None:
         text = fold(text)
+    if not may_hold_cjk(text):  # most English text: CJK_RUN (a large class, compiled on first use) finds nothing
+        return text
     return CJK_RUN.sub(lambda m: " " + " ".join(cjk_tokens(m.group())) + " ", text)
+
+
+def may_hold_cjk(text: str) -> bool:
+    """False when no character of the text is in a CJK range (all below U+3040, the first),
+    found without the CJK regexes: a search's first passage read compiles none for English."""
+    return not text.isascii() and max(text) >= _CJK_FIRST
 
 
 def script_letters(text: str) -> dict[str, int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from book_agent.domain.lexical_text import CJK_RUN
+from book_agent.domain.lexical_text import CJK_RUN, may_hold_cjk
 
 _converter: Any = None
 _lock = threading.Lock()
@@ -28,7 +28,7 @@ def _opencc() -> Any:
 
 
 def fold_chinese(text: str) -> str:
-    if text.isascii() or not CJK_RUN.search(text):
+    if not may_hold_cjk(text) or not CJK_RUN.search(text):
         return text
     folded: str = _opencc().convert(text)
     return folded

@@ -111,3 +111,18 @@ def test_a_real_books_sections_are_read(tmp_path: Path):
     reading = first["fusion"]["passage_reading"]
     assert reading["applied"] and reading["passages_read"] > 1, reading
     assert [h["evidence_id"] for h in first["hits"]] == [h["evidence_id"] for h in again["hits"]]
+
+
+def test_a_chinese_section_is_read_by_its_bigrams(tmp_path: Path):
+    """The same in Chinese: the query's characters in sequence are its bigrams standing together."""
+    filler = "議會在大廳裏談了很久的糧食和道路和雨水"
+    scattered = "".join(f"{word}。{filler}。" for word in ("高血", "血壓", "因素", "有關", "哪些") * 3)
+    together = f"高血壓與哪些因素有關，醫生說明了。{filler}。{filler}。{filler}。"
+    records = [RecordSpec("scattered", scattered, ["第一章"], 0), RecordSpec("together", together, ["第一章"], 0)]
+    records += [RecordSpec(f"other{i}", f"{filler}第{i}號", ["第三章"], 1) for i in range(6)]
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(make_book(tmp_path, "zh-book", records))
+        result = agent.search("zh-book", "高血压与哪些因素有关", top_k=5, query_vector=[float(x) for x in unit(scattered)])
+    assert [h["record_id"] for h in result["hits"]][:2] == ["together", "scattered"]
+    assert result["fusion"]["passage_reading"]["applied"]
+    assert result["hits"][0]["scores"]["fused"] < result["hits"][1]["scores"]["fused"]  # moved up by reading

@@ -56,7 +56,7 @@ class ChannelRanking:
     weight: float = 1.0
 
 
-@dataclass
+@dataclass(slots=True)
 class FusedHit:
     record_id: str
     fused: float
@@ -150,8 +150,8 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
         ranked = ranked[:end]
     if any(totals[a] == totals[b] for a, b in itertools.pairwise(ranked)):  # a tie: the rest of the key
         ranked.sort(key=lambda r: (-totals[r], best[r], _first_seen(positions, r)))
-    return [FusedHit(r, totals[r], {c.name: p[r] for c, p in zip(channels, positions, strict=True) if r in p})
-            for r in ranked[:limit]]
+    named = [(c.name, p) for c, p in zip(channels, positions, strict=True)]
+    return [FusedHit(r, totals[r], {name: p[r] for name, p in named if r in p}) for r in ranked[:limit]]
 
 
 _NOT_COUNTED = 1 << 62  # added to the rank of a hit no weighted channel returned: after any weighted rank

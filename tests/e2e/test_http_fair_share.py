@@ -271,7 +271,7 @@ def test_protocol_calls_pass_while_the_cap_is_full_and_calls_past_it_get_429(str
     for attempt in range(5):  # a slow render holds the one slot; retried if it ends too soon
         sock = connect(strict.port, timeout=120, source="127.0.0.20")
         try:
-            body = render(200 + 37 * attempt)
+            body = render(400 + 61 * attempt)  # ~4x the pixels of 200 dpi: outlasts the protocol calls on a busy machine
             sock.sendall(head(strict.port, len(body)) + body)
             deadline = time.monotonic() + 10
             while True:  # once the render holds the slot, another call is refused at once

@@ -61,7 +61,9 @@ sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
 def real_document_vectors() -> np.ndarray:
-    rows = [np.load(path)["vectors"] for path in sorted((ROOT / "eval" / "vectors").glob("*.npz"))]
+    from eval_sets import BENCH_VECTOR_SETS
+
+    rows = [np.load(ROOT / "eval" / "vectors" / f"{name}.npz")["vectors"] for name in sorted(BENCH_VECTOR_SETS)]
     base = np.concatenate(rows).astype(np.float32)
     return base / np.linalg.norm(base, axis=1, keepdims=True)
 

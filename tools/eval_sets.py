@@ -27,6 +27,14 @@ WORK_DIR = ROOT / ".eval"
 BUILDER_VERSION = "1"
 SET_NAMES = ("fairytaleqa", "covid-qa", "pubmedqa", "xquad-en", "cacm", "cfc", "medline", "lisa", "npl",
              "drcd", "xquad-zh", "cmdd-im")
+# The sets whose document vectors are committed (eval/vectors/): the rest (lisa, npl: 10 and 20 MB)
+# are encoded by the first `make eval` (~3 min each on 2 cores) and never committed (.gitignore).
+COMMITTED_VECTORS = ("fairytaleqa", "covid-qa", "pubmedqa", "xquad-en", "cacm", "cfc", "medline", "drcd",
+                     "xquad-zh", "cmdd-im")
+# The real document vectors the scale benches mix their synthetic libraries from (scale_study.py,
+# bench_library_vectors.py): a fixed list, so a bench's library is the same whatever caches
+# `make eval` has left in eval/vectors/ (the nine sets of the benches' earlier figures).
+BENCH_VECTOR_SETS = ("fairytaleqa", "covid-qa", "pubmedqa", "xquad-en", "cacm", "cfc", "drcd", "xquad-zh", "cmdd-im")
 # FairytaleQA's questions are each about one story. A book per split holds that split's
 # stories (23 tales, about 370 sections: an anthology), so its questions are asked of the
 # book they were written for, with the other tales as distractors. Other sets: one book.

@@ -465,12 +465,12 @@ def real_vectors(per_set: int) -> tuple[np.ndarray, list[tuple[str, str]], np.nd
     queries per set from the query-vector cache (vector, (set, qrels))."""
     import hashlib
 
-    from eval_sets import SET_NAMES, doc_texts, load_set
+    from eval_sets import BENCH_VECTOR_SETS, doc_texts, load_set
 
     key = lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest()  # noqa: E731 (eval_vectors._text_key)
     rng = np.random.default_rng(5)
     base, owners, qv, qinfo = [], [], [], []
-    for name in SET_NAMES:
+    for name in BENCH_VECTOR_SETS:
         es = load_set(name)
         with np.load(ROOT / "eval" / "vectors" / f"{name}.npz") as d:
             dkeys = d["keys"].tolist()

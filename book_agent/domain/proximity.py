@@ -43,22 +43,12 @@ def pair_proximity(query_terms: Sequence[Term], positions: Mapping[Term, Sequenc
     each other in the passage, in [0, 1]; 0 for a query of fewer than two distinct terms.
     `positions`: each query term's token positions in the passage, ascending (a term the
     passage lacks is absent or empty). A repeated query term counts once, at its first place."""
-    if len(positions) < 2:  # a pair needs two of the query's terms in the passage
-        return 0.0
-    terms = list(dict.fromkeys(query_terms))
-    if len(terms) < 2:
-        return 0.0
-    found = 0
-    for first, second in zip(terms, terms[1:], strict=False):
-        a, b = positions.get(first), positions.get(second)
-        if a and b and nearest_distance(a, b) <= window:
-            found += 1
-    return found / (len(terms) - 1)
+    return pair_proximities(query_terms, [positions], window)[0]
 
 
 def pair_proximities(query_terms: Sequence[Term], passages: Sequence[Mapping[Term, Sequence[int]]],
                      window: int = PROXIMITY_WINDOW) -> list[float]:
-    """`pair_proximity` of each passage, the query's pairs made once."""
+    """`pair_proximity` of each passage, the query's pairs made once."""  # the one implementation
     terms = list(dict.fromkeys(query_terms))
     if len(terms) < 2:
         return [0.0] * len(passages)

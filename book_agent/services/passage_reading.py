@@ -21,7 +21,7 @@ from book_agent.domain.proximity import (
 )
 from book_agent.domain.records import Record
 from book_agent.domain.search_results import PassageReading
-from book_agent.ports import PassageTerms
+from book_agent.ports import PassageTerms, RecordSource
 
 
 def not_read() -> PassageReading:
@@ -55,3 +55,11 @@ def read_passages(reader: PassageTerms | None, query: str, fused: list[FusedHit]
     order = proximity_order([hit.fused for hit in head], proximity)
     reading["applied"] = True
     return [head[i] for i in order] + fused[PROXIMITY_TOP_N:], reading
+
+
+def read_first_passages(reader: PassageTerms | None, query: str, fused: list[FusedHit],
+                        source: RecordSource) -> list[FusedHit]:
+    """`read_passages`'s ranking, the first hits' records fetched from `source` (none without a reader)."""
+    if reader is None:
+        return fused
+    return read_passages(reader, query, fused, source.fetch([hit.record_id for hit in fused[:PROXIMITY_TOP_N]]))[0]

@@ -46,7 +46,7 @@ from book_agent.domain.vector_trust import LanguageEvidence, query_vector_trust
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 from book_agent.ports.locators import LocatorLookup
 from book_agent.ports.storage import PassageTerms
-from book_agent.services.passage_reading import not_read, read_passages
+from book_agent.services.passage_reading import not_read, read_first_passages, read_passages
 from book_agent.services.search_checks import check_arguments, degraded_warnings
 
 FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
@@ -158,8 +158,7 @@ class HybridSearch:
         vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
         fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
                            lexical_info, vector_info)
-        fused, _ = read_passages(self.channels.passage_terms, query, fused,
-                                 self.channels.records.fetch([f.record_id for f in fused[:PROXIMITY_TOP_N]]))
+        fused = read_first_passages(self.channels.passage_terms, query, fused, self.channels.records)
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
         ragflow = fuse_minmax([ScoredChannel("lexical", _scored(lexical_ids, lexical_scores), RAGFLOW_KEYWORD_SHARE),
@@ -238,7 +237,8 @@ class HybridSearch:
 
     # --- hits -----------------------------------------------------------------------
 
-    def _hits(self, fused: list[FusedHit], records: dict[str, Record], lexical: dict[str, float], vector: dict[str, float]) -> list[SearchHit]:
+    def _hits(self, fused: list[FusedHit], records: dict[str, Record], lexical: dict[str, float],
+              vector: dict[str, float]) -> list[SearchHit]:
         ids = [f.record_id for f in fused]
         located = self.channels.locators.fetch([i for i in ids if i in records]) if self.channels.locators else {}
         hits: list[SearchHit] = []

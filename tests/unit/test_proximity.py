@@ -76,3 +76,9 @@ terms = st.sampled_from("abcdef")
        st.integers(0, 20))
 def test_pair_proximities_are_each_passages_pair_proximity(query: list[str], passages, window: int):
     assert pair_proximities(query, passages, window) == [pair_proximity(query, p, window) for p in passages]
+    distinct = list(dict.fromkeys(query))
+    pairs = list(zip(distinct, distinct[1:], strict=False))
+    for passage, got in zip(passages, pair_proximities(query, passages, window), strict=True):  # by brute force
+        near = [bool(passage.get(a) and passage.get(b)
+                     and min(abs(x - y) for x in passage[a] for y in passage[b]) <= window) for a, b in pairs]
+        assert got == (sum(near) / len(pairs) if pairs else 0.0)

@@ -80,6 +80,26 @@ def test_fusing_channels_listed_best_first_is_the_plain_loop(channels: list[Scor
         [item[:3] for item in want[:limit]]
 
 
+# The usual channel: records listed once, best first, no two scores within the tie tolerance
+# (fuse_scores' comprehension path); a few draws land a tie or a 0 at the end on purpose
+untied = st.builds(
+    ScoredChannel, name=st.sampled_from(["lexical", "vector", "quote", "title"]),
+    hits=st.tuples(st.lists(ids, unique=True, max_size=12),
+                   st.lists(st.one_of(st.floats(0, 50), st.sampled_from(close)), min_size=12, max_size=12)).map(
+        lambda drawn: list(zip(drawn[0], sorted(drawn[1], reverse=True), strict=False))),
+    weight=st.sampled_from([0.0, 0.3, 0.7, 1.0]), floor=st.sampled_from([0.0, 0.5, 60.0]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(untied, best_first), max_size=4, unique_by=lambda c: c.name), st.integers(0, 14))
+def test_fusing_untied_channels_is_the_plain_loop(channels: list[ScoredChannel], limit: int) -> None:
+    """Untied channels take fuse_scores' comprehension path; ties and repeats keep the loop."""
+    want = [(h.record_id, repr(h.fused), h.ranks, list(h.ranks)) for h in reference_fuse_scores(channels)]
+    assert [(h.record_id, repr(h.fused), h.ranks, list(h.ranks)) for h in fuse_scores(channels)] == want
+    assert [(h.record_id, repr(h.fused), h.ranks) for h in fuse_scores(channels, limit=limit)] == \
+        [item[:3] for item in want[:limit]]
+
+
 def test_fused_channels_need_names_of_their_own() -> None:
     with pytest.raises(ValueError, match="name of its own"):
         fuse_scores([ScoredChannel("lexical", [("a", 1.0)]), ScoredChannel("lexical", [("b", 1.0)])])

@@ -16,6 +16,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import MANIFEST_NAME, PackageInfo
 from book_agent.ports import PackageStore, Progress
 from book_agent_adapters.package import fingerprint
+from book_agent_adapters.package.change_watch import PACKAGE_WATCH
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".gz")
 
@@ -89,7 +90,8 @@ class FilesystemPackageStore(PackageStore):
         return fingerprint.fingerprint(root)
 
     def changes(self, root: Path, recorded: dict[str, Any]) -> list[str]:
-        return fingerprint.changes(root, recorded)
+        # the full lstat check, or the kernel's word that nothing happened since (change_watch.py)
+        return PACKAGE_WATCH.changes(root, recorded, lambda: fingerprint.changes(root, recorded))
 
     def manifest_sha256(self, root: Path) -> str:
         return fingerprint.manifest_sha256(root)

@@ -71,7 +71,9 @@ class LocalBookParts(BookParts):
     def lexical_index(self, sidecar_path: Path) -> LexicalIndex:
         from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex
 
-        return FtsLexicalIndex(sidecar_path)
+        # the book's words and their terms, known when its impact file loads, are the passage
+        # reader's too: a search then reads new passages without stemming their words (issue 29)
+        return FtsLexicalIndex(sidecar_path, on_words=lambda words: self.passage_terms().learn(words))
 
     def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore:
         from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter

@@ -77,8 +77,9 @@ server.run(transport="stdio", show_banner=False)
 
 class Server:
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
+        # the server's log: $BENCH_MCP_STDERR (a file, appended) when set, else nowhere
+        with open(os.environ.get("BENCH_MCP_STDERR", os.devnull), "ab") as log:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env)
         self.ident = 10
 
     def send(self, payload: bytes) -> None:
@@ -134,7 +135,7 @@ def setup(folder: Path) -> tuple[Any, list[str], dict[str, list[str]], dict[str,
     with BookAgent(corpus.data_dir) as agent:
         database = agent.books.open(corpus.ref).package.database_path
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    ours = [sys.executable, "-m", "book_agent", "--data-dir", str(corpus.data_dir), "mcp", corpus.ref]
+    ours = [sys.executable, "-P", "-m", "book_agent", "--data-dir", str(corpus.data_dir), "mcp", corpus.ref]
     argvs = {"book-agent": ours, "FastMCP+bm25s": [sys.executable, str(script), str(database),
                                                    str(folder / "mcp-peer-vectors.npy")]}
     return corpus, list(argvs), argvs, env

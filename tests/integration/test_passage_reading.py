@@ -126,3 +126,49 @@ def test_a_chinese_section_is_read_by_its_bigrams(tmp_path: Path):
     assert [h["record_id"] for h in result["hits"]][:2] == ["together", "scattered"]
     assert result["fusion"]["passage_reading"]["applied"]
     assert result["hits"][0]["scores"]["fused"] < result["hits"][1]["scores"]["fused"]  # moved up by reading
+
+
+def test_a_warmed_books_words_are_read_without_stemming_and_read_alike(tmp_path: Path, monkeypatch):
+    """Issue 29: the reader learns a book's words and their terms from its impact file when the
+    file loads (a warm-up), so a search's first readings stem nothing, and read as before."""
+    from tests.support import REPO_ROOT
+
+    texts = ["They were running, hastening; the enemies ran!", "Know the enemy and know yourself."]
+    fresh = FtsPassageTerms()
+    reference = fresh.positions("running enemy knowing", texts)
+    fresh.close()
+    stemmed: list[list[str]] = []
+    real_stem = FtsTerms._stem
+
+    def counted(self: FtsTerms, words: list[str]) -> list[list[str]]:
+        stemmed.append(list(words))
+        return real_stem(self, words)
+
+    with BookAgent(tmp_path / "data") as agent:
+        book_id = agent.init(REPO_ROOT / "examples" / "art-of-war-package")["book_id"]
+        for _ in range(2):  # the impact file is built by the first warm process, loaded by the next use
+            agent.warm_up(book_id, encoder=False, segmenter=False)
+            agent.close()
+        agent.warm_up(book_id, encoder=False, segmenter=False)
+        reader = agent.books.open(book_id).passage_terms
+        assert reader is not None
+        monkeypatch.setattr(FtsTerms, "_stem", counted)
+        result = agent.search(book_id, "know the enemy and know yourself", top_k=5,
+                              query_vector=[float(x) for x in unit("know the enemy", 384)])
+        assert result["fusion"]["passage_reading"]["passages_read"] > 1
+        assert stemmed == []  # every word of the book's passages was known
+        assert reader.positions("running enemy knowing", texts) == reference  # learnt terms read alike
+
+
+def test_learnt_terms_never_change_a_reading():
+    texts = ["The dogs were running; a dog runs.", "Ünïcode naïve café", "高血壓的危險因素"]
+    plain = FtsPassageTerms()
+    reference = plain.positions("running dog café", texts)
+    taught = FtsPassageTerms()
+    taught.learn({"dogs": "dog", "running": "run", "naïve": "naiv", "café": "cafe", "runs": "run"})
+    assert taught.positions("running dog café", texts) == reference
+    bounded = FtsPassageTerms(max_terms=3)
+    bounded.learn({"dogs": "dog", "running": "run", "runs": "run", "were": "were"})  # past the bound: not learnt
+    assert bounded.positions("running dog café", texts) == reference
+    for reader in (plain, taught, bounded):
+        reader.close()

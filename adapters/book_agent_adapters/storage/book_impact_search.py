@@ -12,7 +12,7 @@ import json
 import math
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -181,9 +181,11 @@ class WarmImpact:
     """One sidecar's impact file for its FtsLexicalIndex: `top` answers a query exactly as FTS5
     would, or None (then FTS5 answers)."""
 
-    def __init__(self, sidecar: Path, headings_weight: float) -> None:
+    def __init__(self, sidecar: Path, headings_weight: float,
+                 on_words: Callable[[Mapping[str, str]], None] | None = None) -> None:
         self.sidecar = sidecar
         self.headings_weight = headings_weight
+        self._on_words = on_words  # told the book's words when the file loads
         self.phrases = PhraseTerms()
         self.state = "unread"  # unread | loaded | building | none
         self._impact: BookImpact | None = None
@@ -230,6 +232,8 @@ class WarmImpact:
             self._impact = None
         if self._impact is not None:
             self.phrases.seed(self._impact.words)
+            if self._on_words is not None:
+                self._on_words(self._impact.words)
             self.state = "loaded"
             return
         from book_agent_adapters.storage.made_in_background import (

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -223,14 +223,16 @@ class FtsLexicalIndex(LexicalIndex):
     same order); when there is none, the first process to search warm builds it in the
     background, FTS5 answering meanwhile."""
 
-    def __init__(self, sidecar_path: Path) -> None:
+    def __init__(self, sidecar_path: Path, on_words: Callable[[Mapping[str, str]], None] | None = None) -> None:
+        """`on_words`: told the book's words and their FTS5 terms when its impact file loads
+        (the passage reader learns them then, instead of stemming them at a search)."""
         self.path = Path(sidecar_path)
         self._con: sqlite3.Connection | None = None
         self._identity: list[int] | None = None  # the sidecar's, as opened
         # imported here, not with this module (which every command imports): it imports numpy
         from book_agent_adapters.storage.book_impact_search import WarmImpact
 
-        self._impact = WarmImpact(self.path, HEADINGS_WEIGHT)
+        self._impact = WarmImpact(self.path, HEADINGS_WEIGHT, on_words)
 
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:

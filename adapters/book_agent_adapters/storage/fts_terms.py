@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
@@ -115,6 +115,14 @@ class FtsTerms:
             elif " " not in fragment:
                 words += _WORD.findall(fragment[1:-1].replace('""', '"').lower())
         return words, prefixes
+
+    def learn(self, terms_of: Mapping[str, str]) -> None:
+        """Words whose one FTS5 term is known already (a book's impact file: SQLite's own
+        stemming, made when it was built); a word known already keeps its id."""
+        known, odd, term_id = self._word_id, self._odd, self._term_id
+        for word, term in terms_of.items():
+            if word not in known and word not in odd:
+                known[word] = term_id(term)
 
     def _learn(self, words: list[str]) -> None:
         known, odd = self._word_id, self._odd

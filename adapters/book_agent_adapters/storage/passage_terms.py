@@ -52,6 +52,13 @@ class FtsPassageTerms(PassageTerms):
             readings: list[Mapping[str, Sequence[int]]] = list(self._read(texts))
             return query_terms, readings
 
+    def learn(self, words: Mapping[str, str]) -> None:
+        """Words and their FTS5 terms, as a book's impact file knows them: later readings need
+        not stem them. Past the vocabulary's bound, nothing is learnt (reading stems as ever)."""
+        with self._lock:
+            if len(self._terms.terms) + len(words) <= self._max_terms:
+                self._terms.learn(words)
+
     def _read(self, texts: Sequence[str]) -> list[Reading]:
         """Each text's reading, from the cache or read now (kept for the texts to come)."""
         readings = self._readings

@@ -36,10 +36,10 @@ def package(tmp_path: Path, pdf_package_template: Path) -> tuple[Path, dict[str,
 
 
 def armed(root: Path, recorded: dict[str, list[int]], watch: PackageWatch) -> CountedCheck:
-    """A watch whose package was checked twice (the second check arms it)."""
+    """A watch whose package was checked (its watches armed first), then trusted once."""
     check = CountedCheck(root, recorded)
     assert watch.changes(root, recorded, check) == [] and watch.changes(root, recorded, check) == []
-    assert check.calls == 2
+    assert check.calls == 1
     return check
 
 
@@ -49,7 +49,7 @@ def test_an_armed_clean_package_is_not_checked_again(package: tuple[Path, dict[s
     check = armed(root, recorded, watch)
     for _ in range(50):
         assert watch.changes(root, recorded, check) == []
-    assert check.calls == 2  # the kernel said nothing: no lstat
+    assert check.calls == 1  # the kernel said nothing: no lstat
     other = dict(recorded, **{"book.md": [0, 0, 0]})  # another registration of the same folder
     assert watch.changes(root, other, CountedCheck(root, other)) == ["book.md"]
     watch.close()
@@ -112,7 +112,7 @@ def test_each_change_is_seen_by_the_next_check(package: tuple[Path, dict[str, li
     expected = fingerprint.changes(root, recorded)
     assert expected  # the lstat check sees it
     assert watch.changes(root, recorded, check) == expected
-    assert check.calls == 3
+    assert check.calls == 2
     watch.close()
 
 
@@ -135,8 +135,8 @@ def test_an_unrelated_file_in_the_folder_costs_one_check_and_changes_nothing(
     watch = PackageWatch()
     check = armed(root, recorded, watch)
     (root / "notes.txt").write_text("a reader's note", encoding="utf-8")
-    assert watch.changes(root, recorded, check) == [] and check.calls == 3  # checked in full, still clean
-    assert watch.changes(root, recorded, check) == [] and check.calls == 3  # and trusted again
+    assert watch.changes(root, recorded, check) == [] and check.calls == 2  # checked in full, still clean
+    assert watch.changes(root, recorded, check) == [] and check.calls == 2  # and trusted again
     watch.close()
 
 
@@ -198,3 +198,29 @@ def test_a_change_lost_to_a_full_queue_is_still_seen(package: tuple[Path, dict[s
     _append(root, tmp_path)  # its event finds the queue full
     assert watch.changes(root, recorded, check) == ["book.md"]
     watch.close()
+
+
+PROBE = """
+import json, sys
+from pathlib import Path
+from book_agent_adapters.package import fingerprint
+from book_agent_adapters.package.store import FilesystemPackageStore
+root = Path(sys.argv[1]); recorded = fingerprint.fingerprint(root); store = FilesystemPackageStore()
+seen = []
+for _ in range(3):
+    seen.append([store.changes(root, recorded), "book_agent_adapters.package.change_watch" in sys.modules,
+                 "inotify_simple" in sys.modules])
+print(json.dumps(seen))
+"""
+
+
+def test_a_packages_first_check_in_a_process_is_plain_and_later_ones_are_watched(
+        package: tuple[Path, dict[str, list[int]]]) -> None:
+    """A one-shot search checks its package once: it never loads the watch (nor libc's inotify)."""
+    import json
+    import subprocess
+
+    root, _ = package
+    done = subprocess.run([sys.executable, "-c", PROBE, str(root)], capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert json.loads(done.stdout) == [[[], False, False], [[], True, True], [[], True, True]]

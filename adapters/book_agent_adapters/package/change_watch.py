@@ -49,7 +49,7 @@ FILE_EVENTS = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVE_SELF | IN_DELETE_
 HOLDER_EVENTS = IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MOVE_SELF | IN_DELETE_SELF
 ABOVE_EVENTS = IN_MOVE_SELF | IN_DELETE_SELF  # a folder above the root: replaced only by moving or removing it
 
-_OCTAL = re.compile(r"\\([0-7]{3})")  # mountinfo's escapes of space, tab, newline and backslash
+_OCTAL = r"\\([0-7]{3})"  # mountinfo's escapes of space, tab, newline and backslash (re caches it compiled)
 
 
 class PackageWatch:
@@ -64,7 +64,6 @@ class PackageWatch:
         self._owners: dict[int, set[str]] = {}  # watch descriptor -> the package roots it watches for
         self._events: dict[str, int] = {}  # root -> events seen for it so far
         self._clean: dict[str, Mapping[str, Any]] = {}  # root -> the fingerprint its last full check found
-        self._checked: set[str] = set()  # roots checked in full at least once in this process
 
     def changes(self, root: Path, recorded: Mapping[str, Any], check: Callable[[], list[str]]) -> list[str]:
         """`check()`'s answer for this package: [] at once when a full check found it as
@@ -76,10 +75,7 @@ class PackageWatch:
                 return []
             self._clean.pop(key, None)
             before = self._events.get(key, 0)
-            # A package's first check in a process is only a check: a one-shot search makes no
-            # other, and arming costs more than it (loading libc's inotify calls, ~13 watches)
-            armed = key in self._checked and self._arm(key, recorded)
-            self._checked.add(key)
+            armed = self._arm(key, recorded)
         changed = check()
         if armed and not changed:
             with self._lock:
@@ -179,7 +175,7 @@ def _is_local(root: str, mounts: Callable[[], str]) -> bool:
     for line in table.splitlines():
         fields = line.split(" ")
         try:
-            point = _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])  # \040 for a space
+            point = re.sub(_OCTAL, lambda m: chr(int(m.group(1), 8)), fields[4])  # \040 for a space
             kind_at = fields.index("-", 6) + 1
         except (IndexError, ValueError):
             continue

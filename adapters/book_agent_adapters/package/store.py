@@ -16,9 +16,9 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.package import MANIFEST_NAME, PackageInfo
 from book_agent.ports import PackageStore, Progress
 from book_agent_adapters.package import fingerprint
-from book_agent_adapters.package.change_watch import PACKAGE_WATCH
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".gz")
+_CHECKED: set[str] = set()  # package roots checked once in this process: later checks may be watched
 
 
 class FilesystemPackageStore(PackageStore):
@@ -90,7 +90,13 @@ class FilesystemPackageStore(PackageStore):
         return fingerprint.fingerprint(root)
 
     def changes(self, root: Path, recorded: dict[str, Any]) -> list[str]:
-        # the full lstat check, or the kernel's word that nothing happened since (change_watch.py)
+        key = str(root)
+        if key not in _CHECKED:  # a one-shot search checks once: no watch (libc's inotify, ~13 watches)
+            _CHECKED.add(key)
+            return fingerprint.changes(root, recorded)
+        # the full lstat check, or the kernel's word that nothing happened since the last one
+        from book_agent_adapters.package.change_watch import PACKAGE_WATCH
+
         return PACKAGE_WATCH.changes(root, recorded, lambda: fingerprint.changes(root, recorded))
 
     def manifest_sha256(self, root: Path) -> str:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from book_agent_adapters.storage.book_impact_files import impact_path
 from book_agent_adapters.storage.safe_files import open_regular
@@ -61,12 +61,16 @@ class BookImpact:
             shares = np.concatenate([self.shares[first:end] for first, end in found])
         totals = np.bincount(docs, shares, minlength=len(self.record_ids))
         rows = totals.nonzero()[0]
+        scores = totals[rows]
         if len(rows) > top_k:  # every row as good as the k-th: a tie at the cut goes by rowid too
-            kth = totals[rows]
+            kth = scores.copy()
             kth.partition(len(rows) - top_k)
-            rows = rows[totals[rows] >= kth[len(rows) - top_k]]
-        rows = rows[np.lexsort((rows, -totals[rows]))][:top_k]
-        return list(map(str, map(self.record_ids.__getitem__, rows.tolist()))), totals[rows].tolist()
+            kept = scores >= kth[len(rows) - top_k]
+            rows, scores = rows[kept], scores[kept]
+        order = np.lexsort((rows, -scores))[:top_k]
+        # a row with a score holds a record (only records' rows have postings): never None
+        ids = cast(list[str], self.record_ids)
+        return list(map(ids.__getitem__, rows[order].tolist())), scores[order].tolist()
 
 
 def impact_shares(starts: np.ndarray, weights: np.ndarray, records: int) -> np.ndarray:

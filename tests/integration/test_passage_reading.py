@@ -172,3 +172,15 @@ def test_learnt_terms_never_change_a_reading():
     assert bounded.positions("running dog café", texts) == reference
     for reader in (plain, taught, bounded):
         reader.close()
+
+
+def test_a_vast_books_words_are_not_learnt(monkeypatch):
+    from book_agent_adapters.storage import passage_terms
+
+    monkeypatch.setattr(passage_terms, "MAX_LEARNT", 2)
+    reader = FtsPassageTerms()
+    reader.learn({"dogs": "dog", "running": "run", "runs": "run"})
+    assert reader._terms.terms == []  # nothing learnt: the vocabulary is untouched
+    reader.learn({"dogs": "dog"})
+    assert reader._terms.terms == ["dog"]
+    reader.close()

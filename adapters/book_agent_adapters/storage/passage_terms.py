@@ -25,6 +25,7 @@ Reading = dict[str, tuple[int, ...]]  # a text's terms -> their token positions,
 
 MAX_READINGS = 2048  # texts kept (~6.5 KB each for 650 characters of English: ~13 MB)
 MAX_TERMS = 400_000  # vocabulary kept before FtsTerms starts again (~40 MB)
+MAX_LEARNT = 60_000  # a book's words learnt at once (a long textbook has 20-40k): ~10 ms, ~6 MB
 
 
 class FtsPassageTerms(PassageTerms):
@@ -54,7 +55,10 @@ class FtsPassageTerms(PassageTerms):
 
     def learn(self, words: Mapping[str, str]) -> None:
         """Words and their FTS5 terms, as a book's impact file knows them: later readings need
-        not stem them. Past the vocabulary's bound, nothing is learnt (reading stems as ever)."""
+        not stem them. A book of more than MAX_LEARNT words (a synthetic or a vast one), or one
+        past the vocabulary's bound, teaches nothing: reading then stems as ever."""
+        if len(words) > MAX_LEARNT:
+            return
         with self._lock:
             if len(self._terms.terms) + len(words) <= self._max_terms:
                 self._terms.learn(words)

@@ -12,6 +12,7 @@ from book_agent.domain.proximity import (
     pair_proximity,
     proximity_order,
     with_siblings,
+    within,
 )
 
 positions = st.lists(st.integers(0, 400), min_size=1, max_size=30, unique=True).map(sorted)
@@ -21,6 +22,11 @@ positions = st.lists(st.integers(0, 400), min_size=1, max_size=30, unique=True).
 def test_nearest_distance_is_the_brute_force_minimum(a: list[int], b: list[int]):
     assert nearest_distance(a, b) == min(abs(x - y) for x in a for y in b)
     assert nearest_distance(b, a) == nearest_distance(a, b)
+
+
+@given(positions, positions, st.integers(0, 40))
+def test_within_is_the_nearest_distance_against_the_window(a: list[int], b: list[int], window: int):
+    assert within(a, b, window) == within(b, a, window) == (min(abs(x - y) for x in a for y in b) <= window)
 
 
 def test_pairs_count_adjacent_query_terms_standing_within_the_window_in_either_order():

@@ -46,6 +46,7 @@ from book_agent.domain.vector_trust import LanguageEvidence, query_vector_trust
 from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Reranker, VectorStore
 from book_agent.ports.locators import LocatorLookup
 from book_agent.ports.storage import PassageTerms
+from book_agent.services.channel_results import not_ran, scored_pairs, unique_pairs
 from book_agent.services.passage_reading import not_read, read_first_passages, read_passages
 from book_agent.services.search_checks import check_arguments, degraded_warnings
 
@@ -76,15 +77,6 @@ class SearchChannels:
     passage_terms: PassageTerms | None = None
 
 
-def _scored(ids: list[str], scores: dict[str, float] | None) -> list[tuple[str, float]]:
-    return list(zip(ids, map((scores or {}).__getitem__, ids), strict=True))
-
-
-def _not_ran(error: BookAgentError, status: str = "unavailable") -> ChannelInfo:
-    return {"ran": False, "status": status, "reason": error.message, "code": error.code,
-            "remediation": error.remediation}
-
-
 class HybridSearch:
     def __init__(self, book_id: str, channels: SearchChannels) -> None:
         self.book_id = book_id
@@ -104,12 +96,12 @@ class HybridSearch:
             return self._wordless(query, top_k, hints, started)
         rerank_wanted = self._rerank_wanted()
         depth = max(CANDIDATES_MIN, top_k * 5)
-        lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
+        lexical, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
         warnings = degraded_warnings(strict, lexical_info, vector_info)
         shown = max(top_k * 3, 20) if rerank_wanted else top_k
         read = PROXIMITY_TOP_N if self.channels.passage_terms is not None else 0  # the first hits' texts
-        candidates = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
+        candidates = self._fuse(query, unique_pairs(lexical, lexical_scores), scored_pairs(vector_ids, vector_scores),
                                 lexical_info, vector_info, limit=max(shown, read))
         records = self.channels.records.fetch([c.record_id for c in candidates])
         candidates, reading = read_passages(self.channels.passage_terms, query, candidates, records)
@@ -154,15 +146,16 @@ class HybridSearch:
         """Record ids per channel, the two baselines (plain RRF k=60; RAGFlow's rule, 0.7
         keyword + 0.3 vector over min-max scores, both ungated) and our fusion, best first, with
         the channels' scores (for the eval harness and the fusion study)."""
-        lexical_ids, lexical_scores, lexical_info = self._lexical(query, depth)
+        lexical, lexical_scores, lexical_info = self._lexical(query, depth)
+        lexical_ids = [record_id for record_id, _ in lexical]
         vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
-        fused = self._fuse(query, _scored(lexical_ids, lexical_scores), _scored(vector_ids, vector_scores),
+        fused = self._fuse(query, scored_pairs(lexical_ids, lexical_scores), scored_pairs(vector_ids, vector_scores),
                            lexical_info, vector_info)
         fused = read_first_passages(self.channels.passage_terms, query, fused, self.channels.records)
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
-        ragflow = fuse_minmax([ScoredChannel("lexical", _scored(lexical_ids, lexical_scores), RAGFLOW_KEYWORD_SHARE),
-                               ScoredChannel("vector", _scored(vector_ids, vector_scores), 1 - RAGFLOW_KEYWORD_SHARE)])
+        ragflow = fuse_minmax([ScoredChannel("lexical", scored_pairs(lexical_ids, lexical_scores), RAGFLOW_KEYWORD_SHARE),
+                               ScoredChannel("vector", scored_pairs(vector_ids, vector_scores), 1 - RAGFLOW_KEYWORD_SHARE)])
         return {"lexical": lexical_ids, "vector": vector_ids, "plain-rrf": [h.record_id for h in plain],
                 "ragflow-rule": [h.record_id for h in ragflow],
                 "hybrid": [h.record_id for h in fused],
@@ -184,18 +177,19 @@ class HybridSearch:
 
     # --- channels -------------------------------------------------------------------
 
-    def _lexical(self, query: str, depth: int) -> tuple[list[str], dict[str, float], ChannelInfo]:
+    def _lexical(self, query: str, depth: int) -> tuple[list[tuple[str, float]], dict[str, float], ChannelInfo]:
+        """(its (record id, score) pairs best first, their scores by id, the channel's info)"""
         ch = self.channels
         if ch.lexical is None:
             problem = ch.lexical_problem or BookAgentError(
                 "lexical.index_missing", "the lexical index is missing",
                 remediation="run `book-agent prepare BOOK`")
-            return [], {}, _not_ran(problem)
+            return [], {}, not_ran(problem)
         try:
             found = ch.lexical.search(query, depth)
         except BookAgentError as exc:
-            return [], {}, _not_ran(exc, "failed")
-        return ([h.record_id for h in found], dict(found),  # a hit is a (record id, score) pair
+            return [], {}, not_ran(exc, "failed")
+        return (cast(list[tuple[str, float]], found), dict(found),  # a LexicalHit is a (record id, score) pair
                 {"ran": True, "status": "ok", "candidates": len(found), "ranking": "bm25"})
 
     def _vector(
@@ -209,7 +203,7 @@ class HybridSearch:
             problem = ch.vector_problem or BookAgentError(
                 "search.no_vectors", "this package has no vectors", remediation=None)
             status = "not-applicable" if problem.code == "search.no_vectors" else "unavailable"
-            return [], None, _not_ran(problem, status), representation
+            return [], None, not_ran(problem, status), representation
         try:
             if query_vector is not None:
                 result = ch.query_runtime.accept_query_vector(query_vector)
@@ -218,7 +212,7 @@ class HybridSearch:
         except BookAgentError as exc:
             if query_vector is not None:
                 raise  # a bad caller-supplied vector is the caller's error, not a degraded channel
-            return [], None, _not_ran(exc), representation
+            return [], None, not_ran(exc), representation
         representation = result.to_dict(include_vector=False)
         if result.vector is None:
             error = representation.get("error")
@@ -230,7 +224,7 @@ class HybridSearch:
         try:
             found = ch.vector_store.search_ids(result.vector, depth)
         except BookAgentError as exc:
-            return [], None, _not_ran(exc, "failed"), representation
+            return [], None, not_ran(exc, "failed"), representation
         found_info: ChannelInfo = {"ran": True, "status": result.status, "route": result.route,
                                    "candidates": len(found)}
         return [record_id for record_id, _ in found], dict(found), found_info, representation

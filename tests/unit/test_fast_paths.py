@@ -150,3 +150,13 @@ def test_an_ascii_text_is_cut_into_the_terms_the_cjk_aware_pattern_finds(text: s
     assert lexical_text._token_pattern(text).findall(text) == full.findall(text)
     assert lexical_text.script_letters(text)["cjk"] == sum(len(r) for r in lexical_text.CJK_RUN.findall(text))
     assert [lexical_text.is_cjk(w) for w in text.split()] == [bool(lexical_text.CJK_RUN.fullmatch(w)) for w in text.split()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(ids, st.floats(-5, 50, allow_nan=False)), max_size=12))
+def test_a_channels_own_pairs_are_the_pairs_made_of_its_ids_and_scores(pairs: list[tuple[str, float]]) -> None:
+    """The lexical channel's hits go to the fusion as they are unless an id repeats (then as ever)."""
+    from book_agent.services.channel_results import scored_pairs, unique_pairs
+
+    scores = dict(pairs)
+    assert unique_pairs(pairs, scores) == scored_pairs([record_id for record_id, _ in pairs], scores)

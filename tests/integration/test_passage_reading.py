@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from book_agent import BookAgent
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.passage_terms import FtsPassageTerms
@@ -184,3 +187,28 @@ def test_a_vast_books_words_are_not_learnt(monkeypatch):
     reader.learn({"dogs": "dog"})
     assert reader._terms.terms == ["dog"]
     reader.close()
+
+
+def _stem_row_by_row(terms: FtsTerms, words: list[str]) -> list[list[str]]:
+    """The reference: a row per word (FtsTerms._stem before issue 29 put plain words in one row)."""
+    con = terms._fts
+    con.execute("DELETE FROM w")
+    con.executemany("INSERT INTO w(rowid, word) VALUES (?, ?)", enumerate(words))
+    out: list[list[tuple[int, str]]] = [[] for _ in words]
+    for term, doc, offset in con.execute("SELECT term, doc, offset FROM wv"):
+        out[doc].append((offset, term))
+    return [[t for _, t in sorted(found)] for found in out]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("abcdefgxyz0129_'-.éüßİ") + ["ﬁ", "高", "血", "²", "\u0301", "ᦰ"]),
+                        min_size=1, max_size=12), max_size=40))
+def test_stemming_plain_words_in_one_row_is_stemming_each_alone(words: list[str]):
+    """ᦰ (New Tai Lue): a letter to Python that FTS5's unicode61 splits a word on; such a word
+    must keep a row of its own."""
+    terms = FtsTerms()
+    try:
+        words = list(dict.fromkeys(w.lower() for w in words))
+        assert terms._stem(words) == _stem_row_by_row(terms, words)
+    finally:
+        terms.close()

@@ -149,13 +149,25 @@ class FtsTerms:
         return found
 
     def _stem(self, words: list[str]) -> list[list[str]]:
-        """FTS5's terms of each word (usually one; none for a word unicode61 drops)."""
+        """FTS5's terms of each word (usually one; none for a word unicode61 drops).
+
+        An ASCII word of letters and digits is exactly one token, so all of those go in one row
+        (the n-th token is the n-th such word): a row per word cost ~3 ms for the ~900 new
+        words of a one-shot search's passages, most of a cold search's reading (issue 29). Any
+        other word, which FTS5 may split or drop, has a row of its own, as before."""
+        plain = [i for i, word in enumerate(words) if word.isascii() and word.isalnum()]
+        others = [i for i, word in enumerate(words) if not (word.isascii() and word.isalnum())]
         con = self._fts
         con.execute("DELETE FROM w")
-        con.executemany("INSERT INTO w(rowid, word) VALUES (?, ?)", enumerate(words))
+        rows = [(0, " ".join(words[i] for i in plain))] if plain else []
+        con.executemany("INSERT INTO w(rowid, word) VALUES (?, ?)",
+                        rows + [(row, words[i]) for row, i in enumerate(others, start=1)])
         out: list[list[tuple[int, str]]] = [[] for _ in words]
         for term, doc, offset in con.execute("SELECT term, doc, offset FROM wv"):
-            out[doc].append((offset, term))
+            if doc == 0:
+                out[plain[offset]].append((0, term))
+            else:
+                out[others[doc - 1]].append((offset, term))
         return [[found[0][1]] if len(found) == 1 else [t for _, t in sorted(found)] for found in out]
 
     def close(self) -> None:

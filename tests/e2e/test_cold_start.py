@@ -69,7 +69,9 @@ def test_light_commands_import_nothing_heavy(tmp_path: Path, lexical_only_data: 
 # stdlib modules a one-shot search has no use for (issue 29: ~30 ms of its start at load 3):
 # builds, writes, registration, a config file and --debug import them when they need them
 NEEDLESS_FOR_A_SEARCH = ("tomllib", "tempfile", "shutil", "secrets", "hashlib", "random", "logging", "traceback",
-                         "bz2", "lzma")
+                         "bz2", "lzma",
+                         # ~3 ms: only an endpoint to judge, or a path SQLite's URI must quote, needs them
+                         "urllib.parse", "ipaddress")
 
 
 @pytest.fixture(scope="module")

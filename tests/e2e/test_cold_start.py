@@ -108,6 +108,7 @@ NOT_FOR_ONE_BOOK = (
     "book_agent.domain.library", "book_agent.domain.eval_results", "book_agent.ports.hosts",
     "book_agent_adapters.encoders.local.st_config", "book_agent_adapters.encoders.local.verify", "jieba",
     "book_agent.ports.library",  # the root's library proxies are the roles by shape, not by subclassing
+    "book_agent.domain.locator_summary",  # a build's summary: a search reads locators only
 )
 
 

@@ -16,12 +16,16 @@ import time
 from collections.abc import Iterable, Sequence
 from contextlib import closing, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import LocatorState, LocatorSummary
+from book_agent.domain.locators import LocatorState
 from book_agent.domain.source_results import Locator
 from book_agent.ports.locators import LocatorLookup, LocatorStore
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
+
+if TYPE_CHECKING:
+    from book_agent.domain.locator_summary import LocatorSummary
 
 FILE_NAME = "locators.sqlite"
 _SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -109,6 +113,8 @@ class SqliteLocatorStore(LocatorStore):
     def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
         target = self.path(runtime_dir)
         import secrets  # a build only (secrets imports hashlib and hmac)
+
+        from book_agent.domain.locator_summary import LocatorSummary
 
         staged = target.with_name(f".locators-{secrets.token_hex(6)}.sqlite")
         summary = LocatorSummary()

@@ -2,6 +2,7 @@
 (cli/entry.py `main`, issue 29: ~17 ms CPU of a cold search), and only when nothing waits
 for that teardown: its output is whole, its exit status 0, an atexit callback or another
 thread's work still runs, an error exits as before, and `run` (in-process) never ends a process.
+From `main` on, a one-shot search runs no cycle collection; any other command collects.
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ class Canary:
     def __del__(self):
         sys.stderr.write("teardown\\n")
 canary = Canary()
-{setup}
 sys.argv = ["book-agent", *sys.argv[1:]]
 from book_agent.cli.entry import {entry}
+{setup}
 {entry}()
 print("after", file=sys.stderr)
 """
 LATE_THREAD = """
-import threading, time
-def late():
-    time.sleep(0.3)
+import threading
+def late():  # alive until the interpreter's exit begins (it marks the main thread done first)
+    threading.main_thread().join()
     sys.stderr.write("thread done\\n")
 threading.Thread(target=late).start()
 """
@@ -89,3 +90,25 @@ def test_errors_and_other_commands_exit_as_before(book: tuple[Path, Path], args:
     assert done.returncode == status
     assert ("error" in json.loads(done.stdout)) == bool(status)
     assert "teardown" in done.stderr
+
+
+COLLECTIONS = """
+import gc
+def during_the_command(phase, info):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "_dispatch":
+        frame = frame.f_back
+    if phase == "start" and frame is not None:
+        sys.stderr.write("collection\\n")
+gc.set_threshold(50)  # a pass every 50 allocations while collection is on: none can hide
+gc.callbacks.append(during_the_command)
+"""
+
+
+def test_no_cycle_collection_in_a_one_shot_search_but_in_other_commands(book: tuple[Path, Path]) -> None:
+    search = child(book, setup=COLLECTIONS)
+    assert search.returncode == 0, search.stderr
+    assert "collection" not in search.stderr
+    listing = child(book, "--json", "list", setup=COLLECTIONS)
+    assert listing.returncode == 0, listing.stderr
+    assert "collection" in listing.stderr

@@ -16,11 +16,12 @@ from typing import Any
 
 from book_agent.domain.config_checks import ConfigError, check_keys, optional_str
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
+from book_agent.lazy import LazyPattern
 
-_UNSAFE_CHARS = re.compile(r"[\s\\\x00-\x1f\x7f]")
+_UNSAFE_CHARS = LazyPattern(r"[\s\\\x00-\x1f\x7f]")  # both compiled when an endpoint is first judged
 # A delimiter written percent-encoded (or a percent sign itself, for a double encoding): a server
 # that decodes the path before routing would read a query, a fragment, params or userinfo there.
-_ENCODED_DELIMITER = re.compile(r"%(3f|23|3b|40|3d|26|25)", re.IGNORECASE)
+_ENCODED_DELIMITER = LazyPattern(r"%(3f|23|3b|40|3d|26|25)", re.IGNORECASE)
 # ipaddress and urllib.parse are imported where an endpoint is judged: a search whose config
 # names no endpoint (every offline book) never judges one, and the two cost ~3 ms of a cold start
 

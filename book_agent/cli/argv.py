@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 @dataclass
 class GlobalOptions:
+    """The options before the command (`--data-dir`, `--library-backend`, `--json`, `--debug`)."""
+
     data_dir: str | None = None
     library_backend: str | None = None  # settings.use_library_backend applies it
     json: bool = False

@@ -16,6 +16,8 @@ MAX_REF_CHARS = 10_000
 
 @dataclass(frozen=True)
 class BookRef:
+    """A parsed book reference: one id, several, or `@all` (the library)."""
+
     text: str
     ids: tuple[str, ...]  # the ids named, duplicates dropped, in order (empty for @all)
     everything: bool = False

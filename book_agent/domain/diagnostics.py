@@ -11,6 +11,8 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """One finding: a stable code, a message, its severity and details."""
+
     code: str
     message: str
     severity: Severity = "error"

@@ -8,22 +8,22 @@ variable named by `auth_env` at request time; it is never stored, logged or echo
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from book_agent.domain.config_checks import ConfigError, check_keys, optional_str
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
+from book_agent.lazy import LazyPattern
 
-_UNSAFE_CHARS = re.compile(r"[\s\\\x00-\x1f\x7f]")
+_UNSAFE_CHARS = LazyPattern(r"[\s\\\x00-\x1f\x7f]")  # both compiled when an endpoint is first judged
 # A delimiter written percent-encoded (or a percent sign itself, for a double encoding): a server
 # that decodes the path before routing would read a query, a fragment, params or userinfo there.
-_ENCODED_DELIMITER = re.compile(r"%(3f|23|3b|40|3d|26|25)", re.IGNORECASE)
-_IPV6_LOOPBACK = ipaddress.IPv6Address("::1")
+_ENCODED_DELIMITER = LazyPattern(r"%(3f|23|3b|40|3d|26|25)", re.IGNORECASE)
+# ipaddress and urllib.parse are imported where an endpoint is judged: a search whose config
+# names no endpoint (every offline book) never judges one, and the two cost ~3 ms of a cold start
 
 
 def is_loopback_host(host: str) -> bool:
@@ -38,13 +38,15 @@ def is_loopback_host(host: str) -> bool:
     name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if name.lower() == "localhost":
         return True
+    import ipaddress
+
     try:
         address = ipaddress.ip_address(name)
     except ValueError:
         return False
     if isinstance(address, ipaddress.IPv4Address):
         return address.is_loopback
-    return address == _IPV6_LOOPBACK and not address.scope_id
+    return address == ipaddress.IPv6Address("::1") and not address.scope_id
 
 
 def endpoint_problem(url: Any) -> tuple[str, str, str] | None:
@@ -61,6 +63,8 @@ def endpoint_problem(url: Any) -> tuple[str, str, str] | None:
            "pass the exact URL, e.g. https://api.siliconflow.cn/v1/embeddings")
     if not isinstance(url, str) or not url.isprintable() or _UNSAFE_CHARS.search(url):
         return bad  # isprintable: also no lone surrogate (undecodable bytes)
+    from urllib.parse import urlsplit
+
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
@@ -83,6 +87,8 @@ def endpoint_problem(url: Any) -> tuple[str, str, str] | None:
 def carried_part(url: str) -> str | None:
     """The part of `url` (an http(s) URL) beyond scheme, host, port and path, named (never
     quoted: it may be the secret), else None."""
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     if "@" in parts.netloc:
         return "userinfo (user:password@)"

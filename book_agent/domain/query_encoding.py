@@ -14,6 +14,8 @@ OK, UNAVAILABLE, USER_SUPPLIED = "ok", "unavailable", "user-supplied-unverified"
 
 @dataclass
 class QueryEncoding:
+    """A query's vector (or why there is none), the route that made it, and what was noticed."""
+
     status: str  # ok | unavailable | user-supplied-unverified
     vector: Vector | None
     route: str | None

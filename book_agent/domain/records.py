@@ -74,6 +74,8 @@ class LexicalHit(NamedTuple):
 
 @dataclass(frozen=True)
 class VectorHit:
+    """A record found by the vector channel, with its similarity."""
+
     record: Record
     score: float
 

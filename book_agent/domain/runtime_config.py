@@ -31,6 +31,8 @@ CONFIG_VERSION = 1
 
 @dataclass
 class QuerySettings:
+    """The book's query encoding settings: a remote endpoint, a local model folder."""
+
     endpoint: str | None = None
     model_dir: str | None = None
 
@@ -43,6 +45,8 @@ class QuerySettings:
 
 @dataclass
 class RerankerSettings:
+    """The book's reranker: a provider (or plug-in factory), its model, endpoint and options."""
+
     provider: str = "none"
     model: str | None = None
     endpoint: str | None = None
@@ -65,6 +69,8 @@ class RerankerSettings:
 
 @dataclass
 class RuntimeConfig:
+    """A book's runtime config (config.json in its runtime dir): network policy, query, reranker."""
+
     version: int = CONFIG_VERSION
     network: NetworkPolicy = field(default_factory=NetworkPolicy)
     query: QuerySettings = field(default_factory=QuerySettings)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from book_agent.domain.locators import LocatorState, LocatorSummary
+from book_agent.domain.locators import LocatorState
 from book_agent.domain.source_results import Locator
+
+if TYPE_CHECKING:  # only a build makes one: a search never defines it
+    from book_agent.domain.locator_summary import LocatorSummary
 
 
 @runtime_checkable

@@ -24,6 +24,8 @@ HostFactory = Callable[[str, str | None, str | None, str | None], "HostInstaller
 
 @dataclass(frozen=True)
 class Ports:
+    """Every port the use cases speak to, built by the composition root (bootstrap.build_ports)."""
+
     data_dir: Path
     registry: Registry
     packages: PackageStore

@@ -108,9 +108,10 @@ def open_locators(store: LocatorStore | None, refresher: LocatorRefresh | None, 
     a search never waits for it (issue 29: live verification was ~36 of 50 ms per hit list)."""
     if store is None:
         return BookLocators(None, sources)
+    lookup = store.open(runtime_dir, expected)  # None unless fresh: its state is read only then
+    if lookup is not None:
+        return BookLocators(lookup, sources)
     state = store.state(runtime_dir, expected)
-    if state.get("fresh"):
-        return BookLocators(store.open(runtime_dir, expected), sources)
     job = refresher.start(book_id, runtime_dir) if refresher is not None and older_verifier(
         state.get("stamp"), expected) else None
     return BookLocators(None, sources, (job, lambda: store.open(runtime_dir, expected)) if job else None)

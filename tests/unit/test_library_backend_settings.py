@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from book_agent.bootstrap import build_ports
 from book_agent.cli.argv import split_global_options
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import APPROXIMATE_MIN_VECTORS, LibraryBackendSetting
+from book_agent.ports.library import LibraryIndex, LibraryVectorIndexes
 from book_agent.settings import ENV_LIBRARY_BACKEND, library_backend_setting
 from book_agent_adapters.library.local import create_local
 
@@ -74,3 +76,12 @@ def test_the_local_backend_takes_its_threshold_and_refuses_other_options(tmp_pat
         with pytest.raises(BookAgentError) as caught:
             create_local(tmp_path, LibraryBackendSetting("local", "config", options))
         assert caught.value.code == "config.invalid"
+
+
+def test_the_roots_library_proxies_are_the_roles_by_shape(tmp_path: Path) -> None:
+    """They do not subclass the ports (a one-book search must not load ports/library.py), yet
+    are what a backend's check and the contract suites ask for; the backend loads on first use."""
+    ports = build_ports(tmp_path)
+    assert isinstance(ports.library, LibraryIndex)
+    assert isinstance(ports.library_vectors, LibraryVectorIndexes)
+    assert ports.library_vectors.min_vectors == APPROXIMATE_MIN_VECTORS

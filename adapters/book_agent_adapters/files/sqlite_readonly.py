@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from urllib.parse import quote
+
+# SQLite's URI path ends at `?` or `#` and decodes `%HH`; every other byte is taken as it is
+# (sqlite.org/uri.html), so a path without these three needs no quoting
+_URI_SPECIAL = frozenset("%?#")
 
 
 def readonly_uri(path: Path, immutable: bool = True) -> str:
-    return "file:" + quote(str(Path(path).resolve())) + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+    name = str(Path(path).resolve())
+    if not _URI_SPECIAL.isdisjoint(name):  # only then: urllib.parse (with ipaddress) is ~3 ms of a cold search
+        from urllib.parse import quote
+
+        name = quote(name)
+    return "file:" + name + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
 
 
 def connect_readonly(path: Path, check_same_thread: bool = True, immutable: bool = True) -> sqlite3.Connection:

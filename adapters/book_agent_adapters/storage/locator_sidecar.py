@@ -16,21 +16,36 @@ import time
 from collections.abc import Iterable, Sequence
 from contextlib import closing, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import LocatorState, LocatorSummary
+from book_agent.domain.locators import LocatorState
 from book_agent.domain.source_results import Locator
 from book_agent.ports.locators import LocatorLookup, LocatorStore
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
+
+if TYPE_CHECKING:
+    from book_agent.domain.locator_summary import LocatorSummary
 
 FILE_NAME = "locators.sqlite"
 _SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
            "CREATE TABLE locators (record_id TEXT PRIMARY KEY, locator TEXT NOT NULL) WITHOUT ROWID;")
 
 
-def _read_meta(path: Path) -> dict[str, str]:
-    with closing(connect_readonly(path, immutable=False)) as con:
-        return dict(con.execute("SELECT key, value FROM meta").fetchall())
+def _connect(path: Path) -> sqlite3.Connection:
+    return connect_readonly(path, check_same_thread=False, immutable=False)
+
+
+def _state(path: Path, con: sqlite3.Connection, expected: dict[str, str]) -> LocatorState:
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        stamp, summary = json.loads(meta["stamp"]), json.loads(meta["summary"])
+    except (sqlite3.Error, KeyError, ValueError):
+        return {"present": True, "fresh": False, "reason": "corrupt", "path": str(path)}
+    fresh = stamp == expected
+    return {"present": True, "fresh": fresh, "reason": "fresh" if fresh else "stale (built from another package "
+            "or verifier version)", "path": str(path), "summary": summary,
+            "stamp": stamp}
 
 
 CACHED_LOCATORS = 4096  # parsed locators kept per open lookup (a search's hits ask for the same ones again)
@@ -41,8 +56,9 @@ class SqliteLocatorLookup(LocatorLookup):
     first): the file this lookup reads never changes under it (a rebuild replaces it, and a new
     lookup opens the new one), and callers copy a locator before changing it."""
 
-    def __init__(self, path: Path, cached: int = CACHED_LOCATORS) -> None:
-        self._con = connect_readonly(path, check_same_thread=False, immutable=False)
+    def __init__(self, path: Path, cached: int = CACHED_LOCATORS, con: sqlite3.Connection | None = None) -> None:
+        """`con`: the sidecar's connection when the caller has opened it (it is this lookup's to close)."""
+        self._con = con if con is not None else _connect(path)
         self._cached: dict[str, Locator] = {}
         self._limit = cached
         self._lock = threading.Lock()  # the MCP server's lanes share one lookup (and its connection)
@@ -88,18 +104,17 @@ class SqliteLocatorStore(LocatorStore):
         if not path.is_file():
             return {"present": False, "fresh": False, "reason": "missing", "path": str(path)}
         try:
-            meta = _read_meta(path)
-            stamp, summary = json.loads(meta["stamp"]), json.loads(meta["summary"])
-        except (sqlite3.Error, KeyError, ValueError):
+            con = _connect(path)
+        except sqlite3.Error:
             return {"present": True, "fresh": False, "reason": "corrupt", "path": str(path)}
-        fresh = stamp == expected
-        return {"present": True, "fresh": fresh, "reason": "fresh" if fresh else "stale (built from another package "
-                "or verifier version)", "path": str(path), "summary": summary,
-                "stamp": stamp}
+        with closing(con):
+            return _state(path, con, expected)
 
     def build(self, runtime_dir: Path, expected: dict[str, str], locators: Iterable[Locator]) -> LocatorSummary:
         target = self.path(runtime_dir)
         import secrets  # a build only (secrets imports hashlib and hmac)
+
+        from book_agent.domain.locator_summary import LocatorSummary
 
         staged = target.with_name(f".locators-{secrets.token_hex(6)}.sqlite")
         summary = LocatorSummary()
@@ -128,9 +143,16 @@ class SqliteLocatorStore(LocatorStore):
         return summary
 
     def open(self, runtime_dir: Path, expected: dict[str, str]) -> LocatorLookup | None:
-        if not self.state(runtime_dir, expected).get("fresh"):
+        """The lookup reads through the connection its freshness was read by: one open, and the
+        very file found fresh (a rebuild replaces the file, never this inode)."""
+        path = self.path(runtime_dir)
+        if not path.is_file():
             return None
         try:
-            return SqliteLocatorLookup(self.path(runtime_dir))
+            con = _connect(path)
         except sqlite3.Error:
             return None
+        if not _state(path, con, expected).get("fresh"):
+            con.close()
+            return None
+        return SqliteLocatorLookup(path, con=con)

@@ -23,6 +23,8 @@ class CarrierPin:
 
 @dataclass(frozen=True)
 class KnownModel:
+    """A supported model: its shape, the published files' hashes and the packages that carry it."""
+
     repo_id: str
     dimensions: int
     model_type: str = "bert"

@@ -52,6 +52,8 @@ RAGFLOW_KEYWORD_SHARE = 0.7
 
 @dataclass(frozen=True)
 class ChannelRanking:
+    """One channel's record ids, best first, for plain reciprocal rank fusion."""
+
     name: str
     record_ids: list[str]  # best first, no duplicates
     weight: float = 1.0
@@ -59,6 +61,8 @@ class ChannelRanking:
 
 @dataclass(slots=True)
 class FusedHit:
+    """A record in the fused ranking: its fused score and its 1-based rank in each channel that returned it."""
+
     record_id: str
     fused: float
     ranks: dict[str, int] = field(default_factory=dict)  # channel -> 1-based rank
@@ -81,6 +85,8 @@ def fuse(rankings: list[ChannelRanking], k: int = PLAIN_RRF_K) -> list[FusedHit]
 
 @dataclass(frozen=True)
 class ScoredChannel:
+    """One channel's (record id, score) pairs, best first, with its share of the fusion."""
+
     name: str
     hits: list[tuple[str, float]]  # (record_id, score), best first; higher is better
     weight: float = 1.0

@@ -61,6 +61,8 @@ VectorSearch = Callable[[str, int, Sequence[float] | None],
 
 @dataclass
 class SearchChannels:
+    """What a hybrid search asks: its channels, the records, and why a channel cannot run."""
+
     lexical: LexicalIndex | None
     vector_store: VectorStore | None
     query_runtime: QueryVectorizer | None

@@ -400,9 +400,6 @@ def test_the_mcp_server_is_built_without_jsonschema() -> None:
 
 # A dataclass without a docstring of its own gets one made from inspect.signature when it is
 # defined (~50 us each, 16 on a one-shot search's path): those a search defines carry their own.
-# Not yet: modules other changes of issue 29 are reworking (their dataclasses follow with them).
-DOCSTRINGS_PENDING = ("book_agent.domain.fusion", "book_agent.services.search", "book_agent_adapters.storage.vector_sidecar",
-                      "book_agent_adapters.storage.vector_matrix", "book_agent_adapters.storage.book_impact_search")
 
 
 def test_the_dataclasses_a_search_defines_have_their_own_docstrings(tmp_path: Path,
@@ -413,8 +410,7 @@ def test_the_dataclasses_a_search_defines_have_their_own_docstrings(tmp_path: Pa
     data, vector = vector_data
     hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
                                  "--query-vector", str(vector))
-    ours = sorted(m for m in hybrid if m.split(".")[0] in ("book_agent", "book_agent_adapters")
-                  and m not in DOCSTRINGS_PENDING)
+    ours = sorted(m for m in hybrid if m.split(".")[0] in ("book_agent", "book_agent_adapters"))
     made_up = [f"{name}.{cls.__name__}" for name in ours for cls in vars(importlib.import_module(name)).values()
                if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == name
                and (cls.__doc__ or "").startswith(cls.__name__ + "(")]

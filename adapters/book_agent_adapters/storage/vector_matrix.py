@@ -32,6 +32,8 @@ ROWS_SQL = (
 
 @dataclass
 class VectorMatrix:
+    """A book's vectors as searched: each row's record id and the float32 rows."""
+
     ids: list[str]
     matrix: F32  # (rows, dims), C-contiguous; possibly a read-only memory map
     skipped: int = 0  # rows left out (bad length or non-finite)

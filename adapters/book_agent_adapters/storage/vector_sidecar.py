@@ -39,6 +39,8 @@ F32 = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class Stamp:
+    """What a vector sidecar was made from: it is used only while these still hold."""
+
     database: str
     size: int
     mtime_ns: int

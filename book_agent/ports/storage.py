@@ -94,6 +94,10 @@ class PassageTerms(Protocol):
         are read-only (a reader may hand the same one to every caller). A query of fewer than
         two distinct terms has nothing to find together: its terms, and {} for each text."""
         ...
+    def read_ahead(self, texts: Sequence[str]) -> None:
+        """Read these texts now (a warm-up): a later `positions` finds them read. A reader may
+        keep fewer; its answers are the same either way."""
+        ...
     def learn(self, words: Mapping[str, str]) -> None:
         """Words with their one term each, known already (a book's lexical index): a reader
         may keep them so as not to work them out at a search. Readings are the same either way."""

@@ -212,3 +212,33 @@ def test_stemming_plain_words_in_one_row_is_stemming_each_alone(words: list[str]
         assert terms._stem(words) == _stem_row_by_row(terms, words)
     finally:
         terms.close()
+
+
+def test_a_warm_up_reads_a_small_books_passages_ahead(tmp_path: Path, monkeypatch):
+    """Issue 29: a warmed small book's first searches read no passage afresh; a book above the
+    bound is read as its searches come."""
+    from book_agent.services import open_book
+
+    read: list[int] = []
+    real_text_ids = FtsTerms.text_ids
+
+    def counted(self: FtsTerms, texts):
+        texts = list(texts)
+        read.append(len(texts))
+        return real_text_ids(self, texts)
+
+    vector = [float(x) for x in unit(SCATTERED)]
+    for bound, expected_ahead in ((100, 8), (5, 0)):  # the book has 8 records
+        monkeypatch.setattr(open_book, "READ_AHEAD_RECORDS", bound)
+        data = tmp_path / f"data-{bound}"
+        with BookAgent(data) as agent:
+            agent.init(book(tmp_path / f"books-{bound}", "b", "Chapter 1"))
+            monkeypatch.setattr(FtsTerms, "text_ids", counted)
+            read.clear()
+            agent.warm_up("b", encoder=False, segmenter=False)
+            assert sum(read) >= expected_ahead
+            read.clear()
+            result = agent.search("b", QUERY, top_k=5, query_vector=vector)
+            assert result["fusion"]["passage_reading"]["passages_read"] > 1
+            assert (sum(read) == 0) == (expected_ahead > 0)  # read ahead: nothing left to read
+            monkeypatch.setattr(FtsTerms, "text_ids", real_text_ids)

@@ -53,6 +53,10 @@ class FtsPassageTerms(PassageTerms):
             readings: list[Mapping[str, Sequence[int]]] = list(self._read(texts))
             return query_terms, readings
 
+    def read_ahead(self, texts: Sequence[str]) -> None:
+        with self._lock:
+            self._read(list(texts)[: self._max_readings // 2])  # room left for the texts of other books
+
     def learn(self, words: Mapping[str, str]) -> None:
         """Words and their FTS5 terms, as a book's impact file knows them: later readings need
         not stem them. A book of more than MAX_LEARNT words (a synthetic or a vast one), or one

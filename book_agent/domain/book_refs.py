@@ -6,7 +6,7 @@ library search. `@all` means every book registered at the time of the call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from book_agent.domain.errors import BookAgentError
 
@@ -14,8 +14,7 @@ ALL_BOOKS = "@all"
 MAX_REF_CHARS = 10_000
 
 
-@dataclass(frozen=True)
-class BookRef:
+class BookRef(NamedTuple):
     """A parsed book reference: one id, several, or `@all` (the library)."""
 
     text: str

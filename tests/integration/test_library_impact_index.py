@@ -282,3 +282,18 @@ def test_what_a_query_read_through_the_postings_maps_leaves_the_resident_set(cor
         assert {q: lexical.search(q, 10) for q in QUERIES} == first
     finally:
         lexical.close()
+
+
+@pytest.mark.parametrize("top_k", [1, 3, 5, 10, 20, 50])
+def test_a_top_k_is_the_first_k_of_the_whole_ranking_ties_at_the_cut_included(corpus, top_k):
+    # Records of one length holding a word once score alike, by the dozen: the ones a top k
+    # keeps at its cut are the first by row, as ties inside it are ordered (the book's impact
+    # file and FTS5 keep the first rowids too), never whichever a partition happened to leave.
+    _, index, _, recs = corpus
+    lexical = index.open()
+    try:
+        for query in [*QUERIES, "river", "the", "water battle", "tax"]:
+            whole = lexical.search(query, len(recs))
+            assert lexical.search(query, top_k) == whole[:top_k], query
+    finally:
+        lexical.close()

@@ -240,8 +240,10 @@ class ImpactScorer:
         # equal zeros (60 ms at 1M rows), and `flatnonzero(totals > 0)` lists them faster than
         # `flatnonzero(totals)` does.
         hits = np.flatnonzero(totals > 0)
-        if len(hits) > top_k:
-            hits = hits[np.argpartition(-totals[hits], top_k - 1)[:top_k]]
+        if len(hits) > top_k:  # a tie at the cut goes by row too, as ties inside the top k (not argpartition's pick)
+            scores = totals[hits]
+            cut = -np.partition(-scores, top_k - 1)[top_k - 1]
+            hits = np.concatenate([hits[scores > cut], hits[scores == cut][:top_k - int((scores > cut).sum())]])
         hits = hits[np.lexsort((hits, -totals[hits]))]
         return [(int(row), float(totals[row])) for row in hits]
 

@@ -29,7 +29,7 @@ the eval sets (eval/vectors) plus noise, as tools/scale_study.py made them (cach
   channel alone, and cold `book-agent search @all ... --json --query-vector FILE`.
 
 The approximate index is built here at every size (its threshold lowered to the size) to be
-measured; the product uses it from APPROXIMATE_MIN_VECTORS (150,000) vectors per model group,
+measured; the product uses it from APPROXIMATE_MIN_VECTORS (100,000) vectors per model group,
 and the cold CLI runs with the product's threshold (its JSON says which search it used).
 Query vectors: the eval sets' real test queries from the query cache (`--query-cache`, default
 .eval/cache, made by `make eval`), else noisier mixes of the document vectors.

@@ -38,12 +38,12 @@ from book_agent_adapters.storage.faiss_index_files import (
     file_state,
     segment_files,
 )
-from book_agent_adapters.storage.faiss_training import read_index, unreadable
+from book_agent_adapters.storage.faiss_training import PROBES, read_index, unreadable
 from book_agent_adapters.storage.row_reader import RowReader
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 from book_agent_adapters.storage.vector_matrix import VectorMatrix, row_scores, still_whole
 
-NPROBE = 64  # lists searched per query
+NPROBE = PROBES  # lists searched per query, unless the pointer says (faiss_training.probes_for)
 RESCORE_MIN = 50  # candidates rescored exactly, at least ...
 OVERFETCH = 2  # ... and twice the depth asked for
 QUERY_THREADS = 1  # per query

@@ -126,7 +126,9 @@ class FaissGroupIndex(LibraryVectorIndex):
             book = int(owners[start])
             scores[start:end] = row_scores(self._rows_of(book, rows[start:end] - self.offsets[book]), query)
         best = np.lexsort((rows - self.offsets[owners], self.ranks[owners], -scores))[:depth]
-        return [(f"{self.book_ids[owners[i]]}#{self.ids[int(rows[i])]}", float(scores[i])) for i in best]
+        ids = self.ids.many(rows[best])
+        return [(f"{self.book_ids[owner]}#{rid}", score)
+                for owner, rid, score in zip(owners[best].tolist(), ids, scores[best].tolist(), strict=True)]
 
     def _rows_of(self, book: int, local: npt.NDArray[np.int64]) -> F32:
         """Some of the book's rows: read from its mapped file (RowReader: the map's pages never

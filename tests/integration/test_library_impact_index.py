@@ -297,3 +297,23 @@ def test_a_top_k_is_the_first_k_of_the_whole_ranking_ties_at_the_cut_included(co
             assert lexical.search(query, top_k) == whole[:top_k], query
     finally:
         lexical.close()
+
+
+def test_query_words_stemmed_once_are_the_terms_fts5_gives_them_afresh(monkeypatch):
+    # A query's words are stemmed by FTS5 once per process, then remembered (a bounded memory,
+    # forgotten at once when full): the terms are those a fresh stemmer gives, whatever it remembered.
+    from book_agent_adapters.storage import fts_terms
+
+    monkeypatch.setattr(fts_terms, "QUERY_STEMS_KEPT", 5)
+    warm = fts_terms.FtsTerms()
+    asked = [*QUERIES, *QUERIES[::-1], "running runs ran", "Running RUNS", "café naïve cafe naive"]
+    try:
+        for query in asked:
+            fresh = fts_terms.FtsTerms()
+            try:
+                assert warm.query_terms(query) == fresh.query_terms(query), query
+            finally:
+                fresh.close()
+        assert len(warm._query_stems) <= 5 + 25  # forgotten when full (a query's words may pass it once)
+    finally:
+        warm.close()

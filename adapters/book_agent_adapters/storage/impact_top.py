@@ -44,11 +44,22 @@ def full_top(parts: list[Part], top_k: int, records: int, keep: np.ndarray | Non
         kept = keep[docs]
         docs, impacts = docs[kept], impacts[kept]
     totals = np.bincount(docs, weights=impacts, minlength=records)
-    # Only the rows that scored are ranked: a partition over all rows degenerates on the many
-    # equal zeros (60 ms at 1M rows), and `flatnonzero(totals > 0)` lists them faster than
-    # `flatnonzero(totals)` does.
-    hits = np.flatnonzero(totals > 0)
+    # Only the rows that can make the top k are ranked (a partition over all rows degenerates on
+    # the many equal zeros, 60 ms at 1M rows): those as good as a floor the k-th best reaches.
+    hits = np.flatnonzero(totals >= _floor(parts, totals, top_k, keep))
     return _best(hits, totals[hits], top_k)
+
+
+def _floor(parts: list[Part], totals: np.ndarray, top_k: int, keep: np.ndarray | None) -> float:
+    """A score at least `top_k` rows reach (so the k-th best does): the least total of the rows
+    weighing most in the part of the largest factor (a rare word's); else the least positive score."""
+    docs, weights, _ = max(parts, key=lambda part: part[2])
+    if keep is not None:
+        kept = keep[docs]
+        docs, weights = docs[kept], weights[kept]
+    if len(docs) < top_k:
+        return float(np.nextafter(0.0, 1.0))
+    return float(totals[docs[np.argpartition(-weights, top_k - 1)[:top_k]]].min())
 
 
 def pruned_top(parts: list[Part], bounds: list[float], top_k: int, records: int,

@@ -9,7 +9,7 @@ They are registered in a fresh data dir, then:
 - milvus: `prepare @all` loads both channels (its term counting is the cold part; the local
   build that follows reuses the counts, so local's figure is the merge alone) into the server
   of $BOOK_AGENT_MILVUS_URI, else into milvus-lite started for the run (.venv-milvus);
-- local: `prepare @all` (the impact index; vectors are searched exactly below 150,000);
+- local: `prepare @all` (the impact index; vectors are searched exactly below 100,000);
 - each backend's lexical channel alone (depth 50), its vector channel alone (depth 50, a query
   vector supplied) and warm hybrid `search("@all", words, top_k=10, query_vector=...)`, p50/p95,
   one backend after the other in this process; and how far Milvus's hits are from local's

@@ -29,7 +29,7 @@ the eval sets (eval/vectors) plus noise, as tools/scale_study.py made them (cach
   channel alone, and cold `book-agent search @all ... --json --query-vector FILE`.
 
 The approximate index is built here at every size (its threshold lowered to the size) to be
-measured; the product uses it from APPROXIMATE_MIN_VECTORS (150,000) vectors per model group,
+measured; the product uses it from APPROXIMATE_MIN_VECTORS (100,000) vectors per model group,
 and the cold CLI runs with the product's threshold (its JSON says which search it used).
 Query vectors: the eval sets' real test queries from the query cache (`--query-cache`, default
 .eval/cache, made by `make eval`), else noisier mixes of the document vectors.
@@ -120,6 +120,10 @@ def library_data(data: Path, roots: list[Path], min_vectors: int) -> dict[str, A
         done: dict[str, Any] = json.loads(marker.read_text())
         if sorted(str(Path(p).resolve()) for p in done.get("packages", [])) == wanted["packages"] \
                 and done.get("min_vectors") == min_vectors:
+            if probes_changed(data):  # trained before the product's probes changed (issue 29): retrained
+                progress(f"{data.name}: its approximate index probes other than the product's, retrained")
+                with agent_for(data, min_vectors=min_vectors) as agent:
+                    agent.prepare("@all", full=True)
             progress(f"{data.name}: complete, reused")
             return {**done, "init_s": None, "prepare_s": None, "reused": True}
         progress(f"{data.name}: built from other packages or settings, rebuilt")
@@ -150,6 +154,17 @@ def library_data(data: Path, roots: list[Path], min_vectors: int) -> dict[str, A
     partial.replace(marker)
     progress(f"{data.name}: complete")
     return {**done, "init_s": init_s, "prepare_s": prepare_s, "reused": False}
+
+
+def probes_changed(data: Path) -> bool:
+    """Whether an approximate index of `data` probes other than the product now trains it to."""
+    from book_agent_adapters.storage.faiss_training import probes_for
+
+    for path in (data / "library" / "vectors").glob("*.json"):
+        pointer = json.loads(path.read_text())
+        if int(pointer["nprobe"]) != probes_for(int(pointer["base_rows"]), int(pointer["nlist"])):
+            return True
+    return False
 
 
 def agent_for(data: Path, min_vectors: int) -> Any:

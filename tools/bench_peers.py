@@ -15,7 +15,7 @@ get them) and runs this script there. The stacks:
 
 Same candidate depth as book-agent's channels (50 each for a top 10, services/search.py), the
 same vectors (each book's own float32 rows) and, where book-agent searches approximately (a
-model group of 150,000 vectors or more), the same faiss index parameters: the peer's faiss
+model group of 100,000 vectors or more), the same faiss index parameters: the peer's faiss
 index is trained as ours is (IVF-SQ8, nlist and nprobe from our index's pointer). Where ours
 is exact the peer's faiss is exact too (IndexFlatIP), and the figure of a peer with IVF-SQ8 at
 our approximate index's parameters is printed beside it.

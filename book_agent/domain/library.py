@@ -76,11 +76,13 @@ def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[
 
 # A model group with at least this many vectors is searched through an approximate index
 # (faiss IVF-SQ8, the best candidates rescored exactly); a smaller one book by book, exactly.
-# Measured on 2 cores (contracts/scale-study.md): exact search costs ~15 ms at 100k vectors
-# (384-d), ~35 ms at 250k and 135 ms at 1M, the index 3-4 ms at 100-250k with recall@10
-# .987-.995. Below ~150k exact search stays under ~25 ms, gives exact results and needs no
-# index build (seconds) or file; above it, exact search grows past the library's 60 ms budget.
-APPROXIMATE_MIN_VECTORS = 150_000
+# Measured on 2 cores (issue 29; tools/bench_library_vectors.py's 100k library, the eval sets'
+# real queries): exact search (8-bit pre-filter, certified) takes ~4.4 ms at 100k vectors of 384
+# dimensions, the index ~2.0 ms with 128 probes, finding .992 of exact search's top 50 (.995 of
+# its top 10; the hybrid top 10 overlaps .996) where 64 probes found .977 (so indexes under 150k
+# vectors probe 128 lists: storage/faiss_training.py). Below it exact search is fast enough and
+# needs no index build (seconds) or file. (150,000 until issue 29's measurements.)
+APPROXIMATE_MIN_VECTORS = 100_000
 
 
 def vector_group_stamp(model: str, dimensions: int, metric: str, members: list[LibraryMember]) -> dict[str, str]:

@@ -35,6 +35,13 @@ def reference(index: FaissGroupIndex, rows: npt.NDArray[np.int64], query: np.nda
     return [(f"{index.book_ids[book]}#{index.ids[row]}", score) for score, book, row in scored[:depth]]
 
 
+class ListIds(list[str]):
+    """Row ids in memory, read as ChainedRowIds reads its files (tests/integration/test_row_ids.py)."""
+
+    def many(self, rows: npt.NDArray[np.int64]) -> list[str]:
+        return [self[int(row)] for row in rows]
+
+
 def group_index(sizes: list[int], seed: int, levels: int) -> FaissGroupIndex:
     """A FaissGroupIndex over in-memory books (rows quantised to `levels` values: many ties)."""
     rng = np.random.default_rng(seed)
@@ -43,7 +50,7 @@ def group_index(sizes: list[int], seed: int, levels: int) -> FaissGroupIndex:
     index.offsets = np.cumsum([0, *sizes])
     index.ranks = np.arange(len(sizes))  # b0..b5: id order is list order
     index.rows = int(index.offsets[-1])
-    index.ids = [f"r{row:05d}" for row in range(index.rows)]  # type: ignore[assignment]
+    index.ids = ListIds(f"r{row:05d}" for row in range(index.rows))  # type: ignore[assignment]
     index._matrices = {i: (rng.integers(-levels, levels + 1, size=(n, DIMS)) / levels).astype(np.float32)
                        for i, n in enumerate(sizes)}
     index._readers, index._retired, index._lock = {}, [], threading.Lock()

@@ -282,3 +282,38 @@ def test_what_a_query_read_through_the_postings_maps_leaves_the_resident_set(cor
         assert {q: lexical.search(q, 10) for q in QUERIES} == first
     finally:
         lexical.close()
+
+
+@pytest.mark.parametrize("top_k", [1, 3, 5, 10, 20, 50])
+def test_a_top_k_is_the_first_k_of_the_whole_ranking_ties_at_the_cut_included(corpus, top_k):
+    # Records of one length holding a word once score alike, by the dozen: the ones a top k
+    # keeps at its cut are the first by row, as ties inside it are ordered (the book's impact
+    # file and FTS5 keep the first rowids too), never whichever a partition happened to leave.
+    _, index, _, recs = corpus
+    lexical = index.open()
+    try:
+        for query in [*QUERIES, "river", "the", "water battle", "tax"]:
+            whole = lexical.search(query, len(recs))
+            assert lexical.search(query, top_k) == whole[:top_k], query
+    finally:
+        lexical.close()
+
+
+def test_query_words_stemmed_once_are_the_terms_fts5_gives_them_afresh(monkeypatch):
+    # A query's words are stemmed by FTS5 once per process, then remembered (a bounded memory,
+    # forgotten at once when full): the terms are those a fresh stemmer gives, whatever it remembered.
+    from book_agent_adapters.storage import fts_terms
+
+    monkeypatch.setattr(fts_terms, "QUERY_STEMS_KEPT", 5)
+    warm = fts_terms.FtsTerms()
+    asked = [*QUERIES, *QUERIES[::-1], "running runs ran", "Running RUNS", "café naïve cafe naive"]
+    try:
+        for query in asked:
+            fresh = fts_terms.FtsTerms()
+            try:
+                assert warm.query_terms(query) == fresh.query_terms(query), query
+            finally:
+                fresh.close()
+        assert len(warm._query_stems) <= 5 + 25  # forgotten when full (a query's words may pass it once)
+    finally:
+        warm.close()

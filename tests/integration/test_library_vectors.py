@@ -20,8 +20,10 @@ import pytest
 
 from book_agent.agent import BookAgent, build_agent
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.library import APPROXIMATE_MIN_VECTORS
 from book_agent_adapters.storage import faiss_vector_index, vector_matrix
 from book_agent_adapters.storage.faiss_index_files import read_pointer
+from book_agent_adapters.storage.faiss_training import probes_for
 from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
 from tests.support import REPO_ROOT
 from tests.support.build_lock_holder import another_writer_holding
@@ -131,6 +133,7 @@ def test_prepare_builds_the_index_with_progress_and_a_search_reuses_it(library):
     assert (3600, 3600) in seen
     pointer = pointer_of(approximate.data_dir)
     assert pointer["nlist"] == lists_for(3600) and pointer["vectors"] == 3600
+    assert pointer["nprobe"] == lists_for(3600)  # a small index probes up to 128 lists: all of its 92
     assert [b["book_id"] for b in pointer["books"]] == ["b0", "b1", "b2"]
     result = approximate.search("@all", "", query_vector=queries()[0])
     assert result["library"]["model_groups"][0]["vector_index"]["rebuilt"] is False
@@ -430,6 +433,11 @@ def test_a_books_rows_are_mapped_without_reading_its_ids(library):
 
 def test_lists_and_group_keys():
     assert lists_for(1_000_000) == 2000 and lists_for(150_000) == 775
+    # probes fixed at training: 128 under 150k vectors (recall@50 .992 at 100k, where 64 found
+    # .977; the library's threshold is 100k for it), 64 from there (1M's ranking as it was)
+    assert probes_for(100_000, lists_for(100_000)) == 128 and probes_for(149_999, lists_for(149_999)) == 128
+    assert probes_for(150_000, 775) == 64 and probes_for(1_000_000, 2000) == 64 and probes_for(3600, 92) == 92
+    assert APPROXIMATE_MIN_VECTORS == 100_000
     assert lists_for(3600) == 92 and lists_for(10) == 1  # at least 39 training vectors per list
     assert group_key("a/b", 384) != group_key("a-b", 384) != group_key("a/b", 768)
     assert "/" not in group_key("BAAI/bge-m3", 1024)

@@ -38,12 +38,12 @@ from book_agent_adapters.storage.faiss_index_files import (
     file_state,
     segment_files,
 )
-from book_agent_adapters.storage.faiss_training import read_index, unreadable
+from book_agent_adapters.storage.faiss_training import PROBES, read_index, unreadable
 from book_agent_adapters.storage.row_reader import RowReader
 from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 from book_agent_adapters.storage.vector_matrix import VectorMatrix, row_scores, still_whole
 
-NPROBE = 64  # lists searched per query
+NPROBE = PROBES  # lists searched per query, unless the pointer says (faiss_training.probes_for)
 RESCORE_MIN = 50  # candidates rescored exactly, at least ...
 OVERFETCH = 2  # ... and twice the depth asked for
 QUERY_THREADS = 1  # per query
@@ -126,7 +126,9 @@ class FaissGroupIndex(LibraryVectorIndex):
             book = int(owners[start])
             scores[start:end] = row_scores(self._rows_of(book, rows[start:end] - self.offsets[book]), query)
         best = np.lexsort((rows - self.offsets[owners], self.ranks[owners], -scores))[:depth]
-        return [(f"{self.book_ids[owners[i]]}#{self.ids[int(rows[i])]}", float(scores[i])) for i in best]
+        ids = self.ids.many(rows[best])
+        return [(f"{self.book_ids[owner]}#{rid}", score)
+                for owner, rid, score in zip(owners[best].tolist(), ids, scores[best].tolist(), strict=True)]
 
     def _rows_of(self, book: int, local: npt.NDArray[np.int64]) -> F32:
         """Some of the book's rows: read from its mapped file (RowReader: the map's pages never

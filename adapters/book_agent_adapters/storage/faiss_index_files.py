@@ -174,6 +174,12 @@ class RowIds:
     def __getitem__(self, row: int) -> str:
         return bytes(self._bytes[int(self._offsets[row]):int(self._offsets[row + 1])]).decode("utf-8")
 
+    def many(self, rows: np.ndarray) -> list[str]:
+        """The ids of several rows, in order (one gather of their offsets, no numpy scalar per row)."""
+        view = memoryview(self._bytes)
+        return [str(view[a:b], "utf-8") for a, b in zip(self._offsets[rows].tolist(), self._offsets[rows + 1].tolist(),
+                                                        strict=True)]
+
 
 class ChainedRowIds:
     """Row -> record id over the segments' ids files, the rows numbered across them in order."""
@@ -188,3 +194,15 @@ class ChainedRowIds:
     def __getitem__(self, row: int) -> str:
         part = int(np.searchsorted(self._starts, row, side="right")) - 1
         return self._parts[part][row - int(self._starts[part])]
+
+    def many(self, rows: np.ndarray) -> list[str]:
+        """The ids of several rows (int64), in order."""
+        if len(self._parts) == 1:
+            return self._parts[0].many(rows)
+        parts = np.searchsorted(self._starts, rows, side="right") - 1
+        out: list[str] = [""] * len(rows)
+        for part in np.unique(parts).tolist():
+            at = np.flatnonzero(parts == part)
+            for i, found in zip(at.tolist(), self._parts[part].many(rows[at] - self._starts[part]), strict=True):
+                out[i] = found
+        return out

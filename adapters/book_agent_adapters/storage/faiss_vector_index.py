@@ -41,7 +41,6 @@ from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.faiss_group_index import (
-    NPROBE,
     FaissGroupIndex,
     book_matrix,
     loaded_segments,
@@ -62,6 +61,7 @@ from book_agent_adapters.storage.faiss_training import (
     fill,
     lists_for,
     omp_threads,
+    probes_for,
     trained,
     unreadable,
 )
@@ -208,7 +208,7 @@ class FaissLibraryVectors(LibraryVectorIndexes):
             files["trained"] = file_facts(trained_path)
             pointer = {
                 "format": FORMAT, "stamp": dict(expected), "model": model, "dimensions": dimensions,
-                "kind": "IVF-SQ8", "nlist": nlist, "nprobe": min(NPROBE, nlist), "vectors": total, "base_rows": total,
+                "kind": "IVF-SQ8", "nlist": nlist, "nprobe": probes_for(total, nlist), "vectors": total, "base_rows": total,
                 "books": [{"book_id": b, "rows": len(m.ids), "stamp": stamps.get(b, ""), "removed": False}
                           for b, m in books],
                 "files": files, "segments": [], "sequence": 0, "changed": 0, "residual": residual,

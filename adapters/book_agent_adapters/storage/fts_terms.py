@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 _WORD = re.compile(r"[^\W_]+")  # unicode61's token characters: letters and digits (L*, N*)
 _STEM_BATCH = 5000
+QUERY_STEMS_KEPT = 50_000  # query words remembered with their terms (then forgotten at once)
 
 
 def _unchanged(word: str) -> bool:
@@ -43,6 +44,7 @@ class FtsTerms:
         self.ids: dict[str, int] = {}
         self._word_id: dict[str, int] = {}  # a word's one term
         self._odd: dict[str, tuple[int, ...]] = {}  # words of no term, or of several
+        self._query_stems: dict[str, list[str]] = {}  # query words -> their terms (FTS5 asked once)
         self._fts = sqlite3.connect(":memory:", check_same_thread=False)
         self._fts.executescript(
             "CREATE VIRTUAL TABLE w USING fts5(word, tokenize='porter unicode61 remove_diacritics 2');"
@@ -88,12 +90,16 @@ class FtsTerms:
         term starting with c). A CJK phrase fragment adds no term: its bigrams are terms already
         (the impact index ranks by terms, not adjacency)."""
         words, prefixes = self._query_words(query)
-        to_stem = [w for w in dict.fromkeys(words) if not _unchanged(w)]
-        stemmed = dict(zip(to_stem, self._stem(to_stem) if to_stem else [], strict=True))
+        stems = self._query_stems
+        if len(stems) > QUERY_STEMS_KEPT:
+            stems.clear()
+        to_stem = [w for w in dict.fromkeys(words) if w not in stems and not _unchanged(w)]
+        if to_stem:
+            stems.update(zip(to_stem, self._stem(to_stem), strict=True))
         # Repeats stay: FTS5 scores each OR-ed fragment, so a word the query repeats (or two
         # words with one stem, `running runs`) counts once per fragment; the scorer weighs
         # each distinct term by how often it appears here.
-        return [t for w in words for t in stemmed.get(w, [w])], prefixes
+        return [t for w in words for t in stems.get(w, [w])], prefixes
 
     def query_term_ids(self, query: str) -> list[int]:
         """The query's distinct terms, in query order, as term ids: query_terms' terms, each

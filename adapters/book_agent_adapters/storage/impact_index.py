@@ -5,7 +5,7 @@ query holding a common word costs a second (contracts/scale-study.md). This inde
 per term, its posting list as two arrays: the records holding it and each one's BM25
 *document weight* (domain/bm25.py), computed when the index is built; a query multiplies each
 term's weights by the term's idf (from its df, kept beside it) and sums these impacts per
-record with numpy, taking the top k. Same terms (fts_terms.py asks FTS5 to stem), same
+record, taking the top k (impact_top.py: pruned, as MaxScore prunes). Same terms (fts_terms.py asks FTS5 to stem), same
 formula, same statistics (document frequency, record count and average length of the whole
 library), so it ranks as the book sidecar's `bm25(fts, 1.0, 0.4)` ranks, in milliseconds.
 
@@ -34,9 +34,11 @@ from book_agent_adapters.storage.impact_checks import (
     state_meta,
     store_crcs,
 )
+from book_agent_adapters.storage.impact_top import Part, pruned_top
 from book_agent_adapters.storage.safe_files import create_npy
 from book_agent_adapters.storage.term_counts import BookTerms
 
+BOUNDS_KEPT = 100_000  # terms whose largest weight a scorer keeps (~10 MB)
 FORMAT = "impact-4"  # postings hold document weights (idf applied at query time); another format is stale
 
 
@@ -198,6 +200,7 @@ class ImpactScorer:
         self.generation = generation or self.segments[0].name.removeprefix("postings-")
         self.identity = ""  # the base head file's (inode, ctime, size), set by who opened it
         self.con = self.segments[0].con
+        self._bounds: dict[tuple[int, str], float] = {}  # (segment, term) -> its largest document weight
 
     def close(self) -> None:
         for segment in self.segments:
@@ -217,33 +220,33 @@ class ImpactScorer:
         for segment in self.segments:
             segment.postings.notice_changes()
         repeats = Counter(terms)  # FTS5 sums a repeated fragment once per repetition
-        by_term: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
-        for segment, offset in zip(self.segments, self.offsets, strict=False):
+        by_term: dict[str, list[tuple[np.ndarray, np.ndarray, float]]] = {}
+        for number, (segment, offset) in enumerate(zip(self.segments, self.offsets, strict=False)):
             for term, docs, weights in segment.terms(list(repeats)):
-                by_term.setdefault(term, []).append(self._live(docs + offset if offset else docs, weights))
-        found = []
-        for term, parts in by_term.items():
-            df = sum(len(d) for d, _ in parts)  # the live records holding it
+                live = self._live(docs + offset if offset else docs, weights)
+                by_term.setdefault(term, []).append((*live, self._largest(number, term, weights)))
+        parts: list[Part] = []
+        bounds: list[float] = []
+        for term, found in by_term.items():
+            df = sum(len(d) for d, _, _ in found)  # the live records holding it
             times = repeats[term] * float(idf(self.live_records, df))
-            found += [(d, np.asarray(w, dtype=np.float64) * times) for d, w in parts]
-        found += [self._prefix(p) for p in prefixes]
-        found = [pair for pair in found if len(pair[0])]
-        if not found:
-            return []
-        docs = np.concatenate([d for d, _ in found])
-        impacts = np.concatenate([i for _, i in found])
-        if book_ids is not None:
-            keep = self._rows_of(book_ids)[docs]
-            docs, impacts = docs[keep], impacts[keep]
-        totals = np.bincount(docs, weights=impacts, minlength=self.records)
-        # Partition only the rows that scored: a partition over all rows degenerates on the many
-        # equal zeros (60 ms at 1M rows), and `flatnonzero(totals > 0)` lists them faster than
-        # `flatnonzero(totals)` does.
-        hits = np.flatnonzero(totals > 0)
-        if len(hits) > top_k:
-            hits = hits[np.argpartition(-totals[hits], top_k - 1)[:top_k]]
-        hits = hits[np.lexsort((hits, -totals[hits]))]
-        return [(int(row), float(totals[row])) for row in hits]
+            parts += [(d, w, times) for d, w, _ in found if len(d)]
+            bounds += [largest * times for d, _, largest in found if len(d)]
+        for docs, impacts in map(self._prefix, prefixes):
+            if len(docs):
+                parts.append((docs, impacts, 1.0))  # impacts already: x 1.0 is exact
+                bounds.append(float(impacts.max()))
+        keep = None if book_ids is None else self._rows_of(book_ids)
+        return pruned_top(parts, bounds, top_k, self.records, keep)
+
+    def _largest(self, segment: int, term: str, weights: np.ndarray) -> float:
+        """The term's largest document weight in a segment (what bounds its impacts), kept."""
+        found = self._bounds.get((segment, term))
+        if found is None:
+            if len(self._bounds) >= BOUNDS_KEPT:
+                self._bounds.clear()
+            found = self._bounds[(segment, term)] = float(weights.max()) if len(weights) else 0.0
+        return found
 
     def _prefix(self, prefix: str) -> tuple[np.ndarray, np.ndarray]:
         """One prefix phrase as FTS5 scores it: the counts of every term it starts, summed per

@@ -28,7 +28,9 @@ def main() -> None:
 
     def held_commit(point: str) -> None:
         if point == "compact:before-rename":
-            (gate / "compacting").write_text(str(os.getpid()))
+            # written whole, then renamed in: a test polling for the file must never read it empty
+            (gate / "compacting.tmp").write_text(str(os.getpid()))
+            os.replace(gate / "compacting.tmp", gate / "compacting")
             deadline = time.monotonic() + 60
             while not (gate / "release").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)

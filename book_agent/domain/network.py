@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from book_agent.domain.config_checks import ConfigError, check_keys, optional_str
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
@@ -122,13 +121,12 @@ def check_endpoint(url: Any, error: type[BookAgentError] = BookAgentError) -> No
         raise error(code, message, details={"url": shown}, remediation=remediation)
 
 
-@dataclass(frozen=True)
-class NetworkPolicy:
+class NetworkPolicy(NamedTuple):
     """The config's `network` section, parsed once (RuntimeConfig.network), and the rule every
     outgoing request passes (`check`)."""
 
     allow_remote_requests: bool = False
-    allowed_endpoints: tuple[str, ...] = field(default_factory=tuple)
+    allowed_endpoints: tuple[str, ...] = ()
     auth_env: str | None = None
 
     @classmethod

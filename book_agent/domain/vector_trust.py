@@ -7,7 +7,7 @@ evidence, strongest first, and the per-script rule: contracts/fusion.md ("The ga
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # The model does not cover the query's script: its ranking is close to noise. Weight 0
 # means it orders nothing the lexical channel found; the hits only it found follow.
@@ -16,8 +16,7 @@ CJK_QUERY_SHARE = 0.3  # a query with at least this share of CJK letters is a CJ
 CJK_LANGUAGES = ("zh", "ja", "ko", "yue", "lzh", "multilingual", "mul")
 
 
-@dataclass(frozen=True)
-class LanguageEvidence:
+class LanguageEvidence(NamedTuple):
     """What is known of the embedding model's reach, strongest source first.
 
     `languages`: declared by the package (vectors.json) or known for the model; `source`
@@ -29,7 +28,7 @@ class LanguageEvidence:
 
     languages: list[str] | None = None
     source: str = "unknown"
-    reads: dict[str, bool] = field(default_factory=dict)
+    reads: dict[str, bool] = {}  # read only: a shared default is never changed
     basis: str | None = None
 
 

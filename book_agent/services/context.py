@@ -7,9 +7,8 @@ Built by the composition root (book_agent/bootstrap.py); tests build one with fa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from book_agent.ports import BookParts, MarkdownReader, PackageStore, Registry, RuntimeStore
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
@@ -22,8 +21,7 @@ if TYPE_CHECKING:  # types only: a one-book search never defines the hosts' or t
 HostFactory = Callable[[str, str | None, str | None, str | None], "HostInstaller"]
 
 
-@dataclass(frozen=True)
-class Ports:
+class Ports(NamedTuple):
     """Every port the use cases speak to, built by the composition root (bootstrap.build_ports)."""
 
     data_dir: Path

@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from . import errors
 from .known_models import KnownModel, canonical_name, lookup
@@ -27,15 +27,14 @@ def installed_model_dir(models_dir: Path, model_name: str) -> Path:
     return Path(models_dir) / canonical_name(model_name).replace("/", "--")
 
 
-@dataclass(frozen=True)
-class ModelLocation:
+class ModelLocation(NamedTuple):
     """A model folder that holds at least config.json and model.safetensors."""
 
     model_name: str
     path: Path
     source: str  # "model_dir" | "installed" | "hf_cache" | "package"
     known: KnownModel | None = None
-    searched: tuple[str, ...] = field(default_factory=tuple)
+    searched: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {"model_name": self.model_name, "path": str(self.path), "source": self.source}

@@ -31,6 +31,7 @@ from book_agent_adapters.encoders.local.weights import load_weights, pack
 from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 from tests.support import tiny_bert
 from tests.support.module_probe import modules_imported_by
+from tests.support.one_shot_book import vector_book
 from tests.support.package_builder import build_package
 
 HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss",
@@ -76,14 +77,7 @@ NEEDLESS_FOR_A_SEARCH = ("tomllib", "tempfile", "shutil", "secrets", "hashlib", 
 
 @pytest.fixture(scope="module")
 def vector_data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    work = tmp_path_factory.mktemp("vectors")
-    root = build_package(work / "pkg", book_id="vec", dims=16)
-    with BookAgent(work / "data") as agent:
-        agent.init(root)
-        agent.search("vec", "rivers", query_vector=[0.25] * 16)  # the first writes the matrix's sidecar
-    vector = work / "vector.json"
-    vector.write_text("[" + ", ".join(["0.25"] * 16) + "]", encoding="utf-8")
-    return work / "data", vector
+    return vector_book(tmp_path_factory.mktemp("vectors"))
 
 
 def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lexical_only_data: Path,

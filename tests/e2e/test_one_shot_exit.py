@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.agent import BookAgent
-from tests.support.package_builder import build_package
+from tests.support.one_shot_book import vector_book
 
 # A canary whose __del__ speaks when the interpreter's teardown frees the module's globals
 CHILD = """
@@ -45,13 +44,7 @@ atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    work = tmp_path_factory.mktemp("one-shot")
-    root = build_package(work / "pkg", book_id="vec", dims=16)
-    with BookAgent(work / "data") as agent:
-        agent.init(root)
-    vector = work / "vector.json"
-    vector.write_text(json.dumps([0.25] * 16), encoding="utf-8")
-    return work / "data", vector
+    return vector_book(tmp_path_factory.mktemp("one-shot"), searched=False)
 
 
 def child(book: tuple[Path, Path], *args: str, entry: str = "main", setup: str = "") -> subprocess.CompletedProcess[str]:

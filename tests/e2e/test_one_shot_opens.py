@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.agent import BookAgent
-from tests.support.package_builder import build_package
+from tests.support.one_shot_book import vector_book
 
 PROBE = """
 import json, sys
@@ -30,14 +29,7 @@ finally:
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    work = tmp_path_factory.mktemp("opens")
-    root = build_package(work / "pkg", book_id="vec", dims=16)
-    with BookAgent(work / "data") as agent:
-        agent.init(root)
-        agent.search("vec", "rivers", query_vector=[0.25] * 16)  # the first writes the matrix's sidecar
-    vector = work / "vector.json"
-    vector.write_text(json.dumps([0.25] * 16), encoding="utf-8")
-    return work / "data", vector
+    return vector_book(tmp_path_factory.mktemp("opens"))
 
 
 def sqlite_files_opened(tmp_path: Path, *args: str) -> Counter[str]:

@@ -189,29 +189,21 @@ def test_a_vast_books_words_are_not_learnt(monkeypatch):
     reader.close()
 
 
-def _stem_row_by_row(terms: FtsTerms, words: list[str]) -> list[list[str]]:
-    """The reference: a row per word (FtsTerms._stem before issue 29 put plain words in one row)."""
-    con = terms._fts
-    con.execute("DELETE FROM w")
-    con.executemany("INSERT INTO w(rowid, word) VALUES (?, ?)", enumerate(words))
-    out: list[list[tuple[int, str]]] = [[] for _ in words]
-    for term, doc, offset in con.execute("SELECT term, doc, offset FROM wv"):
-        out[doc].append((offset, term))
-    return [[t for _, t in sorted(found)] for found in out]
-
-
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.text(alphabet=st.sampled_from(list("abcdefgxyz0129_'-.éüßİ") + ["ﬁ", "高", "血", "²", "\u0301", "ᦰ"]),
                         min_size=1, max_size=12), max_size=40))
 def test_stemming_plain_words_in_one_row_is_stemming_each_alone(words: list[str]):
     """ᦰ (New Tai Lue): a letter to Python that FTS5's unicode61 splits a word on; such a word
     must keep a row of its own."""
-    terms = FtsTerms()
+    from book_agent_adapters.storage.book_impact import tokenizer, tokens_of
+
+    terms, reference = FtsTerms(), tokenizer()  # the reference: the impact file's tokenizer, a row per word
     try:
         words = list(dict.fromkeys(w.lower() for w in words))
-        assert terms._stem(words) == _stem_row_by_row(terms, words)
+        assert terms._stem(words) == tokens_of(reference, words)
     finally:
         terms.close()
+        reference.close()
 
 
 def test_a_warm_up_reads_a_small_books_passages_ahead(tmp_path: Path, monkeypatch):

@@ -26,7 +26,6 @@ the baseline the eval reports beside ours.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
 from dataclasses import dataclass, field
@@ -123,7 +122,7 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
     # lowest, no vote), are added channel by channel in the channels' order: the same doubles as
     # adding them hit by hit. `ahead`: what a hit new in a channel has summed before it.
     totals: dict[str, float] = {}
-    best: dict[str, int] = {}  # a hit no weighted channel returned: its rank after any weighted one
+    best: dict[str, int] = {}  # the best rank in a weighted channel
     firsts: list[dict[str, int] | None] = []  # each channel's first position of each hit (None: not needed yet)
     ahead = 0.0
     for channel in channels:
@@ -133,10 +132,14 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
         share, first, absent = _shares(channel, agreement)
         firsts.append(first)
         if not totals:  # the first weighted channel (nothing ahead yet)
-            totals = {record_id: ahead + value for record_id, value in share.items()}
-        else:  # what each hit has summed, plus this channel's share (its `absent` where it did not return it)
-            totals = {record_id: value + share.get(record_id, absent) for record_id, value in totals.items()} \
-                | {record_id: ahead + value for record_id, value in share.items() if record_id not in totals}
+            totals, best = {record_id: ahead + value for record_id, value in share.items()}, dict(first)
+        else:
+            for record_id in totals.keys() - share.keys():
+                totals[record_id] += absent
+            for (record_id, value), position in zip(share.items(), first.values(), strict=True):  # one order
+                totals[record_id] = totals.get(record_id, ahead) + value
+                if position < best.get(record_id, _NOT_COUNTED):
+                    best[record_id] = position
         ahead += absent
     positions = [f if f is not None else _first_positions(c.hits) for c, f in zip(channels, firsts, strict=True)]
     if None in firsts:  # the hits no weighted channel returned: no fused score, no weighted rank
@@ -154,13 +157,7 @@ def fuse_scores(channels: list[ScoredChannel], agreement: float = AGREEMENT_SHAR
             end += 1
         ranked = ranked[:end]
     if any(totals[a] == totals[b] for a, b in itertools.pairwise(ranked)):  # a tie: the rest of the key
-        weighted = [f for f in firsts if f is not None]
-
-        def best_rank(record_id: str) -> int:  # the best rank in a weighted channel
-            found = [f[record_id] for f in weighted if record_id in f]
-            return min(found) if found else best[record_id]
-
-        ranked.sort(key=lambda r: (-totals[r], best_rank(r), _first_seen(positions, r)))
+        ranked.sort(key=lambda r: (-totals[r], best[r], _first_seen(positions, r)))
     named = [(c.name, p) for c, p in zip(channels, positions, strict=True)]
     return [FusedHit(r, totals[r], {name: p[r] for name, p in named if r in p}) for r in ranked[:limit]]
 
@@ -185,10 +182,6 @@ def _shares(channel: ScoredChannel, agreement: float) -> tuple[dict[str, float],
     hits = channel.hits
     by_score, by_rank = channel.weight * (1 - agreement), channel.weight * agreement
     scores = [score for _, score in hits]
-    if scores[-1] >= 0 and all(a - b > TIE_TOLERANCE * a for a, b in itertools.pairwise(scores)):
-        ids = [record_id for record_id, _ in hits]
-        if len(set(ids)) == len(ids):
-            return _untied_shares(ids, scores, channel.floor, by_score, by_rank)
     if scores[-1] < 0 or scores != sorted(scores, reverse=True):  # the general case: as the functions say
         normal, ranks = normalised(hits, channel.floor), tied_ranks(hits)
         positions = _first_positions(hits)
@@ -214,26 +207,6 @@ def _shares(channel: ScoredChannel, agreement: float) -> tuple[dict[str, float],
             lowest = (score - floor) / span
             share[record_id] = by_score * lowest + vote
     return share, first, by_score * lowest + by_rank * 0.0
-
-
-def _untied_shares(ids: list[str], scores: list[float], floor: float, by_score: float, by_rank: float
-                   ) -> tuple[dict[str, float], dict[str, int], float]:
-    """`_shares` of the usual channel: best first, no score below 0, no two within the tie
-    tolerance, no record listed twice. Each hit then leads its own tie, so its vote is its
-    position's: the loop's doubles, in comprehensions (a fifth of its time, issue 29)."""
-    top = scores[0]
-    if top <= floor:  # every score at or below "no relevance": fall back to the observed range
-        floor = scores[-1]
-    span = (top - floor) or 1.0
-    share = {record_id: by_score * ((score - floor) / span) + vote
-             for record_id, score, vote in zip(ids, scores, _votes(by_rank, len(ids)), strict=True)}
-    return share, dict(zip(ids, range(1, len(ids) + 1), strict=True)), by_score * ((scores[-1] - floor) / span) + by_rank * 0.0
-
-
-@functools.lru_cache(maxsize=64)
-def _votes(by_rank: float, count: int) -> tuple[float, ...]:
-    """The votes of positions 1..count, each computed as `_shares`' loop computes it."""
-    return tuple(by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + position)) for position in range(1, count + 1))
 
 
 def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:

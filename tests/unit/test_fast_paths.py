@@ -81,7 +81,7 @@ def test_fusing_channels_listed_best_first_is_the_plain_loop(channels: list[Scor
 
 
 # The usual channel: records listed once, best first, no two scores within the tie tolerance
-# (fuse_scores' comprehension path); a few draws land a tie or a 0 at the end on purpose
+# (what a search fuses nearly always); a few draws land a tie or a 0 at the end on purpose
 untied = st.builds(
     ScoredChannel, name=st.sampled_from(["lexical", "vector", "quote", "title"]),
     hits=st.tuples(st.lists(ids, unique=True, max_size=12),
@@ -93,7 +93,7 @@ untied = st.builds(
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.one_of(untied, best_first), max_size=4, unique_by=lambda c: c.name), st.integers(0, 14))
 def test_fusing_untied_channels_is_the_plain_loop(channels: list[ScoredChannel], limit: int) -> None:
-    """Untied channels take fuse_scores' comprehension path; ties and repeats keep the loop."""
+    """Untied channels, the usual input, mixed with tied and repeating ones: the plain loop's answer."""
     want = [(h.record_id, repr(h.fused), h.ranks, list(h.ranks)) for h in reference_fuse_scores(channels)]
     assert [(h.record_id, repr(h.fused), h.ranks, list(h.ranks)) for h in fuse_scores(channels)] == want
     assert [(h.record_id, repr(h.fused), h.ranks) for h in fuse_scores(channels, limit=limit)] == \

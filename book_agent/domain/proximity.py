@@ -68,8 +68,8 @@ def pair_proximities(query_terms: Sequence[Term], passages: Sequence[Mapping[Ter
 
 
 def within(a: Sequence[int], b: Sequence[int], window: int) -> bool:
-    """Whether some x in a and y in b stand at most `window` apart (both ascending, not empty):
-    `nearest_distance(a, b) <= window`, answered at the first such pair (issue 29: a search makes
+    """Whether some x in a and y in b stand at most `window` apart (both ascending, not empty),
+    answered at the first such pair, not by their nearest distance (issue 29: a search makes
     about 160 of these checks, and common words stand in many places)."""
     if len(a) > len(b):
         a, b = b, a  # walk the shorter list, search the longer
@@ -81,22 +81,6 @@ def within(a: Sequence[int], b: Sequence[int], window: int) -> bool:
         if b[at] <= x + window:
             return True
     return False
-
-
-def nearest_distance(a: Sequence[int], b: Sequence[int]) -> int:
-    """The smallest |x - y| for x in a, y in b (both ascending, not empty)."""
-    if len(a) > len(b):
-        a, b = b, a  # walk the shorter list, search the longer
-    best = abs(a[0] - b[0])
-    for x in a:
-        at = bisect.bisect_left(b, x)
-        if at < len(b):
-            best = min(best, b[at] - x)
-        if at:
-            best = min(best, x - b[at - 1])
-        if best == 0:
-            break
-    return best
 
 
 def with_siblings(documents: Sequence[Hashable | None]) -> list[bool]:

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 
 from book_agent.domain.proximity import (
     PROXIMITY_WINDOW,
-    nearest_distance,
     pair_proximities,
     pair_proximity,
     proximity_order,
@@ -18,14 +17,8 @@ from book_agent.domain.proximity import (
 positions = st.lists(st.integers(0, 400), min_size=1, max_size=30, unique=True).map(sorted)
 
 
-@given(positions, positions)
-def test_nearest_distance_is_the_brute_force_minimum(a: list[int], b: list[int]):
-    assert nearest_distance(a, b) == min(abs(x - y) for x in a for y in b)
-    assert nearest_distance(b, a) == nearest_distance(a, b)
-
-
 @given(positions, positions, st.integers(0, 40))
-def test_within_is_the_nearest_distance_against_the_window(a: list[int], b: list[int], window: int):
+def test_within_is_the_brute_force_nearest_distance_against_the_window(a: list[int], b: list[int], window: int):
     assert within(a, b, window) == within(b, a, window) == (min(abs(x - y) for x in a for y in b) <= window)
 
 

@@ -149,14 +149,13 @@ class HybridSearch:
         keyword + 0.3 vector over min-max scores, both ungated) and our fusion, best first, with
         the channels' scores (for the eval harness and the fusion study)."""
         lexical, lexical_scores, lexical_info = self._lexical(query, depth)
-        lexical_ids = [record_id for record_id, _ in lexical]
+        lexical_ids, lexical = [record_id for record_id, _ in lexical], unique_pairs(lexical, lexical_scores)
         vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
-        fused = self._fuse(query, scored_pairs(lexical_ids, lexical_scores), scored_pairs(vector_ids, vector_scores),
-                           lexical_info, vector_info)
+        fused = self._fuse(query, lexical, scored_pairs(vector_ids, vector_scores), lexical_info, vector_info)
         fused = read_first_passages(self.channels.passage_terms, query, fused, self.channels.records)
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
-        ragflow = fuse_minmax([ScoredChannel("lexical", scored_pairs(lexical_ids, lexical_scores), RAGFLOW_KEYWORD_SHARE),
+        ragflow = fuse_minmax([ScoredChannel("lexical", lexical, RAGFLOW_KEYWORD_SHARE),
                                ScoredChannel("vector", scored_pairs(vector_ids, vector_scores), 1 - RAGFLOW_KEYWORD_SHARE)])
         return {"lexical": lexical_ids, "vector": vector_ids, "plain-rrf": [h.record_id for h in plain],
                 "ragflow-rule": [h.record_id for h in ragflow],

@@ -267,3 +267,25 @@ def test_damaged_term_counts_are_counted_again_never_indexed(built, tmp_path, ho
     within(60, lambda: index.build(members, {"books": "again"}, None))  # a new stamp: merged from the caches
     for query in WORDS:
         assert hits(index, query) == want[query]
+
+
+def test_a_copied_index_is_verified_once_and_an_edit_after_that_is_still_caught(built, tmp_path, monkeypatch):
+    """A copied library's postings differ in file state from their build: the first state check
+    verifies every block and remembers the states it verified; later checks of the same files do
+    not read every block again (~40 ms at 100k records), but a write in place since still fails."""
+    from book_agent_adapters.storage import impact_checks
+
+    index = copy_of(built, tmp_path)
+    calls = []
+    real = impact_checks.Postings.verify_all
+    monkeypatch.setattr(impact_checks.Postings, "verify_all", lambda self: (calls.append(1), real(self))[1])
+    assert index.state(STAMP).fresh and len(calls) == 1
+    assert index.state(STAMP).fresh and index.state(STAMP).fresh and len(calls) == 1
+    edit(postings(index, "impacts"), "flip", 0.5, np.random.default_rng(0))
+    state = index.state(STAMP)
+    assert len(calls) == 2 and not state.fresh and (state.reason or "").startswith("damaged")
+    assert not index.state(STAMP).fresh and len(calls) == 3  # a failed check is remembered by nobody
+    index.build(built[1], STAMP, None)
+    assert index.state(STAMP).fresh
+    for query in WORDS:
+        assert hits(index, query) == built[2][query]

@@ -34,6 +34,7 @@ BLOCK = 1 << 16  # postings per checked block (256 KiB of each array)
 MAX_RECORDS = 2**31 - 1  # rows are int32
 POSTINGS_NAME = re.compile(r"postings-[0-9a-f]{12}")
 ARRAYS = (("docs", "<i4"), ("impacts", "<f4"))
+VERIFIED_SUFFIX = ".verified"  # beside a head: "these postings file states were verified block by block"
 
 
 class DamagedIndex(ValueError):

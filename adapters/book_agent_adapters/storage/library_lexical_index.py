@@ -29,6 +29,7 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState
 from book_agent.domain.progress import Tally
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
+from book_agent_adapters.storage.impact_checks import VERIFIED_SUFFIX
 from book_agent_adapters.storage.impact_index import FORMAT, postings_files, write_index
 from book_agent_adapters.storage.library_lexical_search import (
     DAMAGED_SUFFIX,
@@ -202,7 +203,8 @@ class SqliteLibraryIndex(LibraryIndex):
         for head in self.dir.glob(DELTA_PREFIX + "*.sqlite"):
             drop_delta(self.dir, head.name)
         _drop_postings_except(self.dir, {postings.name})
-        self.path.with_name(self.path.name + DAMAGED_SUFFIX).unlink(missing_ok=True)  # it named the old head
+        for suffix in (DAMAGED_SUFFIX, VERIFIED_SUFFIX):  # they named the old head
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
         return count
 
     def open(self) -> LibraryLexicalIndex:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from book_agent.domain.library import LibraryMember
 from book_agent_adapters.storage.atomic_write import write_atomic
+from book_agent_adapters.storage.impact_checks import VERIFIED_SUFFIX
 from book_agent_adapters.storage.impact_index import postings_files, write_index
 from book_agent_adapters.storage.safe_files import open_regular
 from book_agent_adapters.storage.term_counts import BookTerms
@@ -174,6 +175,6 @@ def write_delta(folder: Path, member: LibraryMember, counts: BookTerms, average:
 def drop_delta(folder: Path, head_name: str) -> None:
     """An added book's head and postings (its head names them: `lexical-delta-X` -> `postings-X`)."""
     suffix = head_name.removeprefix(DELTA_PREFIX).removesuffix(".sqlite")
-    for path in (folder / head_name, *postings_files(folder / f"postings-{suffix}")):
+    for path in (folder / head_name, folder / (head_name + VERIFIED_SUFFIX), *postings_files(folder / f"postings-{suffix}")):
         with contextlib.suppress(OSError):
             path.unlink()

@@ -204,6 +204,7 @@ def book_agent_stack(corpus: Corpus, min_vectors: int | None = None) -> Search:
     options = {} if min_vectors is None else {
         "library_vectors": FaissLibraryVectors(corpus.data_dir / "library", min_vectors=min_vectors)}
     agent = build_agent(corpus.data_dir, **options)
+    agent.warm_up(corpus.ref, encoder=False)  # what a server does at its start (the peers' indexes are loaded too)
     library = corpus.ref.startswith("@")
 
     def search(query: str, vector: np.ndarray) -> list[str]:

@@ -32,6 +32,7 @@ def main() -> int:
 
         options["library_vectors"] = FaissLibraryVectors(os.path.join(data_dir, "library"), min_vectors=int(sys.argv[3]))
     agent = build_agent(data_dir, **options)
+    agent.warm_up(ref, encoder=False)  # as bench_peers' own book-agent stack: what a server does at its start
     library = ref.startswith("@")
     print(json.dumps({"ready": True, "book_agent": sys.modules["book_agent"].__file__}), flush=True)
     for line in sys.stdin:

@@ -50,6 +50,12 @@ class Record:
     md_start: int | None = None
     md_end: int | None = None
 
+    def with_id(self, record_id: str) -> "Record":
+        """The same record under another id (a library's evidence id): a copy sharing its
+        values, made in a third of `dataclasses.replace`'s time (a library search makes 20)."""
+        return Record(record_id, self.text, self.source, self.vector, self.seq, self.headings,
+                      self.md_start, self.md_end)
+
     def to_dict(self, include_vector: bool = False) -> RecordDict:
         data: RecordDict = {
             "record_id": self.record_id,

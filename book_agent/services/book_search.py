@@ -50,6 +50,7 @@ class BookSearch:
         if ref.single:
             return self._books.open(book_ref).warm_up(encoder, segmenter, dry_search)
         skipped = {b["book_id"] for b in self._library().prepare(ref)["skipped"]}  # builds the library index
+        self._library().warm_up(ref)
         warmed = [self._books.open(b).warm_up(encoder, segmenter, dry_search) for b in self._library().book_ids(ref)
                   if b not in skipped]
         return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}

@@ -4,7 +4,6 @@ to the books searched, and a hit's evidence id split back into its book's own fi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import LexicalHit, Record, ids_by_book
@@ -24,7 +23,8 @@ class LibraryRecords(RecordSource):
         found: dict[str, Record] = {}
         for book_id, ids in ids_by_book(record_ids, self.books).items():
             for record_id, record in self.books[book_id].records.fetch(ids).items():
-                found[f"{book_id}#{record_id}"] = replace(record, record_id=f"{book_id}#{record_id}")
+                key = f"{book_id}#{record_id}"
+                found[key] = record.with_id(key)
         return found
 
     def get(self, record_id: str) -> Record:

@@ -161,6 +161,10 @@ def test_warm_up_of_a_library_builds_its_index_and_loads_every_book(split_librar
     assert warmed == {"lexical": True, "vectors": True, "encoder": False, "library": True}
     index = library.data_dir / "library" / "lexical.sqlite"
     assert index.is_file()
+    reader = library._search._library()._lexical._open.reader  # the generation served, opened by the warm-up
+    assert reader.checking is not None  # checking its postings' blocks in the background
+    reader.checking.join(30)
+    assert all(segment.postings.verified.all() for segment in reader._scorer.segments)
     assert library.search("@all", "river")["library"]["lexical_index"]["rebuilt"] is False
 
 

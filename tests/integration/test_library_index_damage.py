@@ -289,3 +289,37 @@ def test_a_copied_index_is_verified_once_and_an_edit_after_that_is_still_caught(
     assert index.state(STAMP).fresh
     for query in WORDS:
         assert hits(index, query) == built[2][query]
+
+
+def test_a_warm_up_checks_every_block_in_the_background_and_leaves_damage_to_the_query(built, tmp_path):
+    """warm_up verifies every postings block off the query path (a warmed server's queries find
+    theirs checked); a damaged block stops the check, and the query that reads it still fails
+    with a coded error, never hits from damaged data."""
+    _, _, want = built
+    index = copy_of(built, tmp_path / "sound")
+    sound = index.open()
+    try:
+        sound.warm_up()
+        assert sound.checking is not None
+        sound.checking.join(30)
+        checked = [segment.postings for segment in sound._scorer.segments]
+        assert all(p.verified.all() for p in checked) and len(checked[0].verified) >= 1
+        assert [(h.record_id, round(h.score, 9)) for h in sound.search("river water", 30)] == want["river water"]
+    finally:
+        sound.close()
+    damaged = copy_of(built, tmp_path / "damaged")
+    edit(postings(damaged, "impacts"), "nan", 0.0, np.random.default_rng(1))
+    serving = damaged.open()
+    try:
+        serving.warm_up()
+        serving.checking.join(30)
+        assert not serving._scorer.segments[0].postings.verified[0]  # the check stopped at the damaged block
+        failed = []
+        for query in WORDS:
+            try:
+                serving.search(query, 30)
+            except BookAgentError as exc:
+                failed.append(exc.code)
+        assert failed and set(failed) == {"lexical.index_damaged"}
+    finally:
+        serving.close()

@@ -160,3 +160,17 @@ def test_a_channels_own_pairs_are_the_pairs_made_of_its_ids_and_scores(pairs: li
 
     scores = dict(pairs)
     assert unique_pairs(pairs, scores) == scored_pairs([record_id for record_id, _ in pairs], scores)
+
+
+def test_a_record_under_another_id_is_replace_with_that_id() -> None:
+    """Record.with_id (a library's evidence ids) keeps every field as dataclasses.replace does,
+    whatever fields Record has."""
+    from dataclasses import fields, replace
+
+    from book_agent.domain.records import Record
+
+    record = Record("r1", "text", {"page_index": 3}, None, 7, ["Part", "Chapter"], 10, 20)
+    moved = record.with_id("book#r1")
+    assert moved == replace(record, record_id="book#r1") and record.record_id == "r1"
+    assert [f.name for f in fields(Record)] == ["record_id", "text", "source", "vector", "seq", "headings",
+                                                "md_start", "md_end"]  # with_id names them in this order

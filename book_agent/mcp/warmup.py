@@ -10,8 +10,8 @@ when the warm-up started after `tools/list`). The price is that warm-up's CPU (~
 start) shared with the handshake; the total from spawn to the first answer is what it was, or
 less. What can cost seconds waits for `tools/list` to be answered (or `START_AFTER_INITIALIZED`
 seconds after `notifications/initialized`, for a host that does not list tools), as does
-everything for a server built without `serve` (in-process, HTTP): a library's warm-up (its index
-and every book's) and a Chinese book's dry search in Chinese, which loads the word segmenter's
+everything for a server built without `serve` (in-process, HTTP): a library's warm-up (its indexes,
+by a dry library search, and what it uses of each book) and a Chinese book's dry search in Chinese, which loads the word segmenter's
 dictionary (jieba, 0.3-2 s).
 
 Calls queue behind it like any call: a search that arrives during the warm-up waits for it,

@@ -43,17 +43,24 @@ class BookSearch:
 
     def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True,
                 dry_search: bool = True) -> dict[str, bool]:
-        """Load the search parts now: one book's, or a library's index and every book's; the
-        local encoder too unless `encoder` is False (it then loads with the first text query),
-        a Chinese book's word segmenter unless `segmenter` is False (OpenBook.warm_up)."""
+        """Load the search parts now: one book's, or a library's (its indexes, loaded by a dry
+        library search, and what it uses of each book: services/library_warm_up.py); the local
+        encoder too unless `encoder` is False (it then loads with the first text query), a
+        Chinese book's word segmenter unless `segmenter` is False (OpenBook.warm_up)."""
         ref = parse_book_ref(book_ref)
         if ref.single:
             return self._books.open(book_ref).warm_up(encoder, segmenter, dry_search)
-        skipped = {b["book_id"] for b in self._library().prepare(ref)["skipped"]}  # builds the library index
-        self._library().warm_up(ref)
-        warmed = [self._books.open(b).warm_up(encoder, segmenter, dry_search) for b in self._library().book_ids(ref)
-                  if b not in skipped]
-        return {part: any(w[part] for w in warmed) for part in ("lexical", "vectors", "encoder")} | {"library": True}
+        from book_agent.services.library_warm_up import warm_up_library
+        from book_agent.services.open_book import DRY_QUERY_CHINESE
+
+        library = self._library()
+        skipped = {b["book_id"] for b in library.prepare(ref)["skipped"]}  # builds the library index
+        books = [self._books.open(b) for b in library.book_ids(ref) if b not in skipped]
+        warmed = [book.warm_up_as_member(encoder) for book in books]  # not each book's own indexes
+        chinese = segmenter and any(book.dry_query() == DRY_QUERY_CHINESE for book in books)
+        lexical = warm_up_library(library, ref, chinese, dry_search)
+        return {"lexical": lexical, "vectors": any(w["vectors"] for w in warmed),
+                "encoder": any(w["encoder"] for w in warmed), "library": True}
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid."""

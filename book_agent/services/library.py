@@ -228,13 +228,6 @@ class Library:
                     continue  # a changed package is left out until it is restored
         return [books[k] for k in sorted(books)]
 
-    def warm_up(self, ref: BookRef) -> None:
-        """Open the lexical index now; one that checks its files at a warm-up (the local one:
-        its postings' blocks, in the background) starts to. A remote engine's has no warm_up."""
-        warm = getattr(getattr(self.searcher(ref)[0].channels.lexical, "index", None), "warm_up", None)
-        if callable(warm):
-            warm()
-
     def searcher(self, ref: BookRef, strict: bool = False) -> tuple[HybridSearch, dict[str, Any]]:
         """A HybridSearch over the library's channels, and what the result reports about it."""
         registered = self._registered()

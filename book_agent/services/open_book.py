@@ -154,8 +154,8 @@ class OpenBook:
             if store is not None:
                 store.load()
             warmed = bool(encoder and runtime is not None and runtime.warm_up())
-        vector = _unit_vector(resolve_query_runtime(self.package).get("dimensions")) if store else None
-        query = self._dry_query() if segmenter else DRY_QUERY
+        vector = unit_vector(resolve_query_runtime(self.package).get("dimensions")) if store else None
+        query = self.dry_query() if segmenter else DRY_QUERY
         # once per query and encoder: an MCP server warms up at start and again after tools/list,
         # where only a Chinese book's dry search (the segmenter) has something left to load
         if dry_search and (query, warmed) not in self._dry_searches and (warmed or store is None or vector is not None):
@@ -170,6 +170,26 @@ class OpenBook:
             with suppress(BookAgentError):
                 self._read_passages_ahead(store)
         return {"lexical": lexical is not None, "vectors": store is not None, "encoder": warmed}
+
+    def warm_up_as_member(self, encoder: bool = True) -> dict[str, bool]:
+        """A library member's warm-up: what a library search uses of this book. The library has
+        a lexical index of its own and, from 100k vectors, a vector index, so neither the book's
+        impact file (~120 MB at 250k records) nor a one-book dry search (it reads the whole matrix)
+        is loaded: a library of 1M records warmed book by book held 2.6 GB against 0.5 GB (issue
+        29). The library's dry search loads what its search does (services/library_warm_up.py).
+        Here: the local encoder with `encoder`, the book's words taught to the passage reader
+        (from its impact file, not loaded), and a small book's passages read ahead."""
+        with self._lock:
+            lexical, _ = self.lexical_index()
+            teach = getattr(lexical, "teach_words", None)  # optional: the port's warm_up would load it all
+            if callable(teach):
+                with suppress(BookAgentError):
+                    teach()
+            store, runtime, _, _ = self.vector_parts
+            warmed = bool(encoder and runtime is not None and runtime.warm_up())
+        with suppress(BookAgentError):
+            self._read_passages_ahead(store)
+        return {"vectors": store is not None, "encoder": warmed}
 
     def _read_passages_ahead(self, store: VectorStore | None) -> None:
         """A book of at most READ_AHEAD_RECORDS records and READ_AHEAD_CHARS characters has every
@@ -189,7 +209,7 @@ class OpenBook:
             texts.append(record.text)
         reader.read_ahead(texts)
 
-    def _dry_query(self) -> str:
+    def dry_query(self) -> str:
         """The warm-up's query: in Chinese for a Chinese book, so that its first real query
         finds the word segmenter's dictionary loaded (jieba: 0.3-1.5 s idle, +65 MB;
         contracts/search.md); any other book never loads it."""
@@ -228,7 +248,7 @@ class OpenBook:
             parts[0].close()
 
 
-def _unit_vector(dimensions: object) -> list[float] | None:
+def unit_vector(dimensions: object) -> list[float] | None:
     """A query vector any book of these dimensions accepts (finite, not all zero)."""
     if not isinstance(dimensions, int) or dimensions <= 0:
         return None

@@ -168,6 +168,22 @@ def test_warm_up_of_a_library_builds_its_index_and_loads_every_book(split_librar
     assert library.search("@all", "river")["library"]["lexical_index"]["rebuilt"] is False
 
 
+def test_a_library_warm_up_loads_what_a_library_search_uses_not_each_books_own_index(split_library):
+    """Issue 29: warmed book by book, a 1M-record library held 2.6 GB (each book's impact file, and
+    a one-book dry search that read its whole matrix) where its searches use 0.5 GB."""
+    _, library = split_library
+    library.warm_up("@all")
+    books = [library.books.open(b) for b in library.library_book_ids("@all")]
+    unread = [book._lexical._impact.state == "unread" for book in books]  # the library's own index serves
+    assert books and all(unread)
+    assert all(not book._dry_searches for book in books)  # no one-book dry search
+    assert all(book.vector_parts[0]._matrix is not None for book in books)  # searched exactly: loaded by its dry search
+    learnt = books[0].passage_terms._terms._word_id  # the books' words, taught from their impact files
+    assert "river" in learnt and len(learnt) > 20
+    result = library.search("@all", "river")
+    assert result["hits"] and all(book._lexical._impact.state == "unread" for book in books)
+
+
 def test_init_of_a_second_book_says_how_to_bring_the_library_index_up_to_date(tmp_path):
     records = corpus(12)
     data = str(tmp_path / "data")

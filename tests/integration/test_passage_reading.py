@@ -234,3 +234,28 @@ def test_a_warm_up_reads_a_small_books_passages_ahead(tmp_path: Path, monkeypatc
             assert result["fusion"]["passage_reading"]["passages_read"] > 1
             assert (sum(read) == 0) == (expected_ahead > 0)  # read ahead: nothing left to read
             monkeypatch.setattr(FtsTerms, "text_ids", real_text_ids)
+
+
+def test_a_library_members_words_are_taught_without_loading_its_impact_postings(tmp_path: Path):
+    """A library member's warm-up (OpenBook.warm_up_as_member) teaches the passage reader the
+    book's words from its impact file's words alone: the file's postings stay unread (the library
+    searches its own index), and a book of more words than the reader learns teaches nothing."""
+    from book_agent_adapters.storage import book_impact_words
+    from tests.support import REPO_ROOT
+
+    with BookAgent(tmp_path / "data") as agent:
+        book_id = agent.init(REPO_ROOT / "examples" / "art-of-war-package")["book_id"]
+        agent.warm_up(book_id, encoder=False, segmenter=False)  # a warm process builds the impact file
+        agent.close()
+        book = agent.books.open(book_id)
+        told: list[dict[str, str]] = []
+        lexical, _ = book.lexical_index()
+        lexical._impact.on_words = told.append
+        assert lexical.teach_words() is True
+        assert lexical._impact.state == "unread" and len(told) == 1 and told[0].get("enemy") == "enemi"
+        assert book_impact_words.impact_words(
+            tmp_path / "nowhere.npz", [0, 0, 0], 0.4, 100) is None  # no file: nothing, no error
+        told.clear()
+        path = Path(lexical.path).with_name("lexical.impact.npz")
+        assert book_impact_words.impact_words(path, lexical._identity, 0.4, max_words=10) is None  # too many
+        assert book_impact_words.impact_words(path, [1, 2, 3], 0.4, max_words=10**6) is None  # another sidecar

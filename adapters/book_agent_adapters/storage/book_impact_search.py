@@ -189,7 +189,7 @@ class WarmImpact:
                  on_words: Callable[[Mapping[str, str]], None] | None = None) -> None:
         self.sidecar = sidecar
         self.headings_weight = headings_weight
-        self._on_words = on_words  # told the book's words when the file loads
+        self.on_words = on_words  # told the book's words when the file loads
         self.phrases = PhraseTerms()
         self.state = "unread"  # unread | loaded | building | none
         self._impact: BookImpact | None = None
@@ -236,8 +236,8 @@ class WarmImpact:
             self._impact = None
         if self._impact is not None:
             self.phrases.seed(self._impact.words)
-            if self._on_words is not None:
-                self._on_words(self._impact.words)
+            if self.on_words is not None:
+                self.on_words(self._impact.words)
             self.state = "loaded"
             return
         from book_agent_adapters.storage.made_in_background import (

@@ -265,6 +265,15 @@ class FtsLexicalIndex(LexicalIndex):
         con = self._connection()
         self._impact.warm_up(self._identity, lambda: con)
 
+    def teach_words(self) -> bool:
+        """Tell `on_words` the book's words without loading the impact file's postings (a library
+        member's warm-up: the library searches its own index). True when words were told."""
+        from book_agent_adapters.storage.book_impact_words import teach
+        from book_agent_adapters.storage.passage_terms import MAX_LEARNT
+
+        self._connection()  # notes the sidecar's identity
+        return teach(self._impact.on_words, impact_path(self.path), self._identity, HEADINGS_WEIGHT, MAX_LEARNT)
+
     def _fts_search(self, match: str, top_k: int) -> list[LexicalHit]:
         sql = (
             f"SELECT ids.record_id, {RANK_SQL} AS rank_score FROM fts "

@@ -102,28 +102,27 @@ def load_impact(path: Path, sidecar_identity: list[int], con: sqlite3.Connection
 
     import numpy as np
 
-    from book_agent_adapters.storage.book_impact import FORMAT
+    from book_agent_adapters.storage.book_impact_words import made_for, words_of
 
     try:
         with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
-            meta = json.loads(data["meta"].tobytes().decode("utf-8"))
-            if meta != {"format": FORMAT, "sidecar": sidecar_identity, "headings_weight": headings_weight}:
+            if not made_for(data, sidecar_identity, headings_weight):
                 return None
             starts, docs, weights = data["starts"], data["docs"], data["weights"]
             terms = json.loads(data["terms"].tobytes().decode("utf-8"))
             records = int(data["records"][0])
-            words = json.loads(data["words"].tobytes().decode("utf-8"))
+            words = words_of(data)
     except (OSError, KeyError, ValueError, EOFError, IndexError, zipfile.BadZipFile, UnicodeDecodeError):
         return None
     record_ids: list[str | None] = []
     for rowid, record_id in con.execute("SELECT rowid, record_id FROM ids ORDER BY rowid"):
         record_ids.extend([None] * (int(rowid) - len(record_ids)))
         record_ids.append(str(record_id))
-    if not _sound(starts, docs, weights, terms, len(record_ids)) or not isinstance(words, dict):
+    if not _sound(starts, docs, weights, terms, len(record_ids)) or words is None:
         return None
     bounds = starts.tolist()
     return BookImpact({str(t): (bounds[i], bounds[i + 1]) for i, t in enumerate(terms)}, docs,
-                      impact_shares(starts, weights, records), record_ids, {str(w): str(t) for w, t in words.items()})
+                      impact_shares(starts, weights, records), record_ids, words)
 
 
 def _sound(starts: np.ndarray, docs: np.ndarray, weights: np.ndarray, terms: object, rows: int) -> bool:

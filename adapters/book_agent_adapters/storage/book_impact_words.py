@@ -8,10 +8,25 @@ import json
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from book_agent_adapters.storage.safe_files import open_regular
 
 WORD_BYTES = 40  # a word, its term and their JSON punctuation, generously: the cap on what is read
+
+
+def made_for(data: Any, sidecar_identity: list[int], headings_weight: float) -> bool:
+    """Whether an opened impact file (np.load's archive) was built for this very sidecar."""
+    from book_agent_adapters.storage.book_impact import FORMAT
+
+    meta = json.loads(data["meta"].tobytes().decode("utf-8"))
+    return bool(meta == {"format": FORMAT, "sidecar": sidecar_identity, "headings_weight": headings_weight})
+
+
+def words_of(data: Any) -> dict[str, str] | None:
+    """An opened impact file's words and their FTS5 terms (None: not a mapping, so damaged)."""
+    words = json.loads(data["words"].tobytes().decode("utf-8"))
+    return {str(w): str(t) for w, t in words.items()} if isinstance(words, dict) else None
 
 
 def impact_words(path: Path, sidecar_identity: list[int], headings_weight: float,
@@ -21,18 +36,14 @@ def impact_words(path: Path, sidecar_identity: list[int], headings_weight: float
     words (their member is then not read)."""
     import numpy as np
 
-    from book_agent_adapters.storage.book_impact import FORMAT
-
     try:
         with open_regular(path) as handle, np.load(handle, allow_pickle=False) as data:
-            meta = json.loads(data["meta"].tobytes().decode("utf-8"))
-            if meta != {"format": FORMAT, "sidecar": sidecar_identity, "headings_weight": headings_weight} \
+            if not made_for(data, sidecar_identity, headings_weight) \
                     or data.zip.getinfo("words.npy").file_size > max_words * WORD_BYTES:
                 return None
-            words = json.loads(data["words"].tobytes().decode("utf-8"))
+            return words_of(data)
     except (OSError, KeyError, ValueError, EOFError, IndexError, zipfile.BadZipFile, UnicodeDecodeError):
         return None
-    return {str(w): str(t) for w, t in words.items()} if isinstance(words, dict) else None
 
 
 def teach(on_words: Callable[[Mapping[str, str]], None] | None, path: Path, sidecar_identity: list[int] | None,

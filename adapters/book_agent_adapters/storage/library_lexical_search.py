@@ -16,6 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import LexicalHit
@@ -101,30 +102,39 @@ def _head_identity(path: Path) -> str:
     return f"{st.st_ino}:{st.st_ctime_ns}:{st.st_size}"
 
 
+def _head_marker(path: Path, suffix: str) -> dict[str, Any] | None:
+    """The marker beside the head (its name + `suffix`) when it names this very head, else None."""
+    try:
+        marker = json.loads(require_regular_text(path.with_name(path.name + suffix)))
+        return marker if isinstance(marker, dict) and marker.get("head") == _head_identity(path) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_head_marker(path: Path, suffix: str, identity: str | None, **fields: object) -> None:
+    """A marker beside the head naming it (`identity`; None: the head as it is now). Best effort:
+    a read-only data dir cannot keep one."""
+    with contextlib.suppress(OSError):
+        head = identity if identity is not None else _head_identity(path)
+        write_atomic(path.with_name(path.name + suffix), json.dumps({"head": head, **fields}).encode("utf-8"))
+
+
 def _marked_damaged(path: Path) -> str | None:
     """Why a search found this very head damaged (None: no search did)."""
-    try:
-        marker = json.loads(require_regular_text(path.with_name(path.name + DAMAGED_SUFFIX)))
-        return str(marker["reason"]) if marker.get("head") == _head_identity(path) else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+    marker = _head_marker(path, DAMAGED_SUFFIX)
+    return str(marker["reason"]) if marker is not None and "reason" in marker else None
 
 
 def _verified_before(path: Path, states: dict[str, str]) -> bool:
     """Whether these very postings file states (size, mtime, inode, ctime) under this very head
     were verified block by block already: any write since changes a ctime, which nobody can set back."""
-    try:
-        marker = json.loads(require_regular_text(path.with_name(path.name + VERIFIED_SUFFIX)))
-        return bool(marker.get("head") == _head_identity(path) and marker.get("states") == states)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return False
+    marker = _head_marker(path, VERIFIED_SUFFIX)
+    return marker is not None and marker.get("states") == states
 
 
 def _remember_verified(path: Path, states: dict[str, str]) -> None:
-    """Best effort: a read-only data dir verifies again next time, as it did before."""
-    with contextlib.suppress(OSError):
-        write_atomic(path.with_name(path.name + VERIFIED_SUFFIX),
-                     json.dumps({"head": _head_identity(path), "states": states}).encode("utf-8"))
+    """A read-only data dir verifies again next time, as it did before."""
+    _write_head_marker(path, VERIFIED_SUFFIX, None, states=states)
 
 
 def require_regular_text(path: Path) -> str:
@@ -135,10 +145,7 @@ def require_regular_text(path: Path) -> str:
 def mark_damaged(path: Path, identity: str, reason: str) -> None:
     """Remember that this head is damaged, so that `state` says so and a build replaces it (best
     effort: a read-only data dir cannot be repaired here anyway)."""
-    with contextlib.suppress(OSError):
-        write_atomic(path.with_name(path.name + DAMAGED_SUFFIX),
-                     json.dumps({"head": identity, "reason": reason}).encode("utf-8"))
-
+    _write_head_marker(path, DAMAGED_SUFFIX, identity, reason=reason)
 
 class SqliteLibraryLexical(LibraryLexicalIndex):
     """BM25 over the whole library; hits are `book_id#record_id` (evidence ids). Safe to share

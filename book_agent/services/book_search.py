@@ -51,14 +51,15 @@ class BookSearch:
         if ref.single:
             return self._books.open(book_ref).warm_up(encoder, segmenter, dry_search)
         from book_agent.services.library_warm_up import warm_up_library
-        from book_agent.services.open_book import DRY_QUERY_CHINESE
+        from book_agent.services.open_book import DRY_QUERY
 
         library = self._library()
         skipped = {b["book_id"] for b in library.prepare(ref)["skipped"]}  # builds the library index
         books = [self._books.open(b) for b in library.book_ids(ref) if b not in skipped]
         warmed = [book.warm_up_as_member(encoder) for book in books]  # not each book's own indexes
-        chinese = segmenter and any(book.dry_query() == DRY_QUERY_CHINESE for book in books)
-        lexical = warm_up_library(library, ref, chinese, dry_search)
+        chinese = [q for q in (book.dry_query() for book in books) if q != DRY_QUERY]  # their segmenter loads
+        query = chinese[0] if segmenter and chinese else DRY_QUERY
+        lexical = warm_up_library(library, ref, query, dry_search)
         return {"lexical": lexical, "vectors": any(w["vectors"] for w in warmed),
                 "encoder": any(w["encoder"] for w in warmed), "library": True}
 

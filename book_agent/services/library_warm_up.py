@@ -14,7 +14,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.services.open_book import DRY_QUERY, DRY_QUERY_CHINESE, unit_vector
+from book_agent.services.open_book import unit_vector
 
 if TYPE_CHECKING:
     from book_agent.domain.book_refs import BookRef
@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from book_agent.services.library_vectors import ModelGroups
 
 
-def warm_up_library(library: Library, ref: BookRef, chinese: bool, dry_search: bool = True) -> bool:
-    """Open the library's lexical index (True when it opened) and, with `dry_search`, search
-    once per vector dimension. `chinese`: the dry query is in Chinese, so the word segmenter's
-    dictionary loads now rather than at the first Chinese query."""
+def warm_up_library(library: Library, ref: BookRef, query: str, dry_search: bool = True) -> bool:
+    """Open the library's lexical index (True when it opened) and, with `dry_search`, search for
+    `query` once per vector dimension (a Chinese book's dry query loads the word segmenter's
+    dictionary now rather than at the first Chinese query: OpenBook.dry_query)."""
     searcher, report = library.searcher(ref)
     lexical = searcher.channels.lexical
     check = getattr(getattr(lexical, "index", None), "warm_up", None)  # a remote engine's index has none
@@ -33,7 +33,6 @@ def warm_up_library(library: Library, ref: BookRef, chinese: bool, dry_search: b
         check()
     if dry_search:
         groups: ModelGroups = report["groups"]
-        query = DRY_QUERY_CHINESE if chinese else DRY_QUERY
         for dimensions in sorted({dims for _, dims in groups.groups}) or [0]:
             with suppress(BookAgentError):  # the first real search reports it
                 library.search(ref, query, 1, False, unit_vector(dimensions), None)

@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "PackageValidator": "book_agent_adapters.package.inspector",
     "import_archive": "book_agent_adapters.archives.importer",
     "ArchiveLimits": "book_agent_adapters.archives.importer",
-    "PrebuiltVectorStoreAdapter": "book_agent_adapters.storage.sqlite_vector_store",
+    "PrebuiltVectorStoreAdapter": "book_agent_adapters.book.vectors.sqlite_vector_store",
     "QueryRuntimeSpec": "book_agent.domain.query_runtime_spec",
     "resolve_query_runtime": "book_agent.domain.query_runtime_spec",
     "QueryRuntime": "book_agent_adapters.encoders.query_runtime",

@@ -63,20 +63,20 @@ class LocalBookParts(BookParts):
         self._passage_terms_lock = threading.Lock()
 
     def records(self, package: PackageInfo) -> RecordSource:
-        from book_agent_adapters.storage.sqlite_records import SqliteRecordReader
+        from book_agent_adapters.book.vectors.sqlite_records import SqliteRecordReader
 
         assert package.database_path is not None
         return SqliteRecordReader(package.database_path)
 
     def lexical_index(self, sidecar_path: Path) -> LexicalIndex:
-        from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex
+        from book_agent_adapters.book.lexical.fts_lexical_index import FtsLexicalIndex
 
         # the book's words and their terms, known when its impact file loads, are the passage
         # reader's too: a search then reads new passages without stemming their words (issue 29)
         return FtsLexicalIndex(sidecar_path, on_words=lambda words: self.passage_terms().learn(words))
 
     def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore:
-        from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+        from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
         assert package.database_path is not None and package.vector_manifest is not None
         return PrebuiltVectorStoreAdapter(package.database_path, package.vector_manifest,
@@ -104,7 +104,7 @@ class LocalBookParts(BookParts):
         """One reader for every book of the process (its cache of read passages serves them all)."""
         with self._passage_terms_lock:
             if self._passage_terms is None:
-                from book_agent_adapters.storage.passage_terms import FtsPassageTerms
+                from book_agent_adapters.text.passage_terms import FtsPassageTerms
 
                 self._passage_terms = FtsPassageTerms()
             return self._passage_terms
@@ -197,7 +197,7 @@ def end_with_parent() -> None:
     child: its compaction must not run on, holding the library, after its server is gone)."""
     import os
 
-    from book_agent_adapters.storage.worker_processes import die_with_parent
+    from book_agent_adapters.processes.worker_processes import die_with_parent
 
     die_with_parent(os.getppid())
 
@@ -228,13 +228,13 @@ def build_ports(
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None).
     `library_backend` names the library's backend (else the settings choose it); `library`
     and `library_vectors` replace its roles outright (tests)."""
+    from book_agent_adapters.book.locator_refresh import PrepareProcessRefresh
+    from book_agent_adapters.book.locator_sidecar import SqliteLocatorStore
+    from book_agent_adapters.book.runtime_store import RuntimeDirStore
     from book_agent_adapters.package.store import FilesystemPackageStore
+    from book_agent_adapters.registry.json_registry import JsonRegistry
     from book_agent_adapters.sources.markdown_port import PackageMarkdownReader
-    from book_agent_adapters.storage.cjk_words import use_cache_dir
-    from book_agent_adapters.storage.json_registry import JsonRegistry
-    from book_agent_adapters.storage.locator_refresh import PrepareProcessRefresh
-    from book_agent_adapters.storage.locator_sidecar import SqliteLocatorStore
-    from book_agent_adapters.storage.runtime_store import RuntimeDirStore
+    from book_agent_adapters.text.cjk_words import use_cache_dir
 
     folder = resolve_data_dir(data_dir)
     use_cache_dir(folder / "cache")  # the Chinese word segmenter's dictionary cache (loaded on demand)

@@ -24,8 +24,8 @@ from typing import Any
 
 from eval_sets import WORK_DIR, load_set, query_vectors, registered_book
 
-from book_agent_adapters.storage import fts_lexical_index
-from book_agent_adapters.storage.cjk_words import segment_chinese
+from book_agent_adapters.book.lexical import fts_lexical_index
+from book_agent_adapters.text.cjk_words import segment_chinese
 
 
 def _switch(on: bool) -> None:

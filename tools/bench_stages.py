@@ -34,7 +34,8 @@ def timed_stages() -> dict[str, list[float]]:
     """Wrap the search's stages with timers; returns where their seconds go."""
     from book_agent.domain import visual_fallback
     from book_agent.services import library, library_channels, locators, search
-    from book_agent_adapters.storage import faiss_group_index, impact_checks, impact_index
+    from book_agent_adapters.library.local.lexical import impact_checks, impact_index
+    from book_agent_adapters.library.local.vectors import faiss_group_index
 
     spent: dict[str, list[float]] = defaultdict(list)
 

@@ -52,7 +52,7 @@ class _Passages:
     def __init__(self, name: str) -> None:
         from eval_sets import load_set
 
-        from book_agent_adapters.storage.fts_terms import FtsTerms
+        from book_agent_adapters.text.fts_terms import FtsTerms
 
         docs = load_set(name).docs
         self.stemmer = FtsTerms()

@@ -1,6 +1,6 @@
 """Scale study (a spike, not product code): can the lexical and vector channels reach 1M records?
 
-Lexical: SQLite FTS5 (built as adapters/book_agent_adapters/storage/library_lexical_index.py builds it)
+Lexical: SQLite FTS5 (built as adapters/book_agent_adapters/library/local/lexical/library_lexical_index.py builds it)
 against a sparse BM25 impact index (bm25s), both fed the product's own tokens (index_text /
 query_terms, CJK bigrams, OpenCC t2s fold, porter stemming). Vectors: usearch HNSW and faiss
 IVF against exact float32 search, with exact rescoring of the top-C candidates.
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from book_agent.domain.lexical_text import STOPWORDS, index_text, query_terms  # noqa: E402
-from book_agent_adapters.storage.cjk_fold import fold_chinese  # noqa: E402
-from book_agent_adapters.storage.fts_lexical_index import HEADINGS_WEIGHT  # noqa: E402
+from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT  # noqa: E402
+from book_agent_adapters.text.cjk_fold import fold_chinese  # noqa: E402
 
 STOP50 = ["the", "of", "and", "a", "to", "in", "is", "you", "that", "it", "he", "was",
                                    "for", "on", "are", "as", "with", "his", "they", "i", "at", "be", "this",

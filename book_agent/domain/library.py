@@ -80,7 +80,7 @@ def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[
 # real queries): exact search (8-bit pre-filter, certified) takes ~4.4 ms at 100k vectors of 384
 # dimensions, the index ~2.0 ms with 128 probes, finding .992 of exact search's top 50 (.995 of
 # its top 10; the hybrid top 10 overlaps .996) where 64 probes found .977 (so indexes under 150k
-# vectors probe 128 lists: storage/faiss_training.py). Below it exact search is fast enough and
+# vectors probe 128 lists: adapters/book_agent_adapters/library/local/vectors/faiss_training.py). Below it exact search is fast enough and
 # needs no index build (seconds) or file. (150,000 until issue 29's measurements.)
 APPROXIMATE_MIN_VECTORS = 100_000
 

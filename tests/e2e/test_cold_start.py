@@ -24,18 +24,18 @@ from fastmcp import Client
 from book_agent import blas
 from book_agent.agent import BookAgent
 from book_agent.mcp.server import build_server
+from book_agent_adapters.book.runtime_store import RuntimeDirStore
 from book_agent_adapters.encoders.local import LocalQueryEncoder, bert_numpy, clear_model_cache
 from book_agent_adapters.encoders.local import verify as verify_mod
 from book_agent_adapters.encoders.local.loaded_model import load
 from book_agent_adapters.encoders.local.weights import load_weights, pack
-from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 from tests.support import tiny_bert
 from tests.support.module_probe import modules_imported_by
 from tests.support.one_shot_book import vector_book
 from tests.support.package_builder import build_package
 
 HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss",
-         "jieba")  # jieba: only a CJK query loads the word segmenter (storage/cjk_words.py)
+         "jieba")  # jieba: only a CJK query loads the word segmenter (adapters/book_agent_adapters/text/cjk_words.py)
 
 
 def _env_without_blas_settings() -> dict[str, str]:
@@ -87,7 +87,7 @@ def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lex
                                   "general")
     hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
                                  "--query-vector", str(vector))
-    assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
+    assert "book_agent_adapters.book.vectors.sqlite_vector_store" in hybrid  # the vector channel ran
     assert [m for m in NEEDLESS_FOR_A_SEARCH if m in lexical | hybrid] == []
 
 
@@ -111,7 +111,7 @@ def test_a_one_book_search_with_a_vector_defines_no_other_use_case(tmp_path: Pat
     data, vector = vector_data
     hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
                                  "--query-vector", str(vector))
-    assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
+    assert "book_agent_adapters.book.vectors.sqlite_vector_store" in hybrid  # the vector channel ran
     assert [m for m in NOT_FOR_ONE_BOOK if m in hybrid] == []
 
 

@@ -98,7 +98,7 @@ def test_adapters_are_grouped_by_capability():
     loose = [p.name for p in adapters.glob("*.py") if p.name != "__init__.py"]
     assert loose == []
     assert {p.name for p in adapters.iterdir() if p.is_dir() and p.name != "__pycache__"} >= {
-        "archives", "package", "storage", "encoders", "sources", "rerankers", "hosts"}
+        "archives", "package", "book", "library", "files", "text", "encoders", "sources", "rerankers", "hosts"}
 
 
 # -- size: no function over 60 lines, no module over 300 (no exemptions) ------------------
@@ -148,7 +148,7 @@ def test_source_scans_cover_both_roots():
     files = source_files()
     for root in SOURCE_ROOTS:
         assert any(root in f.parents for f in files), root
-    assert ADAPTERS / "storage" / "json_registry.py" in files
+    assert ADAPTERS / "registry" / "json_registry.py" in files
 
 
 def test_import_linter_fails_when_a_service_imports_an_adapter(tmp_path):
@@ -165,8 +165,8 @@ def test_import_linter_fails_when_a_service_imports_an_adapter(tmp_path):
     clean = subprocess.run(lint, cwd=copy, env=env, capture_output=True, text=True)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     service = copy / "book_agent" / "services" / "status.py"
-    service.write_text(service.read_text(encoding="utf-8") + "\nimport book_agent_adapters.storage.json_registry\n",
+    service.write_text(service.read_text(encoding="utf-8") + "\nimport book_agent_adapters.registry.json_registry\n",
                        encoding="utf-8")
     broken = subprocess.run(lint, cwd=copy, env=env, capture_output=True, text=True)
     assert broken.returncode != 0
-    assert "book_agent.services.status -> book_agent_adapters.storage.json_registry" in broken.stdout
+    assert "book_agent.services.status -> book_agent_adapters.registry.json_registry" in broken.stdout

@@ -15,7 +15,11 @@ from book_agent.domain.lexical_text import (
     index_text,
     query_terms,
 )
-from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar, read_stamp
+from book_agent_adapters.book.lexical.fts_lexical_index import (
+    FtsLexicalIndex,
+    build_sidecar,
+    read_stamp,
+)
 from tests.support.package_builder import RecordSpec, build_package
 
 RECORDS = [
@@ -150,7 +154,7 @@ def test_simplified_queries_find_traditional_text(index, query, expected):
 
 
 def test_folding_leaves_latin_text_alone():
-    from book_agent_adapters.storage.cjk_fold import fold_chinese
+    from book_agent_adapters.text.cjk_fold import fold_chinese
 
     assert fold_chinese("Running rivers") == "Running rivers"
     assert fold_chinese("用間") == "用间"

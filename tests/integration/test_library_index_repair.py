@@ -110,7 +110,7 @@ def test_a_faiss_pointer_with_impossible_values_is_rebuilt(tmp_path, field, valu
     import importlib.util
 
     from book_agent.agent import build_agent
-    from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
+    from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
     from tests.integration.test_library_vectors import group_key, make_book
     from tests.support.parts import require_real_part
 

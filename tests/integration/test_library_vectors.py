@@ -21,10 +21,15 @@ import pytest
 from book_agent.agent import BookAgent, build_agent
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import APPROXIMATE_MIN_VECTORS
-from book_agent_adapters.storage import faiss_vector_index, vector_matrix
-from book_agent_adapters.storage.faiss_index_files import read_pointer
-from book_agent_adapters.storage.faiss_training import probes_for
-from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
+from book_agent_adapters.book.vectors import vector_matrix
+from book_agent_adapters.library.local.vectors import faiss_vector_index
+from book_agent_adapters.library.local.vectors.faiss_index_files import read_pointer
+from book_agent_adapters.library.local.vectors.faiss_training import probes_for
+from book_agent_adapters.library.local.vectors.faiss_vector_index import (
+    FaissLibraryVectors,
+    group_key,
+    lists_for,
+)
 from tests.support import REPO_ROOT
 from tests.support.build_lock_holder import another_writer_holding
 from tests.support.library_support import register_only

@@ -230,7 +230,7 @@ def test_extract_chapter_text_offsets_and_skipping() -> None:
 
 # -- CLI --------------------------------------------------------------------------------------
 
-# BookAgent's own record store (adapters/storage/sqlite_records.py) leaves a SQLite connection to the
+# BookAgent's own record store (adapters/book_agent_adapters/book/vectors/sqlite_records.py) leaves a SQLite connection to the
 # garbage collector when a CLI command ends: reported to the lead; not this module's resource.
 def test_cli_source_commands_end_to_end(pdf_package: Path, tmp_path: Path) -> None:
     """The commands of book_agent/cli/sources.py on a registered book, through BookAgent."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 def main() -> None:
     from book_agent_adapters.library import child_writer
-    from book_agent_adapters.storage import library_lexical_index
+    from book_agent_adapters.library.local.lexical import library_lexical_index
 
     gate = Path(os.environ["BOOK_AGENT_TEST_GATE"])
 

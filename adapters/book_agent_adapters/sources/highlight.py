@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.files.atomic_write import write_atomic
 from book_agent_adapters.sources.pdf import PageBox
-from book_agent_adapters.storage.atomic_write import write_atomic
 
 MAX_TARGETS = 20
 FILL = (255, 214, 0, 96)  # translucent yellow: the text stays readable under it

@@ -19,8 +19,8 @@ from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_DPI, DPI_RANGE
+from book_agent_adapters.files.atomic_write import write_atomic
 from book_agent_adapters.sources.pdf import PageBox, PdfSource
-from book_agent_adapters.storage.atomic_write import write_atomic
 
 MAX_PIXELS = 25_000_000
 MIN_CLIP_W, MIN_CLIP_H = 200.0, 100.0

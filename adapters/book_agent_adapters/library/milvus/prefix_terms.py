@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from book_agent.domain.lexical_text import is_cjk
-from book_agent_adapters.storage.term_counts import BookTerms
+from book_agent_adapters.library.local.lexical.term_counts import BookTerms
 
 MARK = "*"
 

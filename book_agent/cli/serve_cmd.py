@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from book_agent.cli import common
-from book_agent.mcp import http_limits as L  # plain constants: no fastmcp, no uvicorn
+from book_agent.mcp.http import limits as L  # plain constants: no fastmcp, no uvicorn
 
 if TYPE_CHECKING:
-    from book_agent.mcp.http import ServeOptions
+    from book_agent.mcp.http.serve import ServeOptions
 
 LOOPBACK = "127.0.0.1"
 
@@ -113,8 +113,8 @@ def register(app: typer.Typer) -> None:
         Stateless: several processes (--workers N on one port) may serve one data dir."""
         # A start-up failure (a bad address, an unknown book) is a BookAgentError: cli.main
         # prints it and exits 1 before anything listens.
-        from book_agent.mcp.http import ServeOptions, jwt_settings, serve_http
-        from book_agent.mcp.http_origin import split_list
+        from book_agent.mcp.http.origin import split_list
+        from book_agent.mcp.http.serve import ServeOptions, jwt_settings, serve_http
 
         data_dir = common.data_dir(ctx)
         # The limit options carry HttpLimits' field names: read them from the parsed parameters
@@ -143,7 +143,7 @@ def announcer(options: ServeOptions, registered: Callable[[], Sequence[Mapping[s
 
 
 def serving_lines(options: ServeOptions, registered: Sequence[Mapping[str, Any]]) -> list[str]:
-    from book_agent.mcp.http import HEALTH_PATH, MCP_PATH
+    from book_agent.mcp.http.serve import HEALTH_PATH, MCP_PATH
 
     address = f"[{options.host}]" if ":" in options.host else options.host
     base = f"http://{address}:{options.port}"

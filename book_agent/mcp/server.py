@@ -1,5 +1,5 @@
 """The FastMCP server for one book or a library (`a,b`, `@all`), and `serve`, which runs it
-over stdio (mcp/http.py serves the same server over streamable HTTP).
+over stdio (book_agent/mcp/http/serve.py serves the same server over streamable HTTP).
 
 Start-up order (why it is fast and fails early):
 1. `check_book` resolves the book and reads its status on the quick lane (a library:
@@ -23,8 +23,8 @@ from urllib.parse import quote
 
 from book_agent.domain.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp import descriptions
 from book_agent.mcp.session import START, BookSession
+from book_agent.mcp.tools import descriptions
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -111,10 +111,10 @@ def build_server(
     background after the handshake (mcp/warmup.py; `serve` turns it on)."""
     from fastmcp import FastMCP
 
-    from book_agent.mcp.middleware import ArgumentErrors
-    from book_agent.mcp.registration import register
-    from book_agent.mcp.resources import register_library_resources, register_resources
-    from book_agent.mcp.tools import TOOLS
+    from book_agent.mcp.arguments.middleware import ArgumentErrors
+    from book_agent.mcp.tools.registration import register
+    from book_agent.mcp.tools.resources import register_library_resources, register_resources
+    from book_agent.mcp.tools.table import TOOLS
     from book_agent.mcp.warmup import BackgroundWarmUp
 
     session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
@@ -198,7 +198,7 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: BookAgent | N
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
         import anyio
 
-        from book_agent.mcp.stdio import serve_stdio
+        from book_agent.mcp.stdio.transport import serve_stdio
 
         anyio.run(serve_stdio, server)
     finally:

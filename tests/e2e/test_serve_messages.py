@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from book_agent.mcp.auth import JwtSettings
-from book_agent.mcp.http import ServeOptions
+from book_agent.mcp.http.serve import ServeOptions
 from tests.support.http_serve import start_server, stop_server
 from tests.support.library_support import three_book_library
 

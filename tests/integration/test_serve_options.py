@@ -8,8 +8,8 @@ import pytest
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.auth import JwtSettings
-from book_agent.mcp.http import ServeOptions
-from book_agent.mcp.http_limits import HttpLimits
+from book_agent.mcp.http.limits import HttpLimits
+from book_agent.mcp.http.serve import ServeOptions
 
 
 def test_the_options_survive_the_trip_to_a_worker() -> None:

@@ -2,7 +2,7 @@
 
 A client is its token (by its log label) or, without one, its address. Protocol messages
 (`initialize`, `ping`, the lists, notifications, answers to the server) count toward no
-client's cap (mcp/http_limits.py): they cost little, and an agent cannot start without them.
+client's cap (book_agent/mcp/http/limits.py): they cost little, and an agent cannot start without them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from book_agent.mcp.http_refusals import Scope
+from book_agent.mcp.http.refusals import Scope
 
 PROTOCOL_METHODS = frozenset({"initialize", "ping", "tools/list", "resources/list", "resources/templates/list",
                               "prompts/list", "logging/setLevel"})

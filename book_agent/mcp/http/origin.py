@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import is_loopback_host
-from book_agent.mcp.http_refusals import App, Receive, Scope, Send, header, note_of
+from book_agent.mcp.http.refusals import App, Receive, Scope, Send, header, note_of
 
 MAX_SHOWN = 200  # a Host or Origin quoted in a refusal is cut to this
 _NAME = re.compile(r"^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$")

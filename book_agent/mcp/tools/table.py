@@ -2,11 +2,11 @@
 typed parameters, for the one-book server and the library server (`@all`, `a,b`) alike.
 
 A run function's parameters after (agent, book) are the tool's arguments: their types
-(book_agent/mcp/params.py) carry the bounds, which are the core's own (domain/limits.py:
+(book_agent/mcp/tools/params.py) carry the bounds, which are the core's own (domain/limits.py:
 MAX_TOP_K, DPI_RANGE, MAX_CHARS_LIMIT), so the server never refuses what the CLI accepts or
 the reverse. Arguments are validated against the published JSON schema before a tool runs
-(book_agent/mcp/middleware.py); results are the same dicts the CLI prints with `--json`, sent
-as structuredContent plus a JSON text block. book_agent/mcp/registration.py turns these into
+(book_agent/mcp/arguments/middleware.py); results are the same dicts the CLI prints with `--json`, sent
+as structuredContent plus a JSON text block. book_agent/mcp/tools/registration.py turns these into
 FastMCP tools; contracts/mcp-tools.md says how to add one.
 """
 
@@ -22,12 +22,12 @@ from book_agent.domain.contents import Neighbours, TableOfContents
 from book_agent.domain.limits import DEFAULT_AROUND, DEFAULT_DPI, DEFAULT_MAX_CHARS, DEFAULT_TOP_K
 from book_agent.domain.search_results import SearchResult
 from book_agent.domain.source_results import Locator, MarkdownSlice, RecordEntry, Skill, SourceText
-from book_agent.mcp import descriptions as d
-from book_agent.mcp import library_tools, schemas
-from book_agent.mcp import params as P
 from book_agent.mcp.errors import bad_arguments
-from book_agent.mcp.images import with_image
-from book_agent.mcp.registration import PER_BOOK, SEARCH_HINTS, Tool, Variant
+from book_agent.mcp.tools import descriptions as d
+from book_agent.mcp.tools import library_tools, schemas
+from book_agent.mcp.tools import params as P
+from book_agent.mcp.tools.images import with_image
+from book_agent.mcp.tools.registration import PER_BOOK, SEARCH_HINTS, Tool, Variant
 
 
 def search(agent: BookAgent, book: str, query: P.Query, top_k: P.TopK = DEFAULT_TOP_K, strict: P.Strict = False,

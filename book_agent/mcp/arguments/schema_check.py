@@ -3,7 +3,7 @@
 jsonschema's own messages quote the offending value (`'5' is not of type 'integer'`), which may
 be a 20,000-character quote; these messages say what was expected instead, from the schema.
 
-Valid arguments (nearly every call) are recognised by book_agent/mcp/schema_vouch.py without
+Valid arguments (nearly every call) are recognised by book_agent/mcp/arguments/schema_vouch.py without
 jsonschema, which is imported (~50 ms) and run only for arguments that check cannot vouch for:
 so jsonschema alone decides what is refused and says why. A query vector is hundreds of
 numbers, and jsonschema checks each item through its full keyword machinery (about 3 us an
@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from book_agent.mcp.schema_vouch import vouches
+from book_agent.mcp.arguments.schema_vouch import vouches
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp.http_refusals import BODY, App, Message, Receive, Scope, Send, note_of
+from book_agent.mcp.http.refusals import BODY, App, Message, Receive, Scope, Send, note_of
 
 MAX_NAME_CHARS = 100  # a tool or method name in the log; a client's junk is cut, not copied whole
 MAX_BOOKS = 20

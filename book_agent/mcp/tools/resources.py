@@ -78,8 +78,8 @@ a hit carries.
 
 def register_library_resources(server: FastMCP, session: BookSession) -> None:
     from book_agent.mcp.auth import allowed_books
-    from book_agent.mcp.library_tools import list_books
-    from book_agent.mcp.registration import Library
+    from book_agent.mcp.tools.library_tools import list_books
+    from book_agent.mcp.tools.registration import Library
 
     ref = session.book_id
 

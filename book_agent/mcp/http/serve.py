@@ -3,7 +3,7 @@
 The same server as `mcp` (tools, results, lanes, warm-up), served by FastMCP's HTTP transport
 in stateless mode: each request stands alone, so several processes (or machines) can serve
 one read-only data dir behind a load balancer, and `--workers N` runs N processes on one port
-(mcp/http_uvicorn.py). `/health` answers load balancers without MCP. Answers are plain JSON
+(book_agent/mcp/http/uvicorn_run.py). `/health` answers load balancers without MCP. Answers are plain JSON
 (FastMCP's `json_response`): a stateless call's answer is one message, and an SSE stream per
 request cost a quarter of the server's time per call.
 
@@ -12,10 +12,10 @@ anything listens (`http.auth_required`). `--token-file` turns on static-token au
 (mcp/auth.py): a missing or unknown token gets 401 with `WWW-Authenticate`.
 
 Every request to `/mcp` must name a Host the server answers and, from a browser, an allowed
-Origin (mcp/http_origin.py: DNS-rebinding protection; 403 `http.bad_host` / `http.bad_origin`).
-Limits (mcp/http_limits.py: body size, time to send, calls per client with a short queue, requests
+Origin (book_agent/mcp/http/origin.py: DNS-rebinding protection; 403 `http.bad_host` / `http.bad_origin`).
+Limits (book_agent/mcp/http/limits.py: body size, time to send, calls per client with a short queue, requests
 without a valid token and connections per address)
-and the access log (mcp/access_log.py) are ASGI middleware in front of FastMCP's app; uvicorn's
+and the access log (book_agent/mcp/http/access_log.py) are ASGI middleware in front of FastMCP's app; uvicorn's
 own settings come from the same limits. SIGTERM or Ctrl-C: uvicorn stops accepting, lets the
 requests in flight finish (up to `shutdown_timeout` seconds), then re-raises the signal.
 """
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from book_agent.domain.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import is_loopback_host
-from book_agent.mcp.http_limits import HttpLimits
+from book_agent.mcp.http.limits import HttpLimits
 from book_agent.mcp.session import BookSession
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from book_agent.mcp.auth import JwtSettings
-    from book_agent.mcp.http_origin import HostPolicy
+    from book_agent.mcp.http.origin import HostPolicy
 
 Announce = Callable[[str], None]  # hears "listening", "stopping", "stopped"
 MCP_PATH = "/mcp"
@@ -95,7 +95,7 @@ class ServeOptions:
     workers: int = 1
 
     def host_policy(self) -> HostPolicy:
-        from book_agent.mcp.http_origin import HostPolicy
+        from book_agent.mcp.http.origin import HostPolicy
 
         return HostPolicy.of(self.host, self.allowed_hosts, self.allowed_origins)
 
@@ -147,8 +147,8 @@ def serve_http(options: ServeOptions, announce: Announce | None = None) -> None:
     start-up error (an option, the token file, the access log, an unknown book) is raised here,
     before anything listens. `announce` hears "listening", "stopping" and "stopped" (the CLI
     says them on stderr)."""
-    from book_agent.mcp.access_log import line_writer
-    from book_agent.mcp.http_uvicorn import run_one, run_workers
+    from book_agent.mcp.http.access_log import line_writer
+    from book_agent.mcp.http.uvicorn_run import run_one, run_workers
 
     options = options.checked()
     auth = authentication(_path(options.token_file), options.jwt)
@@ -176,8 +176,8 @@ def worker_app() -> Any:
     import anyio
 
     from book_agent import settings
-    from book_agent.mcp.access_log import line_writer
-    from book_agent.mcp.http_uvicorn import uvicorn_settings
+    from book_agent.mcp.http.access_log import line_writer
+    from book_agent.mcp.http.uvicorn_run import uvicorn_settings
     from book_agent.mcp.internals import finish_streams_on_shutdown
 
     options = ServeOptions.from_json(settings.worker_serve_options())
@@ -200,7 +200,7 @@ def worker_app() -> Any:
 def build_app(options: ServeOptions, auth: Any, write_log: Any) -> tuple[BookSession, Any]:
     """The session and the ASGI app serving it: FastMCP's streamable-HTTP app, stateless, with
     plain JSON answers, `/health`, and the access log, Host/Origin check and limits in front."""
-    from book_agent.mcp.access_log import tool_outcome_middleware
+    from book_agent.mcp.http.access_log import tool_outcome_middleware
     from book_agent.mcp.server import build_server, checked_start
 
     session = BookSession(options.book_ref, data_dir=options.data_dir)
@@ -223,7 +223,7 @@ def _path(value: str | Path | None) -> Path | None:
 
 
 def fastmcp_guard_off(server: FastMCP) -> dict[str, Any]:
-    """FastMCP's own Host/Origin guard off (where this FastMCP has one): mcp/http_origin.py
+    """FastMCP's own Host/Origin guard off (where this FastMCP has one): book_agent/mcp/http/origin.py
     decides, with coded answers; a second allowlist would refuse what `--allowed-hosts` allows."""
     import inspect
 
@@ -238,10 +238,10 @@ def http_middleware(auth: Any, limits: HttpLimits, write_log: Any, log_queries: 
     or Origin is refused before a token is asked for, and counts toward no client's calls)."""
     from starlette.middleware import Middleware
 
-    from book_agent.mcp.access_log import AccessLog
     from book_agent.mcp.auth import token_labeler
-    from book_agent.mcp.http_limits import RequestLimits
-    from book_agent.mcp.http_origin import HostOriginGuard
+    from book_agent.mcp.http.access_log import AccessLog
+    from book_agent.mcp.http.limits import RequestLimits
+    from book_agent.mcp.http.origin import HostOriginGuard
 
     label = token_labeler(auth) if auth is not None else None
     return [Middleware(AccessLog, write=write_log, label=label, log_queries=log_queries),

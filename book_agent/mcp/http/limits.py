@@ -1,14 +1,14 @@
 """What one HTTP client may ask of `serve`: body size, concurrent calls, time to send a request.
 
 A pure ASGI middleware (`RequestLimits`) in front of FastMCP's streamable-HTTP app, with the
-uvicorn settings it relies on in mcp/http_uvicorn.py:
+uvicorn settings it relies on in book_agent/mcp/http/uvicorn_run.py:
 
 - **Body size.** A declared `Content-Length` over `max_body_bytes` is refused with 413 before a
   byte of the body is read; a chunked body is counted as it streams and refused once past it.
 - **Time to send.** The body must arrive within `read_timeout` seconds of the request's head,
   else 408 (a client that sends headers, then trickles the body, holds nothing for longer). The
   head itself must arrive within `read_timeout` of the connection opening or the previous answer,
-  else the connection is closed (mcp/http_uvicorn.py: uvicorn's keep-alive timer alone restarts
+  else the connection is closed (book_agent/mcp/http/uvicorn_run.py: uvicorn's keep-alive timer alone restarts
   on every byte). Idle keep-alive connections close after `KEEP_ALIVE_S`.
 - **Concurrent calls per client.** At most `max_concurrent_per_client` calls (`tools/call`,
   `resources/read`, `prompts/get`, anything but the protocol's own methods) in flight per token
@@ -22,7 +22,7 @@ uvicorn settings it relies on in mcp/http_uvicorn.py:
   twice that) from one client address; past either, 429 `http.too_many_unauthenticated` with
   `Retry-After`, before the body is read. A token's own calls are not held to it.
 - **Connections.** uvicorn's `limit_concurrency` caps connections and tasks for everyone at
-  `max_connections` (503 past it); mcp/http_connections.py keeps any one address to
+  `max_connections` (503 past it); book_agent/mcp/http/connections.py keeps any one address to
   `max_connections_per_address` of them (429 `http.too_many_connections` past it), and at the
   cap makes room by closing an idle connection of the address holding the most.
 
@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp.http_calls import client_address, client_key, is_protocol_call
-from book_agent.mcp.http_refusals import (
+from book_agent.mcp.http.calls import client_address, client_key, is_protocol_call
+from book_agent.mcp.http.refusals import (
     BODY,
     REFUSED,
     RETRY_AFTER_S,
@@ -199,7 +199,7 @@ async def answer_while_connected(app: App, scope: Scope, body: bytes, receive: R
 class RequestLimits:
     def __init__(self, app: App, limits: HttpLimits, label: Callable[[Any], str] | None = None,
                  unlimited_paths: Iterable[str] = ()) -> None:
-        from book_agent.mcp.http_slots import RateBuckets, Slots
+        from book_agent.mcp.http.slots import RateBuckets, Slots
 
         self.app = app
         self.limits = limits

@@ -1,6 +1,6 @@
 """The library server's own calls: `list_books`, and `search` over the library (or `books`).
 Its other tools are the one-book tools with a `book_id` argument (PER_BOOK in
-book_agent/mcp/tools.py), each checked by `registration.served` first. A book must be one the server
+book_agent/mcp/tools/table.py), each checked by `registration.served` first. A book must be one the server
 serves: for `@all`, any book registered at the time of the call; for `a,b`, those named at
 start."""
 
@@ -14,10 +14,10 @@ from book_agent.domain.book_refs import ALL_BOOKS, library_of, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_TOP_K
 from book_agent.domain.search_results import SearchResult
-from book_agent.mcp import params as P
+from book_agent.mcp.tools import params as P
 
 # Library at run time, not under TYPE_CHECKING: the tools' signatures are read when registered.
-from book_agent.mcp.registration import Library, served
+from book_agent.mcp.tools.registration import Library, served
 
 
 def list_books(agent: BookAgent, library: Library) -> Any:

@@ -5,15 +5,15 @@
   (uvicorn restarts its keep-alive timer on every byte, so a client trickling a head would hold
   the connection forever.) The same deadline bounds how long an unread body is drained after a
   413. A module-level class, so that worker processes can be handed it. It also keeps the
-  connections per client address (mcp/http_connections.py): one past the address's cap is
+  connections per client address (book_agent/mcp/http/connections.py): one past the address's cap is
   answered 429 and closed, and at the cap for everyone an idle connection of the address
   holding the most makes room, so one client cannot deny everyone.
 - `uvicorn_settings`: the connection cap, the time limits, graceful shutdown, and no default
-  access log (mcp/access_log.py writes one line per request instead).
+  access log (book_agent/mcp/http/access_log.py writes one line per request instead).
 - `run_one`: the app in this process. `run_workers`: `--workers N` processes accepting on one
   socket, bound here (uvicorn's supervisor: a worker that dies is replaced). Each worker builds
   the same app from the options in the environment (`BOOK_AGENT_SERVE_OPTIONS`, read and set
-  by book_agent/settings.py; mcp/http.py `worker_app`); the server is stateless, so any worker
+  by book_agent/settings.py; book_agent/mcp/http/serve.py `worker_app`); the server is stateless, so any worker
   may answer any request. SIGTERM or Ctrl-C: each worker finishes its requests in flight (up
   to the shutdown timeout), then this process ends by the signal it was sent, as one process
   would.
@@ -28,16 +28,11 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from book_agent import settings
-from book_agent.mcp.http_connections import OVER_CAP_HEAD_S, ConnectionLedger
-from book_agent.mcp.http_limits import (
-    KEEP_ALIVE_S,
-    MAX_CONNECTIONS,
-    READ_TIMEOUT_S,
-    HttpLimits,
-)
-from book_agent.mcp.http_refusals import too_many_connections
+from book_agent.mcp.http.connections import OVER_CAP_HEAD_S, ConnectionLedger
+from book_agent.mcp.http.limits import KEEP_ALIVE_S, MAX_CONNECTIONS, READ_TIMEOUT_S, HttpLimits
+from book_agent.mcp.http.refusals import too_many_connections
 
-WORKER_APP = "book_agent.mcp.http:worker_app"
+WORKER_APP = "book_agent.mcp.http.serve:worker_app"
 
 
 class GuardedH11Protocol(H11Protocol):

@@ -6,7 +6,7 @@ item of a 384-float query vector through its keyword machinery. Almost every cal
 surely valid? It knows the keywords our published schemas use (contracts/mcp-tools.json) and
 says True only when each of them holds; for anything else (a keyword it does not know, a
 value it is unsure of, an invalid value) it says False and jsonschema decides, and explains
-(book_agent/mcp/schema_check.py). So it can never accept what jsonschema refuses:
+(book_agent/mcp/arguments/schema_check.py). So it can never accept what jsonschema refuses:
 tests/unit/test_mcp_schema_fast_items.py checks both on generated arguments.
 """
 

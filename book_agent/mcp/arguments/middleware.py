@@ -26,6 +26,7 @@ from fastmcp.tools.base import ToolResult
 from pydantic import ValidationError as PydanticValidationError
 
 from book_agent.domain.unicode_text import scrub_text, surrogate_paths
+from book_agent.mcp.arguments.schema_check import schema_problems
 from book_agent.mcp.errors import (
     bad_arguments,
     error_result,
@@ -34,7 +35,6 @@ from book_agent.mcp.errors import (
     unknown_resource,
     unknown_tool,
 )
-from book_agent.mcp.schema_check import schema_problems
 
 
 def _pydantic_problems(exc: BaseException) -> list[dict[str, Any]]:

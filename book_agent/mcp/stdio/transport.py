@@ -21,7 +21,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from book_agent.mcp import wire
+from book_agent.mcp.stdio import wire
 
 MAX_LINE_CHARS = 16 * 1024 * 1024  # far above any real request (a 20,000-character quote, a hit)
 

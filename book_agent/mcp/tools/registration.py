@@ -1,8 +1,8 @@
-"""A declared tool (book_agent/mcp/tools.py) becomes a FastMCP tool here, on either server.
+"""A declared tool (book_agent/mcp/tools/table.py) becomes a FastMCP tool here, on either server.
 
 A `Tool` names its lane, hints, output schema and two variants: the one-book server's and the
 library server's. A variant is a description and a `run(agent, target, **arguments)` function
-whose typed parameters (book_agent/mcp/params.py) become the published inputSchema, so a
+whose typed parameters (book_agent/mcp/tools/params.py) become the published inputSchema, so a
 parameter is written once. `PER_BOOK` is the usual library variant: the one-book variant with
 a leading `book_id` argument, its description prefixed to say so, and the book checked to be
 served before the call. The body of every tool is the same: refuse bad arguments
@@ -21,11 +21,11 @@ from fastmcp.tools.base import ToolResult
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.unicode_text import needs_scrub, scrub
-from book_agent.mcp import descriptions
-from book_agent.mcp import params as P
 from book_agent.mcp.errors import error_result, internal_error
-from book_agent.mcp.results import ready_result
 from book_agent.mcp.session import Lane
+from book_agent.mcp.tools import descriptions
+from book_agent.mcp.tools import params as P
+from book_agent.mcp.tools.results import ready_result
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -94,7 +94,7 @@ async def call(session: BookSession, tool: str, lane: Lane, fn: Callable[[BookAg
         result = await session.run(fn, lane=lane)
         if isinstance(result, ToolResult):
             return result
-        # Nearly every answer: made into its result at once (book_agent/mcp/results.py).
+        # Nearly every answer: made into its result at once (book_agent/mcp/tools/results.py).
         ready = ready_result(result)
         if ready is not None:
             return ready

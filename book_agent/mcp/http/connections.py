@@ -3,7 +3,7 @@
 uvicorn counts every open connection, idle keep-alive ones included, against one cap for
 everyone (`--max-connections`; past it, every request gets 503 before authentication). One
 address holding that many idle connections would lock every other client out. So
-(`ConnectionLedger`, consulted by mcp/http_uvicorn.py's protocol as each connection opens):
+(`ConnectionLedger`, consulted by book_agent/mcp/http/uvicorn_run.py's protocol as each connection opens):
 
 - **A cap per address.** A connection past `--max-connections-per-address` from one address
   (the TCP peer: a proxy's connections are the proxy's) does not count toward the cap for

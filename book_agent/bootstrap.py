@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
-from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.query_runtime_spec import QueryRuntimeSpecDict
+from book_agent.domain.book.runtime_config import RuntimeConfig
 from book_agent.ports import (
     BookParts,
     LexicalIndex,

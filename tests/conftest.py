@@ -113,7 +113,7 @@ def no_library_writer_left_running():
     writer and is not always closed by its test: stop what a test left, so no writer thread (nor
     its child) outlives it."""
     yield
-    from book_agent.services.library_writer import running_writers
+    from book_agent.services.library.writer import running_writers
 
     for writer in running_writers():
         writer.stop()

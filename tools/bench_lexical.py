@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    from book_agent.domain.lexical_text import query_terms
+    from book_agent.domain.search.lexical_text import query_terms
     from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT, FtsLexicalIndex
     from book_agent_adapters.text.cjk_fold import fold_chinese
     from tests.support.package_builder import synthetic_records

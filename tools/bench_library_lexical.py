@@ -38,7 +38,7 @@ def book_database(size: int, part: int) -> Path:
     """One synthetic book of `size` records, as a package database holds them."""
     import numpy as np
 
-    from book_agent.domain.package import DATABASE_SCHEMA_SQL
+    from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
     from tests.support.package_builder import synthetic_records
 
     path = BENCH / f"b{size}-{part}.sqlite"
@@ -66,7 +66,7 @@ def book_database(size: int, part: int) -> Path:
 def queries(database: Path, count: int) -> dict[str, list[str]]:
     import numpy as np
 
-    from book_agent.domain.lexical_text import STOPWORDS
+    from book_agent.domain.search.lexical_text import STOPWORDS
 
     con = sqlite3.connect(database)
     texts = [t for (t,) in con.execute("SELECT text FROM records ORDER BY random() LIMIT ?", (count,))]

@@ -61,7 +61,7 @@ with open("/proc/self/status") as status:  # VmHWM: this program's own peak (ru_
     peak = [int(line.split()[1]) for line in status if line.startswith("VmHWM:")][0]
 print(json.dumps({"started": imported_at, "ready": ready_at, "done": done_at, "peak_kib": peak}))
 """
-RECHECK_S = 1.0  # as a server does (services/library_lexical.py GENERATION_RECHECK_S)
+RECHECK_S = 1.0  # as a server does (book_agent/services/library/lexical.py GENERATION_RECHECK_S)
 
 
 def stamp_of(members: list[Any]) -> dict[str, str]:

@@ -50,7 +50,7 @@ def timed(calls: list[Any]) -> tuple[list[float], list[Any]]:
 
 def channels(agent: Any, words: list[str], vectors: list[list[float]]) -> dict[str, Any]:
     """p50/p95 of each channel alone and of hybrid search, warm; the hits, to compare."""
-    from book_agent.domain.book_refs import parse_book_ref
+    from book_agent.domain.book.book_refs import parse_book_ref
 
     searcher, report = agent._library.searcher(parse_book_ref("@all"))
     lexical, vector = searcher.channels.lexical, searcher.channels.vector_search

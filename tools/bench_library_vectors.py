@@ -55,7 +55,7 @@ from measure import percentile
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / ".bench" / "library_vectors"
 DIMS = 384
-DEPTH = 50  # the vector channel's depth for top_k <= 10 (services/search.py CANDIDATES_MIN)
+DEPTH = 50  # the vector channel's depth for top_k <= 10 (book_agent/services/search/hybrid.py CANDIDATES_MIN)
 HYBRID_RUNS = 50  # hybrid searches timed per process (the lexical channel is slow at 1M until replaced)
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
@@ -225,7 +225,7 @@ def probe(data: Path, mode: str, size: int) -> dict[str, Any]:
 
 def run_probe(data: Path, mode: str, min_vectors: int, out: Path) -> None:
     """In a process of its own: the vector channel and hybrid search, exact or approximate."""
-    from book_agent.domain.book_refs import parse_book_ref
+    from book_agent.domain.book.book_refs import parse_book_ref
 
     vectors = [list(map(float, v)) for v in np.load(BENCH / "queries.npy")]
     words = json.loads((BENCH / "words.json").read_text())

@@ -1,4 +1,4 @@
-"""What the passage-reading step (services/passage_reading.py) costs a warm search, interleaved.
+"""What the passage-reading step (book_agent/services/search/passage_reading.py) costs a warm search, interleaved.
 
     .venv/bin/python tools/bench_passage_reading.py [--rounds 30] [--library RECORDS] [--json]
 
@@ -38,8 +38,8 @@ def _p50_ms(samples: list[float]) -> float:
 
 def measure(rounds: int, package: Path, questions: Path, library: int = 0) -> dict[str, Any]:
     from book_agent import BookAgent
-    from book_agent.domain.book_refs import parse_book_ref
-    from book_agent.services.search import HybridSearch
+    from book_agent.domain.book.book_refs import parse_book_ref
+    from book_agent.services.search.hybrid import HybridSearch
 
     with tempfile.TemporaryDirectory() as tmp, BookAgent(Path(tmp) / "data") as agent:
         if library:  # bench_library.py's synthetic books (cached under .bench/library/), as @all

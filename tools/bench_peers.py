@@ -13,7 +13,7 @@ get them) and runs this script there. The stacks:
 - **bm25s + numpy**: bm25s (sparse BM25, English stopwords) and an exact numpy product, RRF;
 - **LanceDB**: one table, its full-text index and its (exact) vector search, RRF.
 
-Same candidate depth as book-agent's channels (50 each for a top 10, services/search.py), the
+Same candidate depth as book-agent's channels (50 each for a top 10, book_agent/services/search/hybrid.py), the
 same vectors (each book's own float32 rows) and, where book-agent searches approximately (a
 model group of 100,000 vectors or more), the same faiss index parameters: the peer's faiss
 index is trained as ours is (IVF-SQ8, nlist and nprobe from our index's pointer). Where ours
@@ -80,7 +80,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 os.environ.setdefault("BOOK_AGENT_BLAS_THREADS", "1")
 
-DEPTH = 50  # each channel's candidates for a top 10 (services/search.py CANDIDATES_MIN)
+DEPTH = 50  # each channel's candidates for a top 10 (book_agent/services/search/hybrid.py CANDIDATES_MIN)
 TOP_K = 10
 RRF_K = 60
 WARM = 5

@@ -50,7 +50,7 @@ def eval_set_questions(name: str, agent: Any, queries: int) -> tuple[str, list[t
 def example_questions(agent: Any) -> tuple[str, list[tuple[str, list[float] | None]]]:
     import json
 
-    from book_agent.domain.lexical_text import CJK_RUN
+    from book_agent.domain.search.lexical_text import CJK_RUN
 
     root = Path(__file__).resolve().parent.parent / "examples"
     book_id = agent.init(root / "art-of-war-package")["book_id"]

@@ -32,8 +32,11 @@ WARM = 5  # queries asked before the timed ones
 
 def timed_stages() -> dict[str, list[float]]:
     """Wrap the search's stages with timers; returns where their seconds go."""
-    from book_agent.domain import visual_fallback
-    from book_agent.services import library, library_channels, locators, search
+    from book_agent.domain.search import visual_fallback
+    from book_agent.services import locators
+    from book_agent.services.library import channels as library_channels
+    from book_agent.services.library import search as library
+    from book_agent.services.search import hybrid as search
     from book_agent_adapters.library.local.lexical import impact_checks, impact_index
     from book_agent_adapters.library.local.vectors import faiss_group_index
 

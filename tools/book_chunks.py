@@ -17,8 +17,8 @@ from typing import Any
 
 from example_chunks import group, lines, nearest_fragment, split_long
 
-from book_agent_adapters.sources.epub import EpubSource
-from book_agent_adapters.sources.pdf import PdfSource
+from book_agent_adapters.sources.epub.reader import EpubSource
+from book_agent_adapters.sources.pdf.reader import PdfSource
 
 Tick = Callable[[int, int], None]
 MAX_HEADING_CHARS = 120

@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "adapters")]
 
-from book_agent.domain.visual_fallback import VisualFallbackPolicy  # noqa: E402
+from book_agent.domain.search.visual_fallback import VisualFallbackPolicy  # noqa: E402
 
 LABELS = ROOT / "eval" / "visual_fallback" / "labels.jsonl"
 BOOKS = {
@@ -50,7 +50,7 @@ def split_of(row: dict[str, Any]) -> str:
 def unit_texts(rows: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
     import pypdfium2
 
-    from book_agent_adapters.sources.epub import EpubSource
+    from book_agent_adapters.sources.epub.reader import EpubSource
 
     out: dict[tuple[str, int], str] = {}
     for book in sorted({r["book"] for r in rows}):

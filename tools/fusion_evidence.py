@@ -1,6 +1,6 @@
 """Evidence-weighted vector shares for tools/fusion_study.py (issue 28, item 3).
 
-The product's fusion (book_agent.domain.fusion: scores over their best plus rank votes) with a
+The product's fusion (book_agent.domain.search.fusion: scores over their best plus rank votes) with a
 vector share that follows how strong a channel's evidence is for this query, read from the
 channel runs alone (nothing the service would have to fetch again):
 
@@ -98,7 +98,7 @@ def normalised_fusion(lexical_how: str, vector_how: str, share: float, agreement
 def weighted(name: str, weak: float, strong: float, lo: float, hi: float,
              agreement: float = 0.1) -> Callable[[Run], list[str]]:
     """The vector share moves from `weak` to `strong` as the feature rises from lo to hi."""
-    from book_agent.domain.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
+    from book_agent.domain.search.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
 
     def method(run: Run) -> list[str]:
         value = feature(run, name)

@@ -148,9 +148,14 @@ def reranked(feature: str, beta: float, top_n: int, window: int = 3, where: str 
              siblings: bool = False, share: float | None = None, agreement: float | None = None) -> Method:
     """The product's fusion, its first `top_n` re-scored by `feature` (see the module doc).
     `siblings` (round 5): only a hit whose title (its record's heading) another of the first
-    `top_n` shares is re-scored, as services/passage_reading.py does. `share`, `agreement`:
+    `top_n` shares is re-scored, as book_agent/services/search/passage_reading.py does. `share`, `agreement`:
     the fusion's vector share and rank-vote share (default: the product's)."""
-    from book_agent.domain.fusion import AGREEMENT_SHARE, VECTOR_SHARE, ScoredChannel, fuse_scores
+    from book_agent.domain.search.fusion import (
+        AGREEMENT_SHARE,
+        VECTOR_SHARE,
+        ScoredChannel,
+        fuse_scores,
+    )
 
     share = VECTOR_SHARE if share is None else share
     agreement = AGREEMENT_SHARE if agreement is None else agreement

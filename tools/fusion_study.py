@@ -29,7 +29,7 @@ from typing import Any
 
 from eval_sets import SET_NAMES, WORK_DIR, load_set, query_vectors, registered_book
 
-from book_agent.domain.metrics import ndcg_at_k
+from book_agent.domain.search.metrics import ndcg_at_k
 
 DEPTH = 100
 Run = dict[str, Any]
@@ -37,8 +37,8 @@ Method = Callable[[Run], list[str]]
 
 
 def _run(searcher: Any, qid: str, text: str, relevant: dict[str, float], vector: Any) -> Run:
-    from book_agent.domain.lexical_text import script_letters
-    from book_agent.domain.vector_trust import query_vector_trust
+    from book_agent.domain.search.lexical_text import script_letters
+    from book_agent.domain.search.vector_trust import query_vector_trust
 
     got = searcher.channel_rankings(text, depth=DEPTH, query_vector=vector)
     gate, _ = query_vector_trust(script_letters(text), searcher.channels.language_evidence)
@@ -82,7 +82,7 @@ def collect_questions(package: Path, questions: Path, label: str) -> None:
     import tempfile
 
     from book_agent import BookAgent
-    from book_agent.domain.metrics import grades
+    from book_agent.domain.search.metrics import grades
 
     with tempfile.TemporaryDirectory() as data, BookAgent(Path(data)) as agent:
         book_id = agent.init(package)["book_id"]
@@ -180,10 +180,10 @@ def convex(alpha: float, how: str, gate: bool = True) -> Method:
 
 
 def product(run: Run, depth: int = DEPTH) -> list[str]:
-    """What the search service's fusion does (book_agent.domain.fusion), before its passage-reading
+    """What the search service's fusion does (book_agent.domain.search.fusion), before its passage-reading
     step (round 5: `prox sib pairs w12 b0.4 n20` is the two together), for a check against the grid;
     `depth` keeps each channel's first candidates only (the service fetches max(50, 5 top_k))."""
-    from book_agent.domain.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
+    from book_agent.domain.search.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
 
     lexical = [(r, float(x)) for r, x in run["lexical"][:depth]]
     vector = [(r, float(x)) for r, x in run["vector"][:depth]]
@@ -192,10 +192,10 @@ def product(run: Run, depth: int = DEPTH) -> list[str]:
 
 
 def evidence_weighted(strong: float, weak: float, agreement: float) -> Method:
-    """The product's fusion (book_agent.domain.fusion) with the rank votes' share `agreement`
+    """The product's fusion (book_agent.domain.search.fusion) with the rank votes' share `agreement`
     and a vector share that follows BM25's evidence: e = min(1, best BM25 / what the query
     can score), share = weak + (strong - weak) * e (strong = weak: a fixed share). Issue 28."""
-    from book_agent.domain.fusion import ScoredChannel, fuse_scores
+    from book_agent.domain.search.fusion import ScoredChannel, fuse_scores
 
     def method(run: Run) -> list[str]:
         lexical = [(r, float(x)) for r, x in run["lexical"]]
@@ -211,7 +211,7 @@ def evidence_weighted(strong: float, weak: float, agreement: float) -> Method:
 
 def ragflow_rule(run: Run) -> list[str]:
     """RAGFlow's hybrid rule, ungated: 0.7 keyword + 0.3 vector over min-max scores."""
-    from book_agent.domain.fusion import RAGFLOW_KEYWORD_SHARE, ScoredChannel, fuse_minmax
+    from book_agent.domain.search.fusion import RAGFLOW_KEYWORD_SHARE, ScoredChannel, fuse_minmax
 
     return [h.record_id for h in fuse_minmax([
         ScoredChannel("lexical", [(r, float(x)) for r, x in run["lexical"]], RAGFLOW_KEYWORD_SHARE),
@@ -229,7 +229,7 @@ def methods() -> dict[str, Method]:
 
     out: dict[str, Method] = {"lexical": single("lexical"), "vector": single("vector"),
                               "plain-rrf k=60": rrf(60, gate=False), "ragflow-rule": ragflow_rule,
-                              "product (book_agent.domain.fusion)": product}
+                              "product (book_agent.domain.search.fusion)": product}
     out.update(family())  # round 2: shares that follow the cosine or BM25's lead (fusion_evidence.py)
     out.update(proximity_family())  # round 4: the fused top N re-scored by term proximity (fusion_proximity.py)
     out.update(round5_family())  # round 5: the same beside the shares, and on one document's passages only

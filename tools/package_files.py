@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.domain.package import DATABASE_SCHEMA_SQL
+from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DIMS = 384

@@ -39,7 +39,7 @@ WORK = Path(os.environ.get("SCALE_STUDY_WORK", "/tmp/scale_study"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from book_agent.domain.lexical_text import STOPWORDS, index_text, query_terms  # noqa: E402
+from book_agent.domain.search.lexical_text import STOPWORDS, index_text, query_terms  # noqa: E402
 from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT  # noqa: E402
 from book_agent_adapters.text.cjk_fold import fold_chinese  # noqa: E402
 

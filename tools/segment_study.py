@@ -26,8 +26,14 @@ from typing import Any
 
 from eval_sets import WORK_DIR, load_set
 
-from book_agent.domain.lexical_text import CJK_RUN, _quote, index_text, normalize, query_terms
-from book_agent.domain.metrics import ndcg_at_k
+from book_agent.domain.search.lexical_text import (
+    CJK_RUN,
+    _quote,
+    index_text,
+    normalize,
+    query_terms,
+)
+from book_agent.domain.search.metrics import ndcg_at_k
 from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT
 from book_agent_adapters.text.cjk_fold import fold_chinese
 from book_agent_adapters.text.cjk_words import segment_chinese, use_cache_dir

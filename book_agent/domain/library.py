@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
+from book_agent.domain.book.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 
 
@@ -32,7 +32,7 @@ class LibraryIndexState:
     reason: str | None = None  # why it is not fresh (None when it is)
     intact: bool = False  # its integrity checks pass (perhaps stale): it may serve while it cannot be rebuilt
     # how far its frozen statistics are from an exact rebuild's, relative: for BM25 split as
-    # domain/bm25.py splits it, |live average length - frozen one| / frozen one (N and df are
+    # book_agent/domain/search/bm25.py splits it, |live average length - frozen one| / frozen one (N and df are
     # live at query time); 0 right after a full build or compaction
     drift: float = 0.0
     # books added or removed since its exact rebuild (0 right after a full build or compaction):
@@ -138,7 +138,7 @@ def host_library(ref: str | BookRef, book_ids: Sequence[str] = (),
 class WriterJob:
     """What is due: `lexical` "build" (bring the index to the books registered) or "compact"
     (the exact rebuild), `vectors` "build" (add the books a group's index lacks) or "retrain"
-    (groups drifted past services/library_writer.py's RETRAIN_DRIFT, and what `build` does); None: nothing. `key` names the
+    (groups drifted past book_agent/services/library/writer.py's RETRAIN_DRIFT, and what `build` does); None: nothing. `key` names the
     library state it was judged on (a failed job is not tried again before that changes)."""
 
     lexical: str | None
@@ -146,5 +146,5 @@ class WriterJob:
     key: str = ""
 
     def argv(self) -> list[str]:
-        """The job as the child writer's arguments (book_agent/cli/library_writer.py)."""
+        """The job as the child writer's arguments (book_agent/cli/commands/library_writer.py)."""
         return ["--lexical", self.lexical or "none", "--vectors", self.vectors or "none"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from book_agent.domain.book_refs import ALL_BOOKS
+from book_agent.domain.book.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.session import START, BookSession
 from book_agent.mcp.tools import descriptions
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from fastmcp import FastMCP
 
     from book_agent.agent import BookAgent
-    from book_agent.domain.book_reports import LibraryBook, Resolved
+    from book_agent.domain.book.book_reports import LibraryBook, Resolved
 
 SERVER_NAME = "book-agent"
 
@@ -85,7 +85,7 @@ def check_library(agent: BookAgent, ref: str) -> list[LibraryBook]:
 
 
 def is_library(ref: str) -> bool:
-    from book_agent.domain.book_refs import parse_book_ref
+    from book_agent.domain.book.book_refs import parse_book_ref
 
     return parse_book_ref(ref).library
 

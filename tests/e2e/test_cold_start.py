@@ -96,13 +96,13 @@ def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lex
 # values, the hosts' port, the local model's loading code (its route needs only the model's
 # folder), and the word segmenter (no Chinese here)
 NOT_FOR_ONE_BOOK = (
-    "book_agent.services.library", "book_agent.services.library_vector_indexes", "book_agent.services.library_writer",
+    "book_agent.services.library.search", "book_agent.services.library.vector_indexes", "book_agent.services.library.writer",
     "book_agent.services.registration", "book_agent.services.reading", "book_agent.services.hosts",
-    "book_agent.services.evaluation", "book_agent.services.status", "book_agent.services.configure",
-    "book_agent.domain.library", "book_agent.domain.eval_results", "book_agent.ports.hosts",
+    "book_agent.services.search.evaluation", "book_agent.services.status", "book_agent.services.configure",
+    "book_agent.domain.library", "book_agent.domain.search.eval_results", "book_agent.ports.hosts",
     "book_agent_adapters.encoders.local.st_config", "book_agent_adapters.encoders.local.verify", "jieba",
     "book_agent.ports.library",  # the root's library proxies are the roles by shape, not by subclassing
-    "book_agent.domain.locator_summary",  # a build's summary: a search reads locators only
+    "book_agent.domain.sources.locator_summary",  # a build's summary: a search reads locators only
 )
 
 
@@ -119,7 +119,8 @@ COMPILED_PATTERNS = """
 import json, sys
 from book_agent.cli.entry import run
 from book_agent.cli import output
-from book_agent.domain import lexical_text, network
+from book_agent.domain.search import lexical_text
+from book_agent.domain import network
 from book_agent.lazy import LazyPattern
 try:
     run(sys.argv[1:])

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import (
+from book_agent.domain.search.lexical_text import (
     MAX_QUERY_TERMS,
     MAX_TERM_REPEATS,
     cjk_tokens,
@@ -82,7 +82,7 @@ def test_common_words_do_not_swamp_the_ranking(index):
 
 
 def test_a_repeated_content_word_counts_up_to_the_repeat_limit_and_stopwords_never(monkeypatch):
-    from book_agent.domain import lexical_text
+    from book_agent.domain.search import lexical_text
 
     query = "the garden, the Garden and the GARDEN of flowers"
     assert query_terms(query) == ['"garden"'] * min(3, MAX_TERM_REPEATS) + ['"flowers"']

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from book_agent.services.library_lexical import GENERATION_RECHECK_S
+from book_agent.services.library.lexical import GENERATION_RECHECK_S
 from tests.support.cli_support import run_cli
 from tests.support.library_support import three_book_library
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.services.library_writer import RETRAIN_DRIFT
+from book_agent.services.library.writer import RETRAIN_DRIFT
 from book_agent.testing.library_books import (
     DIMENSIONS,
     MODEL,
@@ -156,7 +156,7 @@ KILLED = """
 import json, os, sys
 from pathlib import Path
 from book_agent.testing.library_books import DIMENSIONS, MODEL
-from book_agent.services.library_writer import RETRAIN_DRIFT
+from book_agent.services.library.writer import RETRAIN_DRIFT
 from book_agent.testing.library_vectors_contract import stamp
 from book_agent_adapters.library.local.vectors import faiss_vector_index as fvi
 from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import CJK_RUN, STOPWORDS, query_terms
-from book_agent.domain.package import DATABASE_SCHEMA_SQL
+from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
+from book_agent.domain.search.lexical_text import CJK_RUN, STOPWORDS, query_terms
 from book_agent_adapters.book.lexical.fts_lexical_index import FtsLexicalIndex, build_sidecar
 from book_agent_adapters.text.cjk_fold import fold_chinese
 

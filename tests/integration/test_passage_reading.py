@@ -1,4 +1,4 @@
-"""The search's passage-reading step (services/passage_reading.py, domain/proximity.py) through
+"""The search's passage-reading step (book_agent/services/search/passage_reading.py, book_agent/domain/search/proximity.py) through
 the real search service on real packages, and its reader (FtsPassageTerms) against FTS5's own
 reading of the texts."""
 

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.text_align import SMALL, matched, matching_blocks
-from book_agent.domain.text_match import (
+from book_agent.domain.sources.text_align import SMALL, matched, matching_blocks
+from book_agent.domain.sources.text_match import (
     FUZZY_THRESHOLD,
     find_fuzzy,
     fuzzy_bound,

@@ -11,7 +11,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from book_agent.domain import visual_fallback
+from book_agent.domain.search import visual_fallback
 from book_agent_adapters.book.locator_sidecar import SqliteLocatorLookup, SqliteLocatorStore
 from book_agent_adapters.book.vectors.sqlite_records import SqliteRecordReader
 from tests.support.package_builder import build_package

@@ -45,7 +45,7 @@ def test_every_http_limit_is_a_serve_option_with_the_same_default() -> None:
 
     import typer
 
-    from book_agent.cli import serve_cmd
+    from book_agent.cli.commands import serve_cmd
 
     app = typer.Typer()
     serve_cmd.register(app)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent.domain.visual_fallback import VisualFallbackPolicy
+from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))

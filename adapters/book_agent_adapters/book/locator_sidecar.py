@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import LocatorState
-from book_agent.domain.source_results import Locator
+from book_agent.domain.sources.locators import LocatorState
+from book_agent.domain.sources.source_results import Locator
 from book_agent.ports.locators import LocatorLookup, LocatorStore
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
 if TYPE_CHECKING:
-    from book_agent.domain.locator_summary import LocatorSummary
+    from book_agent.domain.sources.locator_summary import LocatorSummary
 
 FILE_NAME = "locators.sqlite"
 _SCHEMA = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -114,7 +114,7 @@ class SqliteLocatorStore(LocatorStore):
         target = self.path(runtime_dir)
         import secrets  # a build only (secrets imports hashlib and hmac)
 
-        from book_agent.domain.locator_summary import LocatorSummary
+        from book_agent.domain.sources.locator_summary import LocatorSummary
 
         staged = target.with_name(f".locators-{secrets.token_hex(6)}.sqlite")
         summary = LocatorSummary()

@@ -14,9 +14,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import cast
 
+from book_agent.domain.book.runtime_config import RuntimeConfig, check_config_endpoints
+from book_agent.domain.book.runtime_states import LanguageCheck, LexicalState, Stamp
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.runtime_config import RuntimeConfig, check_config_endpoints
-from book_agent.domain.runtime_states import LanguageCheck, LexicalState, Stamp
 from book_agent.input_files import load_json_file
 from book_agent.ports import Progress, RuntimeStore
 from book_agent_adapters.book import runtime_files

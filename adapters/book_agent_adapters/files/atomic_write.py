@@ -3,7 +3,7 @@
 A reader sees the old file or the new one, never half a file; on any failure the
 temporary file is removed and the error raised as the file system gave it. `durable`
 also fsyncs the data before the rename (the registry, whose loss would hurt); caches and
-renders skip that. (Host config files go through adapters/hosts/safe_write.py, which also
+renders skip that. (Host config files go through adapters/book_agent_adapters/hosts/files/safe_write.py, which also
 keeps their mode, writes through symlinks and keeps a backup.)
 """
 

@@ -20,8 +20,8 @@ from book_agent.domain.host_config import HostNote
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import HostPort
-from book_agent_adapters.hosts import json_config, safe_write
 from book_agent_adapters.hosts.errors import config_malformed
+from book_agent_adapters.hosts.files import json_config, safe_write
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,10 @@ from book_agent.domain.host_config import (
 )
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
-from book_agent_adapters.hosts import ops, safe_write, skills
+from book_agent_adapters.hosts import skills
 from book_agent_adapters.hosts.base import HostContext, entry_transport, read_config
 from book_agent_adapters.hosts.conflicts import check_data_dir, server_names
+from book_agent_adapters.hosts.files import ops, safe_write
 from book_agent_adapters.hosts.naming import BOOK_AGENT_SKILL
 from book_agent_adapters.hosts.targets import (
     Installable,
@@ -58,10 +59,10 @@ def mcp_command(data_dir: Path | str, book_id: str) -> list[str]:
 
 
 def make_port(host: str, ctx: HostContext, data_dir: Path, edition: str | None) -> HostPort:
-    from book_agent_adapters.hosts.cherry_studio import CherryStudioHost
-    from book_agent_adapters.hosts.codex import CodexHost
-    from book_agent_adapters.hosts.trae import TraeHost
-    from book_agent_adapters.hosts.workbuddy import WorkBuddyHost
+    from book_agent_adapters.hosts.apps.cherry_studio import CherryStudioHost
+    from book_agent_adapters.hosts.apps.codex import CodexHost
+    from book_agent_adapters.hosts.apps.trae import TraeHost
+    from book_agent_adapters.hosts.apps.workbuddy import WorkBuddyHost
 
     if edition is not None and host != "trae":
         raise BookAgentError("host.unknown_edition", f"{host} has no editions", details={"host": host},

@@ -1,1 +1,2 @@
-"""registry."""
+"""The registry of books: which books are registered and where their packages are.
+"""

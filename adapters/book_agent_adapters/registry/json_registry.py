@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
+from book_agent.domain.book.registry_entry import RegistryEntry, conflict, entry_problem
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.registry_entry import RegistryEntry, conflict, entry_problem
 from book_agent.input_files import InputTooLarge
 from book_agent.ports import Registry
 from book_agent_adapters.files.atomic_write import write_atomic

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from book_agent.domain.lexical_text import CJK_RUN, may_hold_cjk
+from book_agent.domain.search.lexical_text import CJK_RUN, may_hold_cjk
 
 _converter: Any = None
 _lock = threading.Lock()

@@ -1,6 +1,6 @@
 """Chinese word boundaries for the lexical channel's queries (jieba), loaded only when needed.
 
-The index stays character bigrams (book_agent.domain.lexical_text); a query's CJK run is cut
+The index stays character bigrams (book_agent.domain.search.lexical_text); a query's CJK run is cut
 into words here so that the bigrams inside a word count more than those that straddle two
 (`高血压与哪些因素有关`: 高血 血压 因素 有关 inside words, 压与 与哪 些因 素有 across). Chosen on
 the dev splits (contracts/search.md, "Word segmentation").

@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
+from book_agent.domain.search.lexical_text import index_text, is_cjk, query_terms
 from book_agent_adapters.text.cjk_fold import fold_chinese
 from book_agent_adapters.text.cjk_words import segment_chinese
 

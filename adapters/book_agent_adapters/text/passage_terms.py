@@ -1,4 +1,4 @@
-"""Passages read into FTS5's own terms, for the search's passage-reading step (domain/proximity.py).
+"""Passages read into FTS5's own terms, for the search's passage-reading step (book_agent/domain/search/proximity.py).
 
 The terms are the lexical channel's: FtsTerms (fts_terms.py) splits a text as unicode61
 does, with CJK bigrams and traditional script folded, and stems each distinct word with

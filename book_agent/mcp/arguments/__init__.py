@@ -1,1 +1,2 @@
-"""arguments."""
+"""Tool arguments checked once, strictly against the published schemas, before any tool runs.
+"""

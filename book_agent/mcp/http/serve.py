@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from book_agent.domain.book_refs import ALL_BOOKS
+from book_agent.domain.book.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import is_loopback_host
 from book_agent.mcp.http.limits import HttpLimits

@@ -10,10 +10,10 @@ from typing import Any
 
 # BookAgent at run time, as Library: the tools' signatures are read when registered.
 from book_agent.agent import BookAgent
-from book_agent.domain.book_refs import ALL_BOOKS, library_of, parse_book_ref
+from book_agent.domain.book.book_refs import ALL_BOOKS, library_of, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_TOP_K
-from book_agent.domain.search_results import SearchResult
+from book_agent.domain.search.search_results import SearchResult
 from book_agent.mcp.tools import params as P
 
 # Library at run time, not under TYPE_CHECKING: the tools' signatures are read when registered.

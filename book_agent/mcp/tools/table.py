@@ -17,11 +17,17 @@ from typing import Any
 # BookAgent at run time, not under TYPE_CHECKING: registration reads the run functions' signatures
 # (annotations evaluated); the session imports it at start-up anyway.
 from book_agent.agent import BookAgent
-from book_agent.domain.book_reports import BookStatus
-from book_agent.domain.contents import Neighbours, TableOfContents
+from book_agent.domain.book.book_reports import BookStatus
 from book_agent.domain.limits import DEFAULT_AROUND, DEFAULT_DPI, DEFAULT_MAX_CHARS, DEFAULT_TOP_K
-from book_agent.domain.search_results import SearchResult
-from book_agent.domain.source_results import Locator, MarkdownSlice, RecordEntry, Skill, SourceText
+from book_agent.domain.search.search_results import SearchResult
+from book_agent.domain.sources.contents import Neighbours, TableOfContents
+from book_agent.domain.sources.source_results import (
+    Locator,
+    MarkdownSlice,
+    RecordEntry,
+    Skill,
+    SourceText,
+)
 from book_agent.mcp.errors import bad_arguments
 from book_agent.mcp.tools import descriptions as d
 from book_agent.mcp.tools import library_tools, schemas

@@ -2,7 +2,7 @@
 
 The sidecar is built from the package's `records` (never inside the package). It is a
 contentless FTS5 table (the text lives in the package already) over CJK-segmented text
-(see book_agent.domain.lexical_text) with the `porter unicode61` tokenizer, plus a table
+(see book_agent.domain.search.lexical_text) with the `porter unicode61` tokenizer, plus a table
 mapping FTS rowids to record ids and a stamp saying what it was built from.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.lexical_text import index_text, is_cjk, query_terms
 from book_agent.domain.records import LexicalHit
+from book_agent.domain.search.lexical_text import index_text, is_cjk, query_terms
 from book_agent.ports import LexicalIndex
 from book_agent_adapters.book.lexical import sidecar_checks
 from book_agent_adapters.book.lexical.book_impact_files import identity, impact_path

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from book_agent.domain.book.runtime_states import RecordPlace, StoreInspection
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.providers import METRICS
 from book_agent.domain.records import Record, Vector, VectorHit
-from book_agent.domain.runtime_states import RecordPlace, StoreInspection
 from book_agent.ports import VectorStore
 from book_agent_adapters.book.vectors import vector_matrix
 from book_agent_adapters.book.vectors.quantized_rows import QuantizedRows

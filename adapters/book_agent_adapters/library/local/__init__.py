@@ -1,5 +1,5 @@
-"""The built-in `local` library backend: the impact index (adapters/book_agent_adapters/library/local/lexical/library_lexical_index.py)
-and the faiss indexes (adapters/book_agent_adapters/library/local/vectors/faiss_vector_index.py), their files under data_dir/library/.
+"""The built-in `local` library backend: the impact index (lexical/) and the faiss indexes
+(vectors/), their files under data_dir/library/.
 
 Options (`[library.local]` in the data dir's config.toml): `min_vectors`, the vectors a
 model group needs before it is searched through an approximate index (default

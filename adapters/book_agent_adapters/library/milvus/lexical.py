@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.domain.bm25 import idf
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember
 from book_agent.domain.records import LexicalHit
+from book_agent.domain.search.bm25 import idf
 from book_agent.ports import Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent_adapters.book.runtime_files import build_lock

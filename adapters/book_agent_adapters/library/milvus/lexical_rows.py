@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.domain.bm25 import K1, length_norm
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
+from book_agent.domain.search.bm25 import K1, length_norm
 from book_agent_adapters.library.local.lexical.term_counts import BookTerms, book_terms
 from book_agent_adapters.library.milvus.prefix_terms import with_prefix_terms
 from book_agent_adapters.library.milvus.records import INSERT_BATCH

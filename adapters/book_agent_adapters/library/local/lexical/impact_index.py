@@ -3,7 +3,7 @@
 FTS5 computes bm25() for every record matching any query term, so at a million records a
 query holding a common word costs a second (contracts/scale-study.md). This index keeps,
 per term, its posting list as two arrays: the records holding it and each one's BM25
-*document weight* (domain/bm25.py), computed when the index is built; a query multiplies each
+*document weight* (book_agent/domain/search/bm25.py), computed when the index is built; a query multiplies each
 term's weights by the term's idf (from its df, kept beside it) and sums these impacts per
 record, taking the top k (impact_top.py: pruned, as MaxScore prunes). Same terms (fts_terms.py asks FTS5 to stem), same
 formula, same statistics (document frequency, record count and average length of the whole
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from book_agent.domain.bm25 import document_weights, frequencies, idf, length_norm
+from book_agent.domain.search.bm25 import document_weights, frequencies, idf, length_norm
 from book_agent_adapters.files.safe_files import create_npy
 from book_agent_adapters.library.local.lexical.impact_checks import (
     DamagedIndex,
@@ -84,7 +84,7 @@ def postings_files(postings: Path) -> tuple[Path, Path]:
 def _write_terms(out: sqlite3.Connection, books: Sequence[tuple[str, BookTerms]], norm: np.ndarray,
                  postings: Path) -> dict[str, str]:
     """Each term's postings with their BM25 document weights, f (k1 + 1) / (f + norm[doc])
-    (domain/bm25.py): a query multiplies each term's by its idf and sums. Terms are numbered in sorted order, so rows go into the table in key order.
+    (book_agent/domain/search/bm25.py): a query multiplies each term's by its idf and sums. Terms are numbered in sorted order, so rows go into the table in key order.
 
     Each book's postings are scattered straight to their places in the output arrays (memory-
     mapped .npy files, allocated on disk first: a full disk is an OSError, not a SIGBUS): a term's
@@ -178,7 +178,7 @@ class ImpactScorer:
     """Scores queries against one generation: its segments (rows numbered across them, base
     first) minus the rows of books removed since the base was built. Each term's impact is its
     document weight times the idf from the live records and the live records holding it
-    (domain/bm25.py), so a split of the same records scores as one index holding them."""
+    (book_agent/domain/search/bm25.py), so a split of the same records scores as one index holding them."""
 
     def __init__(self, segments: Sequence[Segment], removed: Sequence[str] = (), generation: str = "") -> None:
         self.segments = list(segments)

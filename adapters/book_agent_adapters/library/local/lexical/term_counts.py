@@ -22,8 +22,8 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from book_agent.domain.lexical_text import TOKENIZER_VERSION
 from book_agent.domain.library import LibraryMember
+from book_agent.domain.search.lexical_text import TOKENIZER_VERSION
 from book_agent_adapters.book.lexical.fts_lexical_index import (
     HEADINGS_WEIGHT,
     RECORDS_SQL,

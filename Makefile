@@ -65,6 +65,7 @@ lint: install
 	$(PY) -m mypy book_agent adapters/book_agent_adapters
 	$(IMPORTS)
 	$(PY) -m pytest -q tests/integration/test_architecture.py
+	$(PY) -m tests.support.sizes
 
 # The declared lower bounds, checked: a separate venv with every direct dependency at its
 # oldest allowed release (uv's lowest-direct resolution, wheels only but for jieba), then the default tier.

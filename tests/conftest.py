@@ -57,9 +57,9 @@ def _installed_plugins() -> frozenset[tuple[str, str, str, str]]:
 def only_builtin_rerankers(monkeypatch: pytest.MonkeyPatch, _installed_plugins) -> None:
     """Reranker discovery sees the built-ins and what a test installs, never the plug-ins
     installed in the environment (see tests/support/plugins.py)."""
-    from book_agent_adapters.rerankers import plugins
+    from book_agent_adapters.plugins import entry_points
 
-    monkeypatch.setattr(plugins, "metadata", plugin_support.WithoutInstalledPlugins(_installed_plugins))
+    monkeypatch.setattr(entry_points, "metadata", plugin_support.WithoutInstalledPlugins(_installed_plugins))
 
 
 @pytest.fixture

@@ -25,7 +25,12 @@ from urllib.parse import quote
 from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
-from book_agent_adapters.hosts.base import HostContext, token_by_hand, token_env_unsupported
+from book_agent_adapters.hosts.base import (
+    HostContext,
+    token_by_hand,
+    token_env_unsupported,
+    without_editions,
+)
 
 # Commit eb560cf of the v1 deep-link handler (src/main/services/urlschema/mcp-install.ts,
 # October 2025, from the fix attempt for GHSA-hh6w-rmjc-26f6, PR #10672, which the tracker
@@ -142,3 +147,9 @@ class CherryStudioHost(HostPort):
         ]
         snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False)
         return {"steps": steps, "snippet": snippet, "deeplink": link}
+
+
+def create(ctx: HostContext, data_dir: Path, edition: str | None) -> HostPort:
+    """The `cherry-studio` host (registry.py's factory signature)."""
+    without_editions("cherry-studio", edition)
+    return CherryStudioHost(ctx, data_dir)

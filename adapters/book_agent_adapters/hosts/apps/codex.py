@@ -24,7 +24,12 @@ from typing import Any
 from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
-from book_agent_adapters.hosts.base import HostContext, entry_transport, managed_subset
+from book_agent_adapters.hosts.base import (
+    HostContext,
+    entry_transport,
+    managed_subset,
+    without_editions,
+)
 from book_agent_adapters.hosts.errors import config_malformed
 
 STARTUP_TIMEOUT_SEC = 30  # Python start-up plus the first import can pass Codex's 10 s default
@@ -240,3 +245,9 @@ def _quote(arg: str) -> str:
     import shlex
 
     return shlex.quote(arg)
+
+
+def create(ctx: HostContext, data_dir: Path, edition: str | None) -> HostPort:
+    """The `codex` host (registry.py's factory signature)."""
+    without_editions("codex", edition)
+    return CodexHost(ctx)

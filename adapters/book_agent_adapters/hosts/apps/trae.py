@@ -15,6 +15,7 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
+from book_agent.ports import HostPort
 from book_agent_adapters.hosts.base import HostContext, JsonMcpHost, env_warning, spaces_warning
 
 EDITIONS = {"intl": ("Trae", ".trae"), "cn": ("Trae CN", ".trae-cn")}
@@ -116,3 +117,8 @@ class TraeHost(JsonMcpHost):
             "under Settings > Rules & Skills (规则和技能)",
         ]
         return {"steps": steps, "snippet": snippet, "deeplink": link}
+
+
+def create(ctx: HostContext, data_dir: Path, edition: str | None) -> HostPort:
+    """The `trae` host, international (`intl`, the default) or China (`cn`) (registry.py's factory signature)."""
+    return TraeHost(ctx, edition)

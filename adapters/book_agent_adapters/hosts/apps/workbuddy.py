@@ -11,7 +11,8 @@ from pathlib import Path
 
 from book_agent.domain.host_config import HostDetection, HostNote, ManualSteps
 from book_agent.domain.remote_server import RemoteServer
-from book_agent_adapters.hosts.base import HostContext, JsonMcpHost, env_warning
+from book_agent.ports import HostPort
+from book_agent_adapters.hosts.base import HostContext, JsonMcpHost, env_warning, without_editions
 
 RESTART: HostNote = {
     "code": "host.restart_required",
@@ -68,3 +69,9 @@ class WorkBuddyHost(JsonMcpHost):
             f"skills: copy the installed skill folders to {self.skills_dir()}",
         ]
         return {"steps": steps, "snippet": snippet, "deeplink": None}
+
+
+def create(ctx: HostContext, data_dir: Path, edition: str | None) -> HostPort:
+    """The `workbuddy` host (registry.py's factory signature)."""
+    without_editions("workbuddy", edition)
+    return WorkBuddyHost(ctx)

@@ -76,7 +76,7 @@ def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[
 
 # A model group with at least this many vectors is searched through an approximate index
 # (faiss IVF-SQ8, the best candidates rescored exactly); a smaller one book by book, exactly.
-# Measured on 2 cores (issue 29; tools/bench_library_vectors.py's 100k library, the eval sets'
+# Measured on 2 cores (issue 29; tools/bench/library/bench_library_vectors.py's 100k library, the eval sets'
 # real queries): exact search (8-bit pre-filter, certified) takes ~4.4 ms at 100k vectors of 384
 # dimensions, the index ~2.0 ms with 128 probes, finding .992 of exact search's top 50 (.995 of
 # its top 10; the hybrid top 10 overlaps .996) where 64 probes found .977 (so indexes under 150k

@@ -1,7 +1,7 @@
 """Cold start: light commands import nothing heavy, the weights are mapped in place, the
 model's hash is checked once per file version, one BLAS threads policy, the MCP warm-up.
 
-No timings are asserted here (the machine is shared): tools/bench_cold.py measures them.
+No timings are asserted here (the machine is shared): tools/bench/bench_cold.py measures them.
 """
 
 from __future__ import annotations

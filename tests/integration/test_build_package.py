@@ -1,4 +1,4 @@
-"""Issue 25, item 6: tools/build_package.py turns a real PDF or EPUB into a package that
+"""Issue 25, item 6: tools/build/build_package.py turns a real PDF or EPUB into a package that
 `book-agent init` accepts, whose every record the product locates and verifies in the original
 (and in book.md), and that is not changed by a byte by being registered and searched.
 
@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
+import tools.build.build_package as build_package  # noqa: E402
 from book_agent.agent import build_agent
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import tree_fingerprint
-
-sys.path.insert(0, str(REPO_ROOT / "tools"))
-import build_package  # noqa: E402
-from book_chunks import heading_paths  # noqa: E402
+from tools.build.book_chunks import heading_paths  # noqa: E402
 
 EPUB = REPO_ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
 PDF = REPO_ROOT / "tests" / "support" / "data" / "books" / "lshort-zh-cn-gfdl-pages.pdf"

@@ -463,7 +463,7 @@ def test_a_small_library_never_imports_faiss(library):
 @pytest.mark.skipif(not Path("/proc/self/maps").is_file(), reason="reads /proc/self/maps (Linux)")
 def test_the_index_is_searched_from_memory_not_mapped_from_its_file(library):
     """A mapped IVF-SQ8 index scanned its lists through the page cache (3.3x the CPU of the
-    same search in memory at 100k vectors, tools/bench_peers.py): a reader holds its own copy,
+    same search in memory at 100k vectors, tools/bench/peers/bench_peers.py): a reader holds its own copy,
     which a rewrite of the file in place cannot reach."""
     approximate, _ = library
     approximate.prepare("@all")

@@ -12,7 +12,7 @@ explain the recommendation.
 A page image is recommended only when a hit's book can render one (a PDF): for an EPUB the
 reasons are kept, `recommended` is false and `action` says what to do instead (read the
 passage in the original, whose `images` lists the chapter's pictures). Measured on a labelled
-set of real pages: tools/eval_visual_fallback.py (contracts/search.md, "Visual fallback").
+set of real pages: tools/eval/eval_visual_fallback.py (contracts/search.md, "Visual fallback").
 """
 
 from __future__ import annotations

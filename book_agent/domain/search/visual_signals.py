@@ -1,7 +1,7 @@
 """What a hit's extracted text says about the page it came from: code, broken maths, a table,
 a figure. Deterministic, regexes only (this runs on every search's hits).
 
-Tuned on half of a labelled set of real pages (tools/eval_visual_fallback.py,
+Tuned on half of a labelled set of real pages (tools/eval/eval_visual_fallback.py,
 eval/visual_fallback/README.md: precision and recall on the other half). What the set taught:
 
 - Code is not maths. Source code and REPL sessions are full of ASCII operators (`6**2 + 6`,

@@ -83,7 +83,7 @@ def read_index(faiss: Any, path: Path) -> Any:
     searching a mapped IVF-SQ8 index took 4.6x as long at 100k vectors and 2x at 1M (its lists
     scanned through page faults and the page cache); the codes in memory cost about one byte per
     dimension per vector (~370 MB at 1M x 384), most of which a mapped index also had resident
-    once warm (tools/bench_peers.py measures both)."""
+    once warm (tools/bench/peers/bench_peers.py measures both)."""
     try:
         return faiss.read_index(str(path))
     except RuntimeError:

@@ -13,8 +13,9 @@ so the two form no import cycle. Nothing is built at import time, and the heavy 
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,6 @@ from book_agent.ports import (
     MarkdownReader,
     PackageStore,
     PassageTerms,
-    Progress,
     QueryVectorizer,
     RecordSource,
     Registry,
@@ -40,14 +40,11 @@ from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
 
-if TYPE_CHECKING:  # types only: a one-book search loads neither the hosts' port nor the library's port and values
-    from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
+if TYPE_CHECKING:  # types only: a one-book search loads neither the hosts' port nor the library's port
     from book_agent.ports.hosts import HostInstaller
     from book_agent.ports.library import (
         LibraryBackend,
         LibraryIndex,
-        LibraryLexicalIndex,
-        LibraryVectorIndex,
         LibraryVectorIndexes,
         LibraryWriterProcess,
     )
@@ -135,54 +132,24 @@ class ChosenLibraryBackend:
             return self._backend
 
 
-# The two proxies below are LibraryIndex and LibraryVectorIndexes by their shape (the Protocols are
-# runtime-checkable; mypy checks them where build_ports passes them as those roles), not by
-# subclassing: defining a subclass would load the library's port (~1.3 ms of a cold one-book search).
-class ChosenLibraryIndex:
-    def __init__(self, chosen: ChosenLibraryBackend) -> None:
-        self.chosen = chosen
+def library_provider(chosen: ChosenLibraryBackend, library: LibraryIndex | None,
+                     library_vectors: LibraryVectorIndexes | None) -> Callable[[], LibraryBackend]:
+    """The services' lazy provider of the library backend: the chosen one, or (tests) the chosen
+    one with a role replaced. Nothing is loaded until a library use case first asks."""
+    if library is None and library_vectors is None:
+        return chosen.backend
 
-    def state(self, expected: dict[str, str]) -> LibraryIndexState:
-        return self.chosen.backend().lexical.state(expected)
+    @functools.cache
+    def with_replaced_roles() -> LibraryBackend:
+        from book_agent.ports.library import LibraryBackend
 
-    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
-              wait: bool = True) -> int:
-        return self.chosen.backend().lexical.build(members, expected, progress, wait=wait)
+        if library is not None and library_vectors is not None:
+            return LibraryBackend("custom", library, library_vectors)
+        real = chosen.backend()
+        return LibraryBackend(real.name, library if library is not None else real.lexical,
+                              library_vectors if library_vectors is not None else real.vectors)
 
-    def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
-                wait: bool = True) -> int:
-        return self.chosen.backend().lexical.compact(members, expected, progress, wait=wait)
-
-    def open(self) -> LibraryLexicalIndex:
-        return self.chosen.backend().lexical.open()
-
-
-class ChosenLibraryVectors:
-    def __init__(self, chosen: ChosenLibraryBackend) -> None:
-        self.chosen = chosen
-
-    @property
-    def min_vectors(self) -> int:  # the backend's, read when first asked
-        return self.chosen.backend().vectors.min_vectors
-
-    @min_vectors.setter
-    def min_vectors(self, value: int) -> None:
-        self.chosen.backend().vectors.min_vectors = value
-
-    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> VectorIndexState:
-        return self.chosen.backend().vectors.state(model, dimensions, expected)
-
-    def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-              progress: Progress | None, wait: bool = True) -> int:
-        return self.chosen.backend().vectors.build(model, dimensions, expected, stores, progress, wait=wait)
-
-    def compact(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-                progress: Progress | None, wait: bool = True) -> int:
-        return self.chosen.backend().vectors.compact(model, dimensions, expected, stores, progress, wait=wait)
-
-    def open(self, model: str, dimensions: int, expected: dict[str, str],
-             stores: Mapping[str, VectorStore], in_place: bool = False) -> LibraryVectorIndex:
-        return self.chosen.backend().vectors.open(model, dimensions, expected, stores, in_place=in_place)
+    return with_replaced_roles
 
 
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> HostInstaller:
@@ -247,8 +214,7 @@ def build_ports(
         parts=parts if parts is not None else LocalBookParts(),
         markdown=markdown if markdown is not None else PackageMarkdownReader(),
         hosts=hosts if hosts is not None else host_adapter,
-        library=library if library is not None else ChosenLibraryIndex(chosen),
-        library_vectors=library_vectors if library_vectors is not None else ChosenLibraryVectors(chosen),
+        library_backend=library_provider(chosen, library, library_vectors),
         locators=locators if locators is not None else SqliteLocatorStore(),
         locator_refresh=locator_refresh if locator_refresh is not None else PrepareProcessRefresh(folder),
     )

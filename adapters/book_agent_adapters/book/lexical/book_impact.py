@@ -37,6 +37,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from book_agent.domain.search import bm25
 from book_agent_adapters.book.lexical.book_impact_files import FILE_NAME as FILE_NAME
 from book_agent_adapters.book.lexical.book_impact_files import identity
 from book_agent_adapters.book.lexical.book_impact_files import impact_path as impact_path
@@ -44,7 +45,7 @@ from book_agent_adapters.files.atomic_write import write_atomic
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
 FORMAT = "book-impact-2"
-K1, B, MIN_IDF = 1.2, 0.75, 1e-6  # fts5_aux.c's bm25() constants
+MIN_IDF = bm25.MIN_IDF  # the search side's floor (book_impact_search.py)
 BODY, HEADINGS = 0, 1  # the sidecar's columns (fts_lexical_index.create_index)
 _FETCH = 20_000
 _STEM_BATCH = 5000
@@ -147,8 +148,8 @@ def _weights(body: np.ndarray, heads: np.ndarray, lengths: np.ndarray, average: 
     for k in range(int(heads.max()) if len(heads) else 0):  # then the heading instances, one by one
         more = heads > k
         freq[more] = freq[more] + headings_weight
-    norm = K1 * (1 - B + B * lengths.astype(np.float64) / average)
-    return (freq * (K1 + 1.0)) / (freq + norm)
+    # BM25 as every local index writes it (domain/search/bm25.py): the same float64 operations
+    return bm25.document_weights(freq, bm25.length_norm(lengths, average))
 
 
 def _lengths(con: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray]:

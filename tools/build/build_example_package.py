@@ -44,7 +44,7 @@ BOOK_ID = "art-of-war"
 TITLE = "The Art of War"
 AUTHORS = ["Sun Tzu", "Lionel Giles (translator)"]
 CREATED_AT = "2020-10-21T02:39:24Z"  # the EPUB's own dc:date, so rebuilds are byte-identical
-GENERATOR = {"name": "book-agent tools/build_example_package.py", "version": "1"}  # as the committed example says
+GENERATOR = {"name": "book-agent tools/build/build_example_package.py", "version": "1"}
 
 SKILL = """---
 name: art-of-war

@@ -251,6 +251,7 @@ def build_ports(
         library_vectors=library_vectors if library_vectors is not None else ChosenLibraryVectors(chosen),
         locators=locators if locators is not None else SqliteLocatorStore(),
         locator_refresh=locator_refresh if locator_refresh is not None else PrepareProcessRefresh(folder),
+        library_backend=(lambda: chosen.backend().name) if library is None else (lambda: "custom"),
     )
 
 

@@ -35,6 +35,7 @@ class Ports(NamedTuple):
     library_vectors: LibraryVectorIndexes  # approximate indexes of large model groups
     locators: LocatorStore  # each book's verified locators (runtime dir)
     locator_refresh: LocatorRefresh | None = None  # rebuilds stale ones in the background (None: never)
+    library_backend: Callable[[], str] = lambda: "local"  # the library backend's name (results say it)
 
     def runtime_dir(self, book_id: str) -> Path:
         return self.data_dir / "books" / book_id

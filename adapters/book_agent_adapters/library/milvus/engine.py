@@ -1,5 +1,6 @@
 """One Milvus server as the library backend sees it: a lazily made client whose every call is
-bounded by a timeout and whose every failure is a coded error.
+bounded by a timeout, whose every failure is a coded error, and which stops waiting on a sick
+server (a circuit breaker).
 
 pymilvus is an optional extra (`pip install 'book-agent[milvus]'`), imported here only, on
 the first call (a one-book command, or a library on the local backend, never loads it). The
@@ -10,10 +11,21 @@ that comes back is used without a restart.
 |---|---|
 | pymilvus not installed | `engine.client_missing` |
 | no URI configured | `engine.not_configured` |
-| the server cannot be reached (down at start, gone mid-call) | `engine.unavailable` |
-| a call outlived `timeout_s` (a slow or overloaded server) | `engine.timeout` |
+| the server cannot be reached (down at start, gone mid-call, a TLS handshake refused) | `engine.unavailable` |
+| a call outlived `timeout_s` (a slow, overloaded or hung server) | `engine.timeout` |
+| the breaker is open: a recent call timed out or found no server, so none waits now | `engine.circuit_open` |
+| the server refused the credentials (token, user and password) | `engine.auth_failed` |
 | a collection the pointer names is gone | `engine.collection_missing` |
 | the server refused the call | `engine.failed` |
+
+The breaker: a call that times out or finds no server opens it for `breaker_s`; meanwhile every
+call fails at once with `engine.circuit_open` (a library search degrades that channel without
+waiting; contracts/beyond-one-node.md). Then one call goes through as a probe: answered, the
+breaker closes; failed, it opens again, for twice as long (at most BREAKER_MAX_S).
+
+Credentials and TLS come from the settings (contracts/beyond-one-node.md, "Milvus"): a token or
+a user and password (their values read from environment variables, never stored or logged), a
+CA file, a client certificate and key (mutual TLS), the name the server's certificate bears.
 """
 
 from __future__ import annotations
@@ -21,8 +33,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from book_agent.domain.errors import BookAgentError
@@ -34,6 +47,10 @@ _MISSING_MARKS = ("collection not found", "can't find collection", "collection n
 _DOWN_MARKS = ("fail connecting", "unavailable", "connection refused", "failed to connect", "connect failed",
                "socket closed", "connection reset", "not ready", "channel closed", "cannot invoke rpc")
 _SLOW_MARKS = ("deadline", "timeout", "timed out")
+_AUTH_MARKS = ("auth check failure", "unauthenticated", "authenticate", "username and password", "invalid token",
+               "incorrect username", "wrong password", "permissiondenied", "permission denied", "code=1800")
+BREAKER_MAX_S = 300.0
+SICK = ("engine.timeout", "engine.unavailable")  # failures that open the breaker
 # pymilvus pings every 10 s even on an idle channel; a server with gRPC's default policy (milvus-lite)
 # answers an idle client's pings with GOAWAY "too many pings" and refuses it. Ping only while a call
 # is in flight: an idle process then keeps a usable channel, and a call still bounds its wait.
@@ -46,11 +63,101 @@ class EngineSettings:
     environment variable named in config, read when the backend is made, never stored."""
 
     uri: str
-    token: str = ""
+    token: str = field(default="", repr=False)
     db_name: str = ""
     timeout_s: float = 10.0
     shards: int = 1  # a rows collection's shards (write parallelism on a Distributed cluster)
     replicas: int = 1  # in-memory replicas each collection is loaded with (query nodes serving it)
+    user: str = ""
+    password: str = field(default="", repr=False)
+    ca_pem_path: str = ""  # the CA that signed the server's certificate (a private CA)
+    client_pem_path: str = ""  # mutual TLS: this client's certificate and key
+    client_key_path: str = ""
+    server_name: str = ""  # the name in the server's certificate, when the URI's host is not it
+    breaker_s: float = 30.0  # how long the breaker stays open before its first probe
+    read_consistency: str = "auto"  # "auto": Bounded for a generation older than bounded_after_s; "strong"
+    bounded_after_s: float = 15.0  # above the server's Bounded window (gracefulTime, 5 s) plus clock skew
+    partition_key: bool = True  # rows partitioned by book (milvus-lite's filters refuse it: off there)
+
+    def read_level(self, committed: float) -> str:
+        """The consistency a reader of a generation committed at `committed` (the writer's wall
+        clock; 0: unknown) searches and looks terms up with. Strong waits for the server's next
+        time tick (~200 ms a read on a real server); Bounded sees every write older than the
+        server's gracefulTime at once, so once the generation is older than that (with a margin for
+        clocks) Bounded sees all of it. The lease and the pointer are always read Strong."""
+        if self.read_consistency == "strong" or not committed or time.time() - committed < self.bounded_after_s:
+            return "Strong"
+        return "Bounded"
+
+    @property
+    def secure(self) -> bool:
+        return self.uri.lower().startswith("https://") or bool(self.ca_pem_path or self.client_pem_path)
+
+    @property
+    def auth(self) -> str:
+        """How the client authenticates (never the secret): token, user, or none."""
+        return "token" if self.token else "user" if self.user else "none"
+
+    def client_options(self) -> dict[str, Any]:
+        """pymilvus's connection arguments for the credentials and TLS (secrets included: never logged)."""
+        options: dict[str, Any] = {}
+        if self.token:
+            options["token"] = self.token
+        elif self.user:
+            options.update(user=self.user, password=self.password)
+        if self.secure:
+            options["secure"] = True
+            if self.client_pem_path:  # mutual TLS: pymilvus reads the CA from ca_pem_path
+                options.update(client_pem_path=self.client_pem_path, client_key_path=self.client_key_path,
+                               ca_pem_path=self.ca_pem_path)
+            elif self.ca_pem_path:  # one-way TLS: pymilvus takes the roots from server_pem_path
+                options["server_pem_path"] = self.ca_pem_path
+            if self.server_name:
+                options["server_name"] = self.server_name
+        return options
+
+
+class Breaker:
+    """Closed; open until `until` after a sick call; one probe at a time once that passes."""
+
+    def __init__(self, open_s: float) -> None:
+        self.open_s = open_s
+        self.opened_for = 0.0  # how long it is open this time (0: closed)
+        self.until = 0.0
+        self.probing = False
+        self.last: BookAgentError | None = None  # what opened it
+        self._lock = threading.Lock()
+
+    def admit(self) -> bool:
+        """Whether a call may go now; True for the probe (the caller reports how it went)."""
+        with self._lock:
+            if not self.opened_for:
+                return True
+            if self.probing or time.monotonic() < self.until:
+                return False
+            self.probing = True
+            return True
+
+    def succeeded(self) -> None:
+        with self._lock:
+            self.opened_for, self.probing, self.last = 0.0, False, None
+
+    def failed(self, error: BookAgentError) -> None:
+        with self._lock:
+            self.opened_for = min(BREAKER_MAX_S, self.opened_for * 2) if self.probing else self.open_s
+            self.until, self.probing, self.last = time.monotonic() + self.opened_for, False, error
+
+    def released(self) -> None:
+        """A probe that ended neither sick nor answered (a refusal): the server answered, so closed."""
+        self.succeeded()
+
+    def state(self) -> dict[str, Any]:
+        with self._lock:
+            if not self.opened_for:
+                return {"state": "closed"}
+            return {"state": "half-open" if self.probing else "open", "open_s": self.opened_for,
+                    "probe_in_s": round(max(0.0, self.until - time.monotonic()), 1),
+                    "because": self.last.code if self.last else None}
 
 
 def import_pymilvus() -> Any:
@@ -73,6 +180,8 @@ class MilvusEngine:
         self.settings = settings
         self._client: Any = None
         self._lock = threading.Lock()
+        self.breaker = Breaker(settings.breaker_s)
+        self._version: str | None = None
 
     @property
     def uri(self) -> str:
@@ -82,8 +191,25 @@ class MilvusEngine:
         """`action(client)` with the client, its failures as coded errors naming `what`. A
         channel that served before and is now unusable (the server restarted, or closed it) is
         replaced and an idempotent call made once more; a server still unreachable then is
-        `engine.unavailable`."""
+        `engine.unavailable`. While the breaker is open, `engine.circuit_open` at once."""
         pymilvus = import_pymilvus()
+        if not self.breaker.admit():
+            raise self._circuit_open(what)
+        try:
+            result = self._call(pymilvus, what, action, idempotent)
+        except BookAgentError as error:
+            if error.code in SICK:
+                self.breaker.failed(error)
+            else:
+                self.breaker.released()
+            raise
+        except BaseException:
+            self.breaker.released()
+            raise
+        self.breaker.succeeded()
+        return result
+
+    def _call(self, pymilvus: Any, what: str, action: Callable[[Any], T], idempotent: bool) -> T:
         reused = self._client is not None
         for attempt in (1, 2):
             client = self._connected(pymilvus)
@@ -93,23 +219,34 @@ class MilvusEngine:
                 raise
             except Exception as exc:  # noqa: BLE001 - pymilvus and grpc raise many kinds; each becomes a code
                 error = self.translate(what, exc)
-                if error.code not in ("engine.unavailable", "engine.timeout"):
+                if error.code not in SICK:
                     raise error from exc
                 self._forget(client)
                 if attempt == 2 or not reused or not idempotent or error.code == "engine.timeout":
                     raise error from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _circuit_open(self, what: str) -> BookAgentError:
+        state = self.breaker.state()
+        because = self.breaker.last
+        return BookAgentError(
+            "engine.circuit_open", f"the Milvus server at {self.settings.uri} is not asked ({what}): it "
+            f"{'timed out' if because and because.code == 'engine.timeout' else 'could not be reached'} "
+            f"recently; it is probed again in {state.get('probe_in_s', 0)} s",
+            details={"uri": self.settings.uri, "call": what, **state},
+            remediation="nothing to do if it comes back (the backend probes it and resumes by itself); else "
+                        "check the server: " + UNAVAILABLE_HINT)
+
     def _connected(self, pymilvus: Any) -> Any:
         with self._lock:
             if self._client is None:
                 try:
                     self._client = pymilvus.MilvusClient(
-                        uri=self.settings.uri, token=self.settings.token, db_name=self.settings.db_name,
-                        timeout=self.settings.timeout_s, grpc_options=dict(GRPC_OPTIONS))
+                        uri=self.settings.uri, db_name=self.settings.db_name, timeout=self.settings.timeout_s,
+                        grpc_options=dict(GRPC_OPTIONS), **self.settings.client_options())
                 except Exception as exc:  # noqa: BLE001
                     error = self.translate("connect", exc)
-                    if error.code == "engine.failed":  # a refused handshake is still "cannot use it"
+                    if error.code == "engine.failed":  # a refused handshake (TLS) is still "cannot use it"
                         error = self._unavailable("connect", exc)
                     raise error from exc
             return self._client
@@ -125,6 +262,13 @@ class MilvusEngine:
     def translate(self, what: str, exc: BaseException) -> BookAgentError:
         text = f"{type(exc).__name__}: {exc}".lower()
         details = {"uri": self.settings.uri, "call": what}
+        if any(mark in text for mark in _AUTH_MARKS):
+            return BookAgentError(
+                "engine.auth_failed", f"the Milvus server at {self.settings.uri} refused this client's credentials "
+                f"({what}, as {self.settings.auth})", details={**details, "auth": self.settings.auth},
+                remediation="check the token (the variable [library.milvus] token_env names, or "
+                            "BOOK_AGENT_MILVUS_TOKEN) or the user and password (BOOK_AGENT_MILVUS_USER / "
+                            "password_env) and the user's privileges")
         if any(mark in text for mark in _MISSING_MARKS):
             return BookAgentError("engine.collection_missing", f"Milvus has no such collection ({what}): {exc}",
                                   details=details, remediation="run `book-agent prepare @all` to load it again")
@@ -139,9 +283,44 @@ class MilvusEngine:
                               remediation="check the server's log and version (Milvus 2.5 or later)")
 
     def _unavailable(self, what: str, exc: BaseException) -> BookAgentError:
+        hint = UNAVAILABLE_HINT
+        if self.settings.secure:
+            hint += ("; over TLS, check [library.milvus] ca_pem_path (the CA that signed the server's "
+                     "certificate), server_name (the name it bears) and the client certificate and key")
         return BookAgentError("engine.unavailable", f"the Milvus server at {self.settings.uri} cannot be reached "
                               f"({what}): {exc}", details={"uri": self.settings.uri, "call": what},
-                              remediation=UNAVAILABLE_HINT)
+                              remediation=hint)
+
+    def server_version(self) -> str:
+        """The server's version ("v2.3.5-lite", ...), asked once; "" for a server without the call
+        (milvus-lite answers it UNIMPLEMENTED)."""
+        if self._version is None:
+            try:
+                self._version = str(self.call("server version", lambda c: c.get_server_version(
+                    timeout=self.settings.timeout_s)))
+            except BookAgentError as exc:
+                if exc.code != "engine.failed":
+                    raise
+                self._version = ""
+        return self._version
+
+    def partitioned(self) -> bool:
+        """Whether new rows collections get a partition key on the book (not on milvus-lite)."""
+        return self.settings.partition_key and bool(self.server_version())
+
+    def describe(self) -> dict[str, Any]:
+        """What doctor shows: where the server is, how it is reached, its version and health
+        (one call, bounded; never a secret)."""
+        info: dict[str, Any] = {"uri": self.settings.uri, "db_name": self.settings.db_name or "default",
+                                "tls": self.settings.secure, "auth": self.settings.auth,
+                                "timeout_s": self.settings.timeout_s, "breaker": self.breaker.state()}
+        try:
+            self.call("health", lambda c: c.list_collections(timeout=self.settings.timeout_s))
+            info["server_version"] = self.server_version() or "unknown (no version call: milvus-lite)"
+            info["health"] = "ok"
+        except BookAgentError as exc:
+            info.update(server_version=None, health=exc.code, reason=exc.message, remediation=exc.remediation)
+        return info
 
     def close(self) -> None:
         with self._lock:

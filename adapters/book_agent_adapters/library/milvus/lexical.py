@@ -48,6 +48,7 @@ from book_agent_adapters.library.milvus.records import (
     member_key,
     stamp_sha,
 )
+from book_agent_adapters.library.milvus.refusals import Refusals, is_refusal
 from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
 from book_agent_adapters.storage.fts_terms import FtsTerms
 from book_agent_adapters.storage.runtime_files import build_lock
@@ -80,6 +81,7 @@ class MilvusLibraryIndex(LibraryIndex):
         self.ledger = Ledger(engine, prefix, SPEC)
         self.lease = lease or WriterLease(engine, prefix)
         self.terms_dir = terms_dir  # per-book term counts, cached as the local backend caches them
+        self.refusals = Refusals(terms_dir.parent, f"{self.ledger.base}")  # builds the server refused (refusals.py)
 
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
         pointer, why = self.ledger.pointer()
@@ -111,6 +113,18 @@ class MilvusLibraryIndex(LibraryIndex):
 
     def _write(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
                full: bool, wait: bool = True) -> int:
+        self.refusals.check(CHANNEL, "lexical.build_failed", "the library's lexical index")
+        try:
+            built = self._write_locked(members, expected, progress, full, wait)
+        except BookAgentError as exc:
+            if is_refusal(exc):
+                self.refusals.refused(CHANNEL, exc)
+            raise
+        self.refusals.succeeded(CHANNEL)
+        return built
+
+    def _write_locked(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+                      full: bool, wait: bool) -> int:
         try:
             self.terms_dir.parent.mkdir(parents=True, exist_ok=True)
             # the data dir's lock: this machine's threads and processes (and the cached term counts);
@@ -223,7 +237,7 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
                 pointer.collection, data=[vector], anns_field="vector", limit=min(int(top_k) + TIE_MARGIN, 16384),
                 filter=self.ledger.visible(pointer, book_ids), output_fields=["evidence", "seq"],
                 search_params={"metric_type": "IP", "params": {"drop_ratio_search": 0.0}},
-                consistency_level="Strong", timeout=engine.settings.timeout_s))
+                consistency_level=engine.settings.read_level(pointer.committed), timeout=engine.settings.timeout_s))
         except BookAgentError as exc:
             if exc.code == "engine.collection_missing":  # the library search rebuilds a damaged index and asks again
                 raise BookAgentError("lexical.index_damaged", f"the library's lexical index is damaged: {exc.message}",
@@ -240,7 +254,9 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
         """{term id: idf x repeats} at the reader's generation (FTS5 sums a repeated fragment once
         per repetition); a prefix is its pooled pseudo-term's dimension."""
         repeats = Counter([*words, *map(prefix_term, prefixes)])
-        found = TermTable(self.ledger.engine, pointer.collection).lookup(repeats, pointer.generation)
+        engine = self.ledger.engine
+        found = TermTable(engine, pointer.collection).lookup(repeats, pointer.generation,
+                                                             engine.settings.read_level(pointer.committed))
         return {tid: float(idf(records, df)) * repeats[term] for term, (tid, df) in found.items()}
 
     def close(self) -> None:

@@ -117,7 +117,7 @@ def _ask(client: Answering) -> str:
 
 def test_the_breaker_stops_waiting_on_a_hung_server_probes_it_and_closes(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("book_agent_adapters.library.milvus.engine.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("book_agent_adapters.library.milvus.breaker.time.monotonic", lambda: clock[0])
     engine = MilvusEngine(EngineSettings("http://127.0.0.1:1", timeout_s=5.0, breaker_s=30.0))
     client = Answering()
     engine._client = client

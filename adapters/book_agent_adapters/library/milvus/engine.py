@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.library.milvus.breaker import Breaker
 
 T = TypeVar("T")
 UNAVAILABLE_HINT = ("start the Milvus server, or point BOOK_AGENT_MILVUS_URI (or [library.milvus] uri) at a "
@@ -49,7 +50,6 @@ _DOWN_MARKS = ("fail connecting", "unavailable", "connection refused", "failed t
 _SLOW_MARKS = ("deadline", "timeout", "timed out")
 _AUTH_MARKS = ("auth check failure", "unauthenticated", "authenticate", "username and password", "invalid token",
                "incorrect username", "wrong password", "permissiondenied", "permission denied", "code=1800")
-BREAKER_MAX_S = 300.0
 SICK = ("engine.timeout", "engine.unavailable")  # failures that open the breaker
 # pymilvus pings every 10 s even on an idle channel; a server with gRPC's default policy (milvus-lite)
 # answers an idle client's pings with GOAWAY "too many pings" and refuses it. Ping only while a call
@@ -115,49 +115,6 @@ class EngineSettings:
             if self.server_name:
                 options["server_name"] = self.server_name
         return options
-
-
-class Breaker:
-    """Closed; open until `until` after a sick call; one probe at a time once that passes."""
-
-    def __init__(self, open_s: float) -> None:
-        self.open_s = open_s
-        self.opened_for = 0.0  # how long it is open this time (0: closed)
-        self.until = 0.0
-        self.probing = False
-        self.last: BookAgentError | None = None  # what opened it
-        self._lock = threading.Lock()
-
-    def admit(self) -> bool:
-        """Whether a call may go now; True for the probe (the caller reports how it went)."""
-        with self._lock:
-            if not self.opened_for:
-                return True
-            if self.probing or time.monotonic() < self.until:
-                return False
-            self.probing = True
-            return True
-
-    def succeeded(self) -> None:
-        with self._lock:
-            self.opened_for, self.probing, self.last = 0.0, False, None
-
-    def failed(self, error: BookAgentError) -> None:
-        with self._lock:
-            self.opened_for = min(BREAKER_MAX_S, self.opened_for * 2) if self.probing else self.open_s
-            self.until, self.probing, self.last = time.monotonic() + self.opened_for, False, error
-
-    def released(self) -> None:
-        """A probe that ended neither sick nor answered (a refusal): the server answered, so closed."""
-        self.succeeded()
-
-    def state(self) -> dict[str, Any]:
-        with self._lock:
-            if not self.opened_for:
-                return {"state": "closed"}
-            return {"state": "half-open" if self.probing else "open", "open_s": self.opened_for,
-                    "probe_in_s": round(max(0.0, self.until - time.monotonic()), 1),
-                    "because": self.last.code if self.last else None}
 
 
 def import_pymilvus() -> Any:

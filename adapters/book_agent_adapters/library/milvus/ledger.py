@@ -176,15 +176,13 @@ class Ledger:
         return rows
 
     def discard(self, collection: str) -> None:
-        """Drop a new epoch's collections that no pointer names (a build failed before its commit):
-        best effort, as the server that refused the build may refuse this too; the next build
-        of the channel drops what is left (`stray`)."""
+        """Drop a new epoch's collections no pointer names (its build failed before the commit), best
+        effort: the server may refuse this too, and the next build drops what is left (`stray`)."""
         with contextlib.suppress(BookAgentError):
             self.drop_collection(collection)
 
     def stray(self, pointer: Pointer | None) -> list[str]:
-        """This channel's collections that neither `pointer` (the one in place) nor its retired
-        epoch names: left by a writer killed mid-build, or a discard the server refused."""
+        """The channel's collections neither `pointer` nor its retired epoch names (a killed writer's)."""
         keep = {pointer.collection, pointer.retired} if pointer else set()
         names = self.engine.call("list collections", lambda c: c.list_collections(timeout=self.engine.settings.timeout_s))
         return sorted(n for n in names if n.startswith(self.base + "_") and n not in keep

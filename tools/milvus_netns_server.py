@@ -83,8 +83,17 @@ def _forward(listener: socket.socket, connect: tuple[int, object], stop: threadi
             client.close()
             upstream.close()
             continue
-        for a, b in ((client, upstream), (upstream, client)):
-            threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+        threading.Thread(target=_pipe, args=(client, upstream), daemon=True).start()
+
+
+def _pipe(client: socket.socket, upstream: socket.socket) -> None:
+    """Both directions until either side closes; then both sockets closed."""
+    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+    back.start()
+    _pump(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
 
 
 # -- inside the namespace ----------------------------------------------------------------------

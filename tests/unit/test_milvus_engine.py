@@ -102,10 +102,17 @@ class Answering:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.probes = 0
         self.sick = True
 
     def close(self) -> None:
         pass
+
+    def list_collections(self, timeout: float) -> list[str]:  # the breaker's probe
+        self.probes += 1
+        if self.sick:
+            raise RuntimeError("StatusCode.DEADLINE_EXCEEDED: Deadline Exceeded")
+        return []
 
 
 def _ask(client: Answering) -> str:
@@ -129,20 +136,21 @@ def test_the_breaker_stops_waiting_on_a_hung_server_probes_it_and_closes(monkeyp
             engine.call("search", _ask)
         assert fast.value.code == "engine.circuit_open" and fast.value.details["because"] == "engine.timeout"
     assert client.calls == 1 and engine.breaker.state()["state"] == "open"
-    clock[0] += 30.0  # the probe: still hung, so open again, for twice as long
+    clock[0] += 30.0  # the probe (a cheap call, not the search): still hung, so open again, for twice as long
     engine._client = client
-    with pytest.raises(BookAgentError):
+    with pytest.raises(BookAgentError) as probed:
         engine.call("search", _ask)
-    assert client.calls == 2 and engine.breaker.state()["open_s"] == 60.0
+    assert probed.value.code == "engine.circuit_open" and (client.calls, client.probes) == (1, 1)
+    assert engine.breaker.state()["open_s"] == 60.0
     clock[0] += 59.0
     with pytest.raises(BookAgentError) as still:
         engine.call("search", _ask)
-    assert still.value.code == "engine.circuit_open" and client.calls == 2
+    assert still.value.code == "engine.circuit_open" and (client.calls, client.probes) == (1, 1)
     clock[0] += 1.0
     client.sick = False  # it recovered: the probe answers and every call goes through again
     engine._client = client
     assert engine.call("search", _ask) == "answer" and engine.call("search", _ask) == "answer"
-    assert engine.breaker.state() == {"state": "closed"} and client.calls == 4
+    assert engine.breaker.state() == {"state": "closed"} and (client.calls, client.probes) == (3, 2)
 
 
 def test_a_refusal_does_not_open_the_breaker_and_auth_is_its_own_code() -> None:

@@ -20,8 +20,9 @@ that comes back is used without a restart.
 
 The breaker: a call that times out or finds no server opens it for `breaker_s`; meanwhile every
 call fails at once with `engine.circuit_open` (a library search degrades that channel without
-waiting; contracts/beyond-one-node.md). Then one call goes through as a probe: answered, the
-breaker closes; failed, it opens again, for twice as long (at most BREAKER_MAX_S).
+waiting; contracts/beyond-one-node.md). Then the next call first probes the server with a cheap
+call bounded by `timeout_s` (never a build's long one): answered, the breaker closes and the call
+goes on; failed, it opens again, for twice as long (at most 300 s: breaker.py).
 
 Credentials and TLS come from the settings (contracts/beyond-one-node.md, "Milvus"): a token or
 a user and password (their values read from environment variables, never stored or logged), a
@@ -152,6 +153,8 @@ class MilvusEngine:
         pymilvus = import_pymilvus()
         if not self.breaker.admit():
             raise self._circuit_open(what)
+        if self.breaker.probing:  # this call is the probe: a cheap one first, so no long call waits on a sick server
+            self._probe(pymilvus, what)
         try:
             result = self._call(pymilvus, what, action, idempotent)
         except BookAgentError as error:
@@ -165,6 +168,19 @@ class MilvusEngine:
             raise
         self.breaker.succeeded()
         return result
+
+    def _probe(self, pymilvus: Any, what: str) -> None:
+        """List the collections (bounded by `timeout_s`): answered, the breaker closes; else it
+        opens again (for twice as long) and `what` fails with `engine.circuit_open`."""
+        try:
+            self._call(pymilvus, "probe", lambda c: c.list_collections(timeout=self.settings.timeout_s), True)
+        except BookAgentError as error:
+            if error.code in SICK:
+                self.breaker.failed(error)
+                raise self._circuit_open(what) from error
+            self.breaker.released()
+            raise
+        self.breaker.succeeded()
 
     def _call(self, pymilvus: Any, what: str, action: Callable[[Any], T], idempotent: bool) -> T:
         reused = self._client is not None

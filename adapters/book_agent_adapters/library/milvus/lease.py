@@ -45,7 +45,7 @@ from book_agent_adapters.library.milvus.schema import (
 KEY = "lease|writer"
 CLAIM_SHARE = 0.5  # a claim's read-to-write must take at most this share of settle_s, or it is abandoned
 POLL_S = 0.5  # how often a waiting writer looks again (at most)
-SLOW_CLAIMS = 3  # claims in a row too slow to trust: the settle delay is too short for this server
+SLOW_CLAIMS = 5  # claims in a row too slow to trust: the settle delay is too short for this server
 
 
 @dataclass(frozen=True)

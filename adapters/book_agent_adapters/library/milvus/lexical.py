@@ -82,9 +82,15 @@ class MilvusLibraryIndex(LibraryIndex):
         self.lease = lease or WriterLease(engine, prefix)
         self.terms_dir = terms_dir  # per-book term counts, cached as the local backend caches them
         self.refusals = Refusals(terms_dir.parent, f"{self.ledger.base}")  # builds the server refused (refusals.py)
+        self._absent = False  # the last state read found no pointer (a refused first build skips the next reads)
 
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
+        left = self.refusals.left_s(CHANNEL)
+        if left and self._absent:  # never loaded, and its build refused: not asked again until the retry
+            return LibraryIndexState(present=False, fresh=False, records=0,
+                                     reason=f"missing: the server refused its build (tried again in {left:.0f} s)")
         pointer, why = self.ledger.pointer()
+        self._absent = pointer is None
         if pointer is None:
             return LibraryIndexState(present=False, fresh=False, records=0, reason=why)
         generation = f"{pointer.collection}@{pointer.generation}"

@@ -50,6 +50,11 @@ class Refusals:
             return None
         return self._memory.get(key)
 
+    def left_s(self, key: str) -> float:
+        """Seconds until a refused build is tried again (0: it may be tried now)."""
+        record = self._read(key)
+        return max(0.0, float(record.get("until", 0.0)) - time.time()) if record else 0.0
+
     def check(self, key: str, code: str, what: str) -> None:
         """Raise `code` at once while a refusal of this build is fresh."""
         record = self._read(key)

@@ -67,8 +67,8 @@ def create_catalog(engine: MilvusEngine, name: str) -> None:
         index = client.prepare_index_params()
         index.add_index("v", index_type="FLAT", metric_type="L2")
         scalar_indexes(index, "channel", "kind")
-        client.create_collection(name, schema=schema, index_params=index,
-                                 consistency_level="Strong", timeout=engine.settings.timeout_s)
+        client.create_collection(name, schema=schema, index_params=index,  # made, indexed and loaded: slow
+                                 consistency_level="Strong", timeout=max(60.0, engine.settings.timeout_s))
     try:
         engine.call("create catalog", create)
     except BookAgentError:  # two writers' first builds race to create it: the loser finds it made

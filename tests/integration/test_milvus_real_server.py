@@ -139,6 +139,7 @@ def test_tls_with_a_private_ca_and_credentials_from_the_environment(
     described = good.describe() if good.describe else {}
     assert described["health"] == "ok" and str(described["server_version"]).startswith("v2.3")
     assert described["tls"] and described["auth"] == "user" and "Milvus" not in str(described)
+    assert described["index"]["partition_key"] == "book_id" and described["breaker"] == {"state": "closed"}
     no_ca = milvus.backend(secured_server.uri, tmp_path / "b", **options, password_env="TEST_MILVUS_PASSWORD")
     with pytest.raises(BookAgentError) as untrusted:
         no_ca.vectors.engine.call("list", lambda c: c.list_collections())  # type: ignore[attr-defined]

@@ -206,3 +206,32 @@ def test_reads_of_a_settled_generation_are_bounded_and_of_a_young_one_strong() -
     assert auto.read_level(time.time() - 2.0) == "Strong"
     assert auto.read_level(time.time() - 20.0) == "Bounded"
     assert EngineSettings("http://m:1", read_consistency="strong").read_level(time.time() - 999) == "Strong"
+
+
+@pytest.mark.parametrize(("code", "engine_code", "degrades"), [
+    ("engine.unavailable", None, True), ("engine.timeout", None, True), ("engine.circuit_open", None, True),
+    ("lexical.build_failed", "engine.timeout", True), ("lexical.build_failed", "engine.failed", True),  # refused
+    ("lexical.build_failed", "engine.circuit_open", True), ("lexical.build_failed", "engine.auth_failed", False),
+    ("lexical.build_failed", None, False),  # a local build's failure (a full disk): raised as before
+    ("engine.auth_failed", None, False), ("config.invalid", None, False), ("engine.failed", None, False),
+])
+def test_which_backend_failures_degrade_a_library_channel(code: str, engine_code: str | None, degrades: bool) -> None:
+    from book_agent.services.library_channels import engine_down
+
+    details = {"engine_code": engine_code} if engine_code else {}
+    assert engine_down(BookAgentError(code, "x", details=details)) is degrades
+
+
+def test_a_refused_login_is_read_from_the_failures_cause() -> None:
+    """pymilvus reports a wrong password as "Fail connecting to server" (code 2); the server's
+    UNAUTHENTICATED is the exception's cause (seen on a real 2.3.5 server)."""
+    try:
+        try:
+            raise RuntimeError("StatusCode.UNAUTHENTICATED: auth check failure, please check username and password")
+        except RuntimeError as cause:
+            raise RuntimeError("<MilvusException: (code=2, message=Fail connecting to server on 127.0.0.1:1, "
+                               "illegal connection params or server unavailable)>") from cause
+    except RuntimeError as exc:
+        assert ENGINE.translate("connect", exc).code == "engine.auth_failed"
+    plain = RuntimeError("<MilvusException: (code=2, message=Fail connecting to server on 127.0.0.1:1)>")
+    assert ENGINE.translate("connect", plain).code == "engine.unavailable"

@@ -99,13 +99,15 @@ def _engine_settings(uri: str, options: dict[str, Any]) -> Any:
 def _describe(engine: Any, prefix: str, dense: Any) -> dict[str, Any]:
     """doctor's and status's view of the backend: the server (version, health), how it is read, the index."""
     settings = engine.settings
-    return {"backend": "milvus", "prefix": prefix, **engine.describe(),
+    server = engine.describe()
+    partitioned = settings.partition_key and server.get("health") == "ok" and engine.partitioned()
+    return {"backend": "milvus", "prefix": prefix, **server,
             "consistency": {"lease_and_pointer": "Strong",
                             "searches_and_terms": "Strong" if settings.read_consistency == "strong" else
                             f"Bounded once a generation is {settings.bounded_after_s:g} s old, Strong before"},
             "index": {"dense": dense.index_type, "build": dense.build_params(), "search": dense.search_params(0),
                       "exact_rescoring": not dense.exact_scores, "scalar": ["book_id", "member", "added"],
-                      "partition_key": "book_id" if engine.settings.partition_key else None}}
+                      "partition_key": "book_id" if partitioned else None}}
 
 
 def _checked(options: dict[str, Any]) -> dict[str, Any]:

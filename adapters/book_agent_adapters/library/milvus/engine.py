@@ -50,7 +50,8 @@ _DOWN_MARKS = ("fail connecting", "unavailable", "connection refused", "failed t
                "socket closed", "connection reset", "not ready", "channel closed", "cannot invoke rpc")
 _SLOW_MARKS = ("deadline", "timeout", "timed out")
 _AUTH_MARKS = ("auth check failure", "unauthenticated", "authenticate", "username and password", "invalid token",
-               "incorrect username", "wrong password", "permissiondenied", "permission denied", "code=1800")
+               "incorrect username", "wrong password", "permission_denied", "permission deny", "permission denied",
+               "code=1800")
 SICK = ("engine.timeout", "engine.unavailable")  # failures that open the breaker
 # pymilvus pings every 10 s even on an idle channel; a server with gRPC's default policy (milvus-lite)
 # answers an idle client's pings with GOAWAY "too many pings" and refuses it. Ping only while a call
@@ -129,6 +130,17 @@ def import_pymilvus() -> Any:
     # pymilvus logs every failed RPC at ERROR on its own handler; ours are coded errors instead
     logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
     return pymilvus
+
+
+def _chain_text(exc: BaseException) -> str:
+    """The failure and what caused it: pymilvus reports a refused login as "Fail connecting to
+    server" and keeps the server's UNAUTHENTICATED in the exception's cause."""
+    parts, seen = [], 0
+    current: BaseException | None = exc
+    while current is not None and seen < 4:
+        parts.append(f"{type(current).__name__}: {current}")
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return " | ".join(parts)
 
 
 class MilvusEngine:
@@ -214,9 +226,11 @@ class MilvusEngine:
         with self._lock:
             if self._client is None:
                 try:
+                    # a channel of its own: pymilvus shares one between clients of the same address and
+                    # credentials, whatever their TLS files (an untrusted CA would ride a trusted one's)
                     self._client = pymilvus.MilvusClient(
                         uri=self.settings.uri, db_name=self.settings.db_name, timeout=self.settings.timeout_s,
-                        grpc_options=dict(GRPC_OPTIONS), **self.settings.client_options())
+                        grpc_options=dict(GRPC_OPTIONS), dedicated=True, **self.settings.client_options())
                 except Exception as exc:  # noqa: BLE001
                     error = self.translate("connect", exc)
                     if error.code == "engine.failed":  # a refused handshake (TLS) is still "cannot use it"
@@ -233,7 +247,7 @@ class MilvusEngine:
             client.close()
 
     def translate(self, what: str, exc: BaseException) -> BookAgentError:
-        text = f"{type(exc).__name__}: {exc}".lower()
+        text = _chain_text(exc).lower()
         details = {"uri": self.settings.uri, "call": what}
         if any(mark in text for mark in _AUTH_MARKS):
             return BookAgentError(

@@ -130,8 +130,8 @@ def _sealed(engine: Any, collection: str, rows: int, within_s: float = 600.0) ->
         time.sleep(2.0)
 
 
-def recall(uri: str, work: Path, books: dict[str, np.ndarray], stores: dict[str, Any], queries: np.ndarray
-           ) -> dict[str, Any]:
+def recall(uri: str, work: Path, books: dict[str, np.ndarray], stores: dict[str, Any], queries: np.ndarray,
+           ef: int = 64, nprobe: int = 8) -> dict[str, Any]:
     ids = sorted(books)
     rng = np.random.default_rng(5)
     filters = [sorted(rng.choice(ids, 2, replace=False).tolist()) for _ in queries]
@@ -143,11 +143,11 @@ def recall(uri: str, work: Path, books: dict[str, np.ndarray], stores: dict[str,
         names = [k for b in chosen for k in keys[b]]
         return {names[i] for i in np.argsort(-scores)[:10]}
     out: dict[str, Any] = {}
-    hnsw = {"m": 16, "ef_construction": 200, "ef": 64}
+    hnsw = {"m": 16, "ef_construction": 200, "ef": ef}
     for label, index_type, extra in (("FLAT", "FLAT", {}), ("HNSW", "HNSW", hnsw),
                                      ("HNSW, no partition key", "HNSW", {**hnsw, "partition_key": False}),
-                                     ("IVF_FLAT", "IVF_FLAT", {"nlist": 128, "nprobe": 8}),
-                                     ("IVF_SQ8", "IVF_SQ8", {"nlist": 128, "nprobe": 8})):
+                                     ("IVF_FLAT", "IVF_FLAT", {"nlist": 128, "nprobe": nprobe}),
+                                     ("IVF_SQ8", "IVF_SQ8", {"nlist": 128, "nprobe": nprobe})):
         backend = _backend(uri, work / label, f"bench_{len(out)}", index_type=index_type, **extra)
         backend.vectors.build(MODEL, DIMS, _stamp(ids), stores, None)
         index = backend.vectors.open(MODEL, DIMS, _stamp(ids), stores)
@@ -238,6 +238,8 @@ def main() -> int:
     parser.add_argument("--per-book", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--refusals", type=int, default=7)
+    parser.add_argument("--ef", type=int, default=64, help="HNSW search breadth")
+    parser.add_argument("--nprobe", type=int, default=8, help="IVF lists searched (of 128)")
     parser.add_argument("--only", choices=("consistency", "recall", "refused", "hung"), action="append")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -251,14 +253,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-milvus-server-") as tmp:
         work = Path(tmp)
         stores = _stores(work, books)
-        report: dict[str, Any] = {"vectors": args.books * args.per_book, "books": args.books, "queries": args.queries}
+        report: dict[str, Any] = {"vectors": args.books * args.per_book, "books": args.books, "queries": args.queries,
+                              "ef": args.ef, "nprobe": args.nprobe}
         with milvus_netns_server.milvus_server(work / "server") as running:
             report["server_version"] = "2.3.5"
             wanted = set(args.only or ("consistency", "recall", "refused", "hung"))
             if "consistency" in wanted:
                 report["consistency"] = consistency(running.uri, work, books, stores, queries)
             if "recall" in wanted:
-                report["filtered_recall"] = recall(running.uri, work, books, stores, queries)
+                report["filtered_recall"] = recall(running.uri, work, books, stores, queries, args.ef, args.nprobe)
             if "refused" in wanted:
                 report["refused_builds"] = refused_builds(running.uri, work, args.refusals)
             if "hung" in wanted:

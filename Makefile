@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # 2 workers fit the 2-core machines the suite is sized for.
 XDIST := -n 2
 
-.PHONY: install install-milvus host-cli test test-minima dist check-wheel test-fast test-slow test-unit lint demo bench bench-1m eval clean example-package
+.PHONY: install install-milvus install-milvus-server host-cli test test-minima dist check-wheel test-fast test-slow test-unit lint demo bench bench-1m eval clean example-package
 
 install: $(STAMP)
 
@@ -36,6 +36,21 @@ $(MILVUS_VENV)/.installed-stamp: Makefile
 	  $(MILVUS_VENV)/bin/python -m pip install -q '$(MILVUS_LITE_PKG)' 'setuptools<81' && touch $@ || \
 	  echo "note: milvus-lite could not be installed: the Milvus backend's tests skip, or fail under CI=true" >&2
 
+# A real Milvus 2.3.5 standalone server (the PyPI `milvus` wheel: the Go binary with embedded etcd,
+# no Docker), for the slow tier's tests of the `milvus` backend against a real server
+# (tests/integration/test_milvus_real_server.py) and `tools/bench/library/bench_milvus_server.py`. Its own venv:
+# the wheel is a launcher, not a library. It binds every interface, so tools/dev/milvus_netns_server.py
+# runs it only inside a network namespace with nothing but `lo` (`unshare -n`: needs root). Without
+# it those tests skip, except under CI=true, where they fail (tests/support/parts.py).
+MILVUS_SERVER_VENV := .venv-milvus-server
+MILVUS_SERVER_PKG := milvus==2.3.5
+install-milvus-server: $(MILVUS_SERVER_VENV)/.installed-stamp
+
+$(MILVUS_SERVER_VENV)/.installed-stamp: Makefile
+	@PYBIN=$$(./tools/find-python.sh) && { [ -x $(MILVUS_SERVER_VENV)/bin/python ] || "$$PYBIN" -m venv $(MILVUS_SERVER_VENV); } && \
+	  $(MILVUS_SERVER_VENV)/bin/python -m pip install -q '$(MILVUS_SERVER_PKG)' && touch $@ || \
+	  echo "note: the Milvus server wheel could not be installed: its slow tests skip, or fail under CI=true" >&2
+
 # The real Codex CLI checks what `host install codex` writes (pinned, ~420 MB, cached in .tools/;
 # needs npm). Only the tests use it: `make demo` never does. Without npm its tests skip, except
 # under CI=true, where they fail (tests/support/parts.py).
@@ -53,7 +68,7 @@ test: install host-cli install-milvus
 	$(PY) -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 	@if [ "$${CI:-}" = "true" ]; then $(MAKE) --no-print-directory test-slow; fi
 
-test-slow: install host-cli install-milvus
+test-slow: install host-cli install-milvus install-milvus-server
 	$(PY) -m pytest $(XDIST) -m "slow" $(PYTEST_ARGS)
 
 # The unit tier alone (pure logic, a few seconds): tests/unit.

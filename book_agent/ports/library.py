@@ -24,7 +24,7 @@ another one writes, so a search serves the generation in place instead of waitin
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -167,3 +167,5 @@ class LibraryBackend:
     name: str
     lexical: LibraryIndex
     vectors: LibraryVectorIndexes
+    # what doctor shows of it (a server's version and health, its settings); None: nothing beyond its name
+    describe: Callable[[], dict[str, object]] | None = None

@@ -52,7 +52,10 @@ def test_an_unreachable_server_degrades_the_search_and_fails_prepare_coded(libra
             with pytest.raises(BookAgentError) as prepared:
                 agent.prepare("@all")
             code = prepared.value.details.get("engine_code", prepared.value.code)  # a build's failure names it
-            assert code in ("engine.unavailable", "engine.timeout") and prepared.value.remediation
+            # the breaker opened at the first search's failure: nobody waits on the server now
+            assert code == "engine.circuit_open" and prepared.value.remediation
+            again = agent.search("@all", QUERY, top_k=5, query_vector=QV)["channels"]["lexical"]
+            assert not again["ran"] and again["code"] == "engine.circuit_open"
             assert agent.search("part-0", QUERY, top_k=3)["hits"]  # one book never touches the engine
 
 
@@ -185,3 +188,50 @@ def test_a_server_gone_mid_search_is_coded_and_the_process_recovers(library: Pat
         with BookAgent(library) as fresh:
             assert hit_ids(fresh.search("@all", QUERY, top_k=8, query_vector=QV)) == local_hits
     agent.close()
+
+
+def test_results_and_doctor_say_which_backend_serves_the_library(library: Path, milvus_uri: str) -> None:
+    from book_agent.bootstrap import install_report
+
+    with BookAgent(library) as agent:
+        assert agent.search("@all", QUERY, top_k=3, query_vector=QV)["library"]["backend"] == "local"
+    assert install_report(library)["library_backend"] == {"backend": "local", "source": "default"}
+    use_milvus(library, milvus_uri)
+    with BookAgent(library) as agent:
+        assert agent.search("@all", QUERY, top_k=3, query_vector=QV)["library"]["backend"] == "milvus"
+    report = install_report(library)
+    backend = report["library_backend"]
+    assert backend["backend"] == "milvus" and backend["source"] == "config" and backend["health"] == "ok"
+    assert backend["uri"] == milvus_uri and backend["server_version"] and backend["breaker"] == {"state": "closed"}
+    assert backend["consistency"]["lease_and_pointer"] == "Strong" and "Bounded" in backend["consistency"][
+        "searches_and_terms"]
+    assert backend["index"]["dense"] == "FLAT" and "library_backend" not in report["missing"]
+    assert backend["index"]["partition_key"] is None  # milvus-lite: its filters refuse partition keys
+    use_milvus(library, closed_port_uri(), timeout_s=1.0)
+    down = install_report(library)
+    assert down["library_backend"]["health"] == "engine.unavailable" and "library_backend" in down["missing"]
+
+
+def test_a_refused_build_leaks_no_collection_is_rate_limited_and_the_search_degrades(
+        library: Path, milvus_uri: str, local_hits: list[str]) -> None:
+    """milvus-lite has no HNSW: the vector build is refused as a server lacking sparse vectors
+    refuses the lexical one (the real server's slow test runs that one)."""
+    from pymilvus import MilvusClient
+
+    prefix = use_milvus(library, milvus_uri, index_type="HNSW")
+    with BookAgent(library) as agent:
+        first = agent.search("@all", QUERY, top_k=8, query_vector=QV)
+        assert first["channels"]["lexical"]["ran"] and first["hits"]
+        group = first["library"]["model_groups"][0]
+        assert group["search"] == "exact" and "refused" in group["note"]
+        for _ in range(3):  # the next searches do not ask the server again
+            again = agent.search("@all", QUERY, top_k=8, query_vector=QV)
+            assert hit_ids(again) == hit_ids(first)
+    client = MilvusClient(uri=milvus_uri, timeout=20)
+    try:
+        left = [n for n in client.list_collections() if n.startswith(prefix + "_")]
+    finally:
+        client.close()
+    assert not [n for n in left if "_vec_" in n], left  # the refused epoch was dropped
+    markers = list((library / "library").glob("milvus-refused-*.json"))
+    assert len(markers) == 1 and json.loads(markers[0].read_text())["attempts"] == 1

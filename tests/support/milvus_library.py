@@ -12,12 +12,15 @@ from pathlib import Path
 from tests.support import milvus
 
 
-def use_milvus(data: Path, uri: str, prefix: str | None = None, timeout_s: float = 20.0, **extra: object) -> str:
-    """Point the data dir's config at `uri` under a fresh prefix (returned)."""
+def use_milvus(data: Path, uri: str, prefix: str | None = None, timeout_s: float = 20.0,
+               lease_settle_s: float = 0.4, **extra: object) -> str:
+    """Point the data dir's config at `uri` under a fresh prefix (returned). The short lease
+    settle suits milvus-lite's loopback round trips; a real server's Strong reads need more."""
     prefix = prefix or milvus.new_prefix()
     options = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in extra.items())
     (data / "config.toml").write_text(f'[library]\nbackend = "milvus"\n\n[library.milvus]\nuri = "{uri}"\n'
-                                      f'prefix = "{prefix}"\ntimeout_s = {timeout_s}\nlease_settle_s = 0.4\n{options}')
+                                      f'prefix = "{prefix}"\ntimeout_s = {timeout_s}\n'
+                                      f'lease_settle_s = {lease_settle_s}\n{options}')
     return prefix
 
 

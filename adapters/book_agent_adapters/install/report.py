@@ -1,8 +1,11 @@
 """`book-agent doctor`: what this installation can do, and the one step that adds what it lacks.
 
 Looks only: nothing is imported that a probe does not need (faiss is found, not loaded),
-nothing is written, no request is sent. Each capability is
-`{name, available, detail, fix}`, where `fix` is a command (None when nothing is missing).
+nothing is written, and no request is sent but one: when the data dir chooses a library backend
+that lives in a server (Milvus), its server is asked its version and health (bounded by the
+backend's timeout). Each capability is `{name, available, detail, fix}`, where `fix` is a
+command (None when nothing is missing); `library_backend` says which backend serves the library,
+where that choice came from, and (a server's) its version, health, consistency and index settings.
 """
 
 from __future__ import annotations
@@ -25,10 +28,37 @@ def install_report(data_dir: Path, *, home: Path | None = None,
                    carriers: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:
     """The doctor's report for an installation using `data_dir` (hosts looked for under `home`;
     `carriers` replaces the known carrier packages, for tests)."""
+    backend = library_backend_report(data_dir)
     capabilities = [*_local_models(data_dir, carriers), _faiss(), _pdf(), _remote(), _mcp(), *_hosts(data_dir, home)]
+    if backend["backend"] != "local":
+        healthy = backend.get("health") == "ok"
+        capabilities.append(_capability(
+            "library_backend", f"library backend: {backend['backend']}", healthy,
+            f"{backend.get('uri')} {backend.get('server_version') or ''} ({backend.get('source')})" if healthy else
+            str(backend.get("reason") or backend.get("health")), str(backend.get("remediation") or "")))
     return {"version": _version("book-agent"), "python": platform.python_version(), "executable": sys.executable,
-            "data_dir": str(data_dir), "capabilities": capabilities,
+            "data_dir": str(data_dir), "capabilities": capabilities, "library_backend": backend,
             "missing": [c["id"] for c in capabilities if not c["available"]]}
+
+
+def library_backend_report(data_dir: Path) -> dict[str, Any]:
+    """The library backend the data dir chooses (settings.py's precedence) and what it says of
+    itself: a server's version and health, its consistency and index settings (never a secret)."""
+    from book_agent.settings import library_backend_setting
+
+    setting = library_backend_setting(data_dir)
+    info: dict[str, Any] = {"backend": setting.name, "source": setting.source}
+    if setting.name == "local":
+        return info
+    from book_agent_adapters.library.backends import load_backend
+
+    try:
+        backend = load_backend(data_dir, setting)
+    except BookAgentError as exc:
+        return {**info, "health": exc.code, "reason": exc.message, "remediation": exc.remediation}
+    if backend.describe is not None:
+        info.update({k: v for k, v in backend.describe().items() if k != "backend"})
+    return info
 
 
 def _version(dist: str) -> str | None:

@@ -61,7 +61,14 @@ def _render_install(result: dict[str, Any]) -> None:
 
 def _render_report(report: dict[str, Any]) -> None:
     print(f"book-agent {report['version']} on Python {report['python']} ({report['executable']})")
-    print(f"data dir: {report['data_dir']}\n")
+    print(f"data dir: {report['data_dir']}")
+    backend = report.get("library_backend") or {}
+    line = f"library backend: {backend.get('backend', 'local')} ({backend.get('source', 'default')})"
+    if backend.get("backend", "local") != "local":
+        consistency, index = backend.get("consistency") or {}, backend.get("index") or {}
+        line += (f", {backend.get('uri')}, server {backend.get('server_version')}, health {backend.get('health')}"
+                 f"\n  reads: {consistency.get('searches_and_terms')}; index: {index.get('dense')}")
+    print(line + "\n")
     for row in report["capabilities"]:
         mark = "yes" if row["available"] else "NO "
         print(f"  {mark}  {row['name']}: {row['detail']}")

@@ -194,6 +194,7 @@ class ModelGroupRow(TypedDict, total=False):
 
 
 class LibraryInfo(TypedDict):
+    backend: str  # the library backend that served the library's indexes (local, milvus, ...)
     books_searched: int
     generation: str | None  # the lexical index generation served (a replica says which it sees)
     lexical_index: LibraryIndexInfo

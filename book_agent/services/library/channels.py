@@ -37,7 +37,16 @@ class LibraryRecords(RecordSource):
         pass
 
 
-ENGINE_DOWN = frozenset({"engine.unavailable", "engine.timeout"})  # a backend's server, not its config
+ENGINE_DOWN = frozenset({"engine.unavailable", "engine.timeout", "engine.circuit_open"})  # its server, not its config
+BUILD_REFUSED = "engine.failed"  # the server answered a build with no (a version lacking a field type, say)
+
+
+def engine_down(exc: BookAgentError) -> bool:
+    """Whether a library channel's failure is its backend's server's (down, slow, its breaker
+    open, or a build it refused): the search then degrades that channel instead of failing."""
+    engine_code = exc.details.get("engine_code")
+    return exc.code in ENGINE_DOWN or engine_code in ENGINE_DOWN or (
+        exc.code.endswith("build_failed") and engine_code == BUILD_REFUSED)
 
 
 class NarrowedLexical(LexicalIndex):

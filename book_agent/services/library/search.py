@@ -32,9 +32,9 @@ from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
 from book_agent.services.library.channels import (
-    ENGINE_DOWN,
     LibraryRecords,
     NarrowedLexical,
+    engine_down,
     split_hit,
 )
 from book_agent.services.library.lexical import LexicalGenerations
@@ -253,14 +253,14 @@ class Library:
 
     def _lexical_or_unreachable(self, searched: dict[str, OpenBook], registered: dict[str, RegistryEntry]
                                 ) -> tuple[LibraryLexicalIndex | None, dict[str, object], BookAgentError | None]:
-        """The lexical index, or, when a backend's server cannot be reached or is too slow
-        (`engine.unavailable`, `engine.timeout`, as such or under the build's code), no lexical
-        channel and why: the search degrades (a strict one fails) instead of failing whole, and
-        the server stays up. A misconfiguration still fails the search."""
+        """The lexical index, or, when a backend's server cannot be reached, is too slow, or refused
+        the build (library_channels.engine_down), no lexical channel and why: the search degrades
+        (a strict one fails) instead of failing whole, and the server stays up. A
+        misconfiguration (refused credentials too) still fails the search."""
         try:
             index, info = self.lexical(searched, registered)
         except BookAgentError as exc:
-            if ENGINE_DOWN.isdisjoint({exc.code, exc.details.get("engine_code")}):
+            if not engine_down(exc):
                 raise
             return None, {"records": 0, "rebuilt": False, "unavailable": {
                 "code": exc.code, "reason": exc.message, "remediation": exc.remediation}}, exc
@@ -278,7 +278,7 @@ class Library:
             if book["book_id"] in vector_notes:
                 book["vector"] = vector_notes[book["book_id"]]
         result["books"] = report["books"]
-        result["library"] = {"books_searched": sum(1 for b in report["books"] if b["searched"]),
+        result["library"] = {"backend": self._ports.library_backend().name, "books_searched": sum(1 for b in report["books"] if b["searched"]),
                              "generation": report["lexical_index"].get("generation"),
                              "lexical_index": report["lexical_index"], "model_groups": groups.describe()}
         result["warnings"] += [f"book {b['book_id']} was skipped: {b['reason']}" for b in report["books"]

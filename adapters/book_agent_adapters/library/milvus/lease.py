@@ -45,6 +45,7 @@ from book_agent_adapters.library.milvus.schema import (
 KEY = "lease|writer"
 CLAIM_SHARE = 0.5  # a claim's read-to-write must take at most this share of settle_s, or it is abandoned
 POLL_S = 0.5  # how often a waiting writer looks again (at most)
+SLOW_CLAIMS = 5  # claims in a row too slow to trust: the settle delay is too short for this server
 
 
 @dataclass(frozen=True)
@@ -127,19 +128,33 @@ class WriterLease:
         create_catalog(self.engine, self.catalog)
         holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(6)}"
         deadline = time.monotonic() + (self.settings.wait_s if wait else 0.0)
+        slow = 0  # claims abandoned in a row because the server's round trips outlast the settle share
         while True:
             record, started = self._read_settled()  # a claim's read-to-write is timed from the read that found it free
             if record is None or float(record.get("expires", 0.0)) < time.time():
                 self.write(holder)
-                if time.monotonic() - started <= self.settings.settle_s * CLAIM_SHARE:
+                took = time.monotonic() - started
+                if took <= self.settings.settle_s * CLAIM_SHARE:
                     time.sleep(self.settings.settle_s)
                     record = self.read()
                     if record is not None and record.get("holder") == holder:
                         return Held(self, holder, started)
+                else:
+                    slow += 1
+                    if slow >= SLOW_CLAIMS:  # never waits out wait_s on a claim that can never be safe
+                        raise self._too_slow(took)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._busy(record, wait, busy_code)
             time.sleep(min(POLL_S, left))
+
+    def _too_slow(self, took: float) -> BookAgentError:
+        return BookAgentError(
+            "engine.timeout", f"the writer lease cannot be claimed safely: its read and write took {took:.2f} s, "
+            f"more than half of lease_settle_s ({self.settings.settle_s:g} s), {SLOW_CLAIMS} times in a row",
+            details={"uri": self.engine.uri, "claim_s": round(took, 3), "lease_settle_s": self.settings.settle_s},
+            remediation=f"raise [library.milvus] lease_settle_s above {2 * took:.1f} s (and lease_s above three "
+                        "times that), or check the server's load")
 
     def _busy(self, record: dict[str, Any] | None, wait: bool, busy_code: str) -> BookAgentError:
         other = record.get("holder") if record else "another writer"

@@ -27,12 +27,15 @@ removed_at, rows}.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from book_agent.domain.errors import BookAgentError
 from book_agent.domain.progress import Tally
 from book_agent.ports import Progress
 from book_agent_adapters.library.milvus.engine import MilvusEngine
@@ -47,6 +50,7 @@ from book_agent_adapters.library.milvus.records import (
 from book_agent_adapters.library.milvus.schema import (
     CATALOG_VECTOR,
     PAGE,
+    QUERY_LIMIT,
     create_catalog,
     create_rows_collection,
     expression,
@@ -63,6 +67,7 @@ class Ledger:
         self.spec = spec
         self.catalog = f"{prefix}_catalog"
         self.base = f"{prefix}_{spec.kind}_{hashlib.sha256(spec.name.encode()).hexdigest()[:10]}"
+        self.answer_rows, self.page_rows = QUERY_LIMIT, PAGE  # one query's rows at most; an iterator's page
 
     # -- reading ----------------------------------------------------------------------------
     def pointer(self) -> tuple[Pointer | None, str]:
@@ -80,7 +85,8 @@ class Ledger:
                                format=str(body.get("format"))), f"of another format ({body.get('format')})"
             return Pointer(str(body["collection"]), int(body["generation"]), str(body["stamp_sha"]), int(body["rows"]),
                            tuple(str(h) for h in body.get("hidden") or ()), body.get("retired"),
-                           format=self.spec.format, extra=dict(body.get("extra") or {})), ""
+                           format=self.spec.format, extra=dict(body.get("extra") or {}),
+                           committed=float(body.get("committed") or 0.0)), ""
         except (ValueError, KeyError, TypeError) as exc:
             return None, f"unreadable pointer record: {exc}"
 
@@ -103,23 +109,39 @@ class Ledger:
         """Bring the channel to exactly `members` (see the module docstring); the row count.
         `prepare(plan)` runs before any row is written and returns the pointer's `extra`;
         `full`: a new epoch filled in full (a compaction), whatever is in place; `lease`: the
-        writer lease held (lease.py), checked at each batch and read back before the commit."""
+        writer lease held (lease.py), checked at each batch and read back before the commit.
+        A new epoch's collections that fail before the pointer names them are dropped at once
+        (a refused or broken build leaks nothing; the generation in place keeps serving)."""
         create_catalog(self.engine, self.catalog)
         current, _ = self.pointer()
+        for name in self.stray(current):  # the lease is held: no other writer is filling one now
+            self.drop_collection(name)
         epoch_change = full or current is None or current.format != self.spec.format \
             or not self.has_collection(current.collection)
-        if epoch_change:
-            if current is not None and current.retired:  # an epoch change before the last one's was dropped
-                self.drop_collection(current.retired)
-            collection = f"{self.base}_{secrets.token_hex(4)}"
-            create_rows_collection(self.engine, collection, self.spec.add_vector_field, self.spec.add_vector_index)
-            generation, live = 0, {}
-        else:
+        if not epoch_change:
             assert current is not None
-            collection, generation = current.collection, current.generation
-            self._roll_back(collection, generation)
-            self._purge(collection, current)
-            live = self._members(collection)
+            self._roll_back(current.collection, current.generation)
+            self._purge(current.collection, current)
+            return self._fill(current.collection, current, self._members(current.collection), members, expected,
+                              progress, prepare, lease)
+        if current is not None and current.retired:  # an epoch change before the last one's was dropped
+            self.drop_collection(current.retired)
+        collection = f"{self.base}_{secrets.token_hex(4)}"
+        committing = [False]
+        try:
+            create_rows_collection(self.engine, collection, self.spec.add_vector_field, self.spec.add_vector_index)
+            return self._fill(collection, None, {}, members, expected, progress, prepare, lease, committing,
+                              retired=current.collection if current is not None and current.collection else None)
+        except BaseException:
+            if not committing[0]:  # the pointer was never asked to name it: nobody reads it
+                self.discard(collection)
+            raise
+
+    def _fill(self, collection: str, current: Pointer | None, live: dict[str, dict[str, Any]],
+              members: Sequence[Member], expected: Mapping[str, str], progress: Progress | None,
+              prepare: Callable[[Plan], Mapping[str, Any]] | None, lease: Held | None,
+              committing: list[bool] | None = None, retired: str | None = None) -> int:
+        """Write generation G + 1 of `collection` (G: `current`'s, or 0 for a new epoch) and move the pointer."""
         wanted = {m.key: m for m in members}
         added = [m for k, m in wanted.items() if k not in live]
         removed = [k for k in live if k not in wanted]
@@ -130,18 +152,14 @@ class Ledger:
                 lease.check()
             tally.add(rows)
 
-        next_generation = generation + 1
-        extra = prepare(Plan(collection, next_generation, None if epoch_change else current, added, removed)) \
-            if prepare else {}
-        written: dict[str, int] = {}
-        for member in added:
-            written[member.key] = self._insert(collection, member, next_generation, tick)
+        next_generation = (current.generation if current else 0) + 1
+        extra = prepare(Plan(collection, next_generation, current, added, removed)) if prepare else {}
+        written = {member.key: self._insert(collection, member, next_generation, tick) for member in added}
         tally.finish()
-
         rows = sum(int(body["rows"]) for k, body in live.items() if k in wanted) + sum(written.values())
-        member_rows = [self._member_row(collection, k, {"book_id": m.book_id, "stamp": m.stamp, "added": next_generation,
-                                                        "removed_at": None, "rows": written[k]}) for k, m in
-                       ((m.key, m) for m in added)]
+        member_rows = [self._member_row(collection, m.key, {"book_id": m.book_id, "stamp": m.stamp,
+                                                            "added": next_generation, "removed_at": None,
+                                                            "rows": written[m.key]}) for m in added]
         member_rows += [self._member_row(collection, k, {**live[k], "removed_at": next_generation}) for k in removed]
         if lease is not None:  # the commit (member records, then the pointer) is the lease holder's only
             lease.confirm()
@@ -149,12 +167,26 @@ class Ledger:
             self.engine.call("write members", lambda c: c.upsert(self.catalog, member_rows,
                                                                  timeout=self.engine.settings.timeout_s))
         # no flush: Milvus rate-limits it, and rows are durable in its log once inserted; readers
-        # search with Strong consistency, so the new generation's rows are all seen
-        retired = current.collection if epoch_change and current is not None and current.collection else None
+        # of a generation this young read Strong (engine.read_level), so they see all its rows
         pointer = Pointer(collection, next_generation, stamp_sha(expected), rows, tuple(removed), retired,
-                          format=self.spec.format, extra=extra)
+                          format=self.spec.format, extra=extra, committed=time.time())
+        if committing is not None:
+            committing[0] = True
         self._write_pointer(pointer)
         return rows
+
+    def discard(self, collection: str) -> None:
+        """Drop a new epoch's collections no pointer names (its build failed before the commit), best
+        effort: the server may refuse this too, and the next build drops what is left (`stray`)."""
+        with contextlib.suppress(BookAgentError):
+            self.drop_collection(collection)
+
+    def stray(self, pointer: Pointer | None) -> list[str]:
+        """The channel's collections neither `pointer` nor its retired epoch names (a killed writer's)."""
+        keep = {pointer.collection, pointer.retired} if pointer else set()
+        names = self.engine.call("list collections", lambda c: c.list_collections(timeout=self.engine.settings.timeout_s))
+        return sorted(n for n in names if n.startswith(self.base + "_") and n not in keep
+                      and not any(n == k + suffix for k in keep if k for suffix in self.spec.companions))
 
     def _insert(self, collection: str, member: Member, generation: int, tick: Callable[[int], None]) -> int:
         count = 0
@@ -219,9 +251,11 @@ class Ledger:
                 found[str(row["key"]).removeprefix(prefix)] = body
         return found
 
-    def catalog_members(self, collection: str) -> list[dict[str, Any]]:
-        """The member records of `collection`, removed ones too (`{key, body}` rows)."""
-        return list(self._catalog_rows(expression("channel == {c} and kind == \"member\"", c=collection)))
+    def catalog_members(self, pointer: Pointer) -> list[dict[str, Any]]:
+        """The member records of `pointer`'s collection, removed ones too (`{key, body}` rows), as
+        a reader of its generation reads them (engine.read_level)."""
+        return list(self._catalog_rows(expression("channel == {c} and kind == \"member\"", c=pointer.collection),
+                                       self.engine.settings.read_level(pointer.committed)))
 
     def rows_of(self, collection: str, member: str, fields: list[str]) -> Iterator[list[dict[str, Any]]]:
         """A member's rows, in batches (a removed book's own terms, read back to subtract them)."""
@@ -234,16 +268,24 @@ class Ledger:
         finally:
             iterator.close()
 
-    def _catalog_rows(self, where: str) -> Iterable[dict[str, Any]]:
-        offset = 0
-        while True:
-            page = self.engine.call("read catalog", lambda c, offset=offset: c.query(  # type: ignore[misc]
-                self.catalog, filter=where, output_fields=["key", "body"], limit=PAGE, offset=offset,
-                consistency_level="Strong", timeout=self.engine.settings.timeout_s))
-            yield from page
-            if len(page) < PAGE:
-                return
-            offset += PAGE
+    def _catalog_rows(self, where: str, level: str = "Strong") -> Iterable[dict[str, Any]]:
+        """The catalog's rows matching `where`. One query when they fit in one answer (the
+        common case); past that, a query iterator (pages by key: no offset, so no 16,384-row
+        ceiling). Readers of a settled generation read Bounded (engine.read_level); writers Strong."""
+        first = self.engine.call("read catalog", lambda c: c.query(
+            self.catalog, filter=where, output_fields=["key", "body"], limit=self.answer_rows, consistency_level=level,
+            timeout=self.engine.settings.timeout_s))
+        if len(first) < self.answer_rows:
+            yield from first
+            return
+        iterator = self.engine.call("read catalog", lambda c: c.query_iterator(
+            self.catalog, batch_size=self.page_rows, filter=where, output_fields=["key", "body"], consistency_level=level,
+            timeout=self.engine.settings.timeout_s))
+        try:
+            while page := self.engine.call("read catalog", lambda c: iterator.next()):
+                yield from page
+        finally:
+            iterator.close()
 
     def _key(self, collection: str, member: str) -> str:
         return f"member|{collection}|{member}"

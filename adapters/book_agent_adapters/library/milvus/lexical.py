@@ -49,6 +49,7 @@ from book_agent_adapters.library.milvus.records import (
     member_key,
     stamp_sha,
 )
+from book_agent_adapters.library.milvus.refusals import Refusals, is_refusal
 from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
 from book_agent_adapters.text.fts_terms import FtsTerms
 
@@ -80,9 +81,16 @@ class MilvusLibraryIndex(LibraryIndex):
         self.ledger = Ledger(engine, prefix, SPEC)
         self.lease = lease or WriterLease(engine, prefix)
         self.terms_dir = terms_dir  # per-book term counts, cached as the local backend caches them
+        self.refusals = Refusals(terms_dir.parent, f"{self.ledger.base}")  # builds the server refused (refusals.py)
+        self._absent = False  # the last state read found no pointer (a refused first build skips the next reads)
 
     def state(self, expected: dict[str, str]) -> LibraryIndexState:
+        left = self.refusals.left_s(CHANNEL)
+        if left and self._absent:  # never loaded, and its build refused: not asked again until the retry
+            return LibraryIndexState(present=False, fresh=False, records=0,
+                                     reason=f"missing: the server refused its build (tried again in {left:.0f} s)")
         pointer, why = self.ledger.pointer()
+        self._absent = pointer is None
         if pointer is None:
             return LibraryIndexState(present=False, fresh=False, records=0, reason=why)
         generation = f"{pointer.collection}@{pointer.generation}"
@@ -111,6 +119,18 @@ class MilvusLibraryIndex(LibraryIndex):
 
     def _write(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
                full: bool, wait: bool = True) -> int:
+        self.refusals.check(CHANNEL, "lexical.build_failed", "the library's lexical index")
+        try:
+            built = self._write_locked(members, expected, progress, full, wait)
+        except BookAgentError as exc:
+            if is_refusal(exc):
+                self.refusals.refused(CHANNEL, exc)
+            raise
+        self.refusals.succeeded(CHANNEL)
+        return built
+
+    def _write_locked(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
+                      full: bool, wait: bool) -> int:
         try:
             self.terms_dir.parent.mkdir(parents=True, exist_ok=True)
             # the data dir's lock: this machine's threads and processes (and the cached term counts);
@@ -223,7 +243,7 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
                 pointer.collection, data=[vector], anns_field="vector", limit=min(int(top_k) + TIE_MARGIN, 16384),
                 filter=self.ledger.visible(pointer, book_ids), output_fields=["evidence", "seq"],
                 search_params={"metric_type": "IP", "params": {"drop_ratio_search": 0.0}},
-                consistency_level="Strong", timeout=engine.settings.timeout_s))
+                consistency_level=engine.settings.read_level(pointer.committed), timeout=engine.settings.timeout_s))
         except BookAgentError as exc:
             if exc.code == "engine.collection_missing":  # the library search rebuilds a damaged index and asks again
                 raise BookAgentError("lexical.index_damaged", f"the library's lexical index is damaged: {exc.message}",
@@ -240,7 +260,9 @@ class MilvusLibraryLexical(LibraryLexicalIndex):
         """{term id: idf x repeats} at the reader's generation (FTS5 sums a repeated fragment once
         per repetition); a prefix is its pooled pseudo-term's dimension."""
         repeats = Counter([*words, *map(prefix_term, prefixes)])
-        found = TermTable(self.ledger.engine, pointer.collection).lookup(repeats, pointer.generation)
+        engine = self.ledger.engine
+        found = TermTable(engine, pointer.collection).lookup(repeats, pointer.generation,
+                                                             engine.settings.read_level(pointer.committed))
         return {tid: float(idf(records, df)) * repeats[term] for term, (tid, df) in found.items()}
 
     def close(self) -> None:

@@ -27,11 +27,12 @@ class Pointer:
     retired: str | None = None  # the collection an epoch change replaced (dropped at the next build)
     format: str = FORMAT
     extra: Mapping[str, Any] = field(default_factory=dict)  # the channel's own (the lexical statistics)
+    committed: float = 0.0  # the writer's wall clock when it moved the pointer here (0: unknown)
 
     def body(self) -> str:
         return json.dumps({"format": self.format, "collection": self.collection, "generation": self.generation,
                            "stamp_sha": self.stamp_sha, "rows": self.rows, "hidden": list(self.hidden),
-                           "retired": self.retired, "extra": dict(self.extra)})
+                           "retired": self.retired, "extra": dict(self.extra), "committed": self.committed})
 
 
 @dataclass(frozen=True)

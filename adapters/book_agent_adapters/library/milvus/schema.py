@@ -15,7 +15,8 @@ from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.library.milvus.engine import MilvusEngine, import_pymilvus
 
 CATALOG_VECTOR = [0.0, 1.0]  # the constant vector of the catalog's (and term table's) rows
-PAGE = 1000  # catalog rows read per query
+PAGE = 1000  # rows per page of a query iterator, per batch of writes
+QUERY_LIMIT = 16384  # rows one query returns at most (the server's limit on offset + limit)
 KEY_MAX = 1024
 BODY_MAX = 65535
 BOOK_MAX = 512
@@ -65,8 +66,9 @@ def create_catalog(engine: MilvusEngine, name: str) -> None:
         schema.add_field("v", data_type.FLOAT_VECTOR, dim=len(CATALOG_VECTOR))
         index = client.prepare_index_params()
         index.add_index("v", index_type="FLAT", metric_type="L2")
-        client.create_collection(name, schema=schema, index_params=index,
-                                 consistency_level="Strong", timeout=engine.settings.timeout_s)
+        scalar_indexes(index, "channel", "kind")
+        client.create_collection(name, schema=schema, index_params=index,  # made, indexed and loaded: slow
+                                 consistency_level="Strong", timeout=max(60.0, engine.settings.timeout_s))
     try:
         engine.call("create catalog", create)
     except BookAgentError:  # two writers' first builds race to create it: the loser finds it made
@@ -74,21 +76,33 @@ def create_catalog(engine: MilvusEngine, name: str) -> None:
             raise
 
 
+def scalar_indexes(index: Any, *fields: str) -> None:
+    """An index on each scalar field a filter names, of the server's default type for it (a
+    trie or sorted list on 2.3, inverted on 2.5+: no type names one every version accepts)."""
+    for name in fields:
+        index.add_index(name, index_type="", index_name=f"{name}_idx")
+
+
 def create_rows_collection(engine: MilvusEngine, name: str, add_vector_field: Callable[[Any, Any], None],
                            add_vector_index: Callable[[Any], None]) -> None:
-    """A channel's rows: evidence id, book, member hash, the generation that added it, its vector."""
+    """A channel's rows: evidence id, book, member hash, the generation that added it, its vector.
+    A collection the server made but whose indexes or load it refused is the caller's to drop
+    (ledger.Ledger.build discards it)."""
     data_type = import_pymilvus().DataType
+    partitioned = engine.partitioned()
 
     def create(client: Any) -> None:
         schema = client.create_schema(auto_id=True, enable_dynamic_field=False)
         schema.add_field("id", data_type.INT64, is_primary=True)
         schema.add_field("evidence", data_type.VARCHAR, max_length=EVIDENCE_MAX)
-        schema.add_field("book_id", data_type.VARCHAR, max_length=BOOK_MAX)
+        # partitioned by book: a search narrowed to some books reads their partitions only
+        schema.add_field("book_id", data_type.VARCHAR, max_length=BOOK_MAX, is_partition_key=partitioned)
         schema.add_field("member", data_type.VARCHAR, max_length=64)
         schema.add_field("added", data_type.INT64)
         add_vector_field(schema, data_type)
         index = client.prepare_index_params()
         add_vector_index(index)
+        scalar_indexes(index, "book_id", "member", "added")  # every reader filters on them
         extra = {"num_shards": engine.settings.shards} if engine.settings.shards > 1 else {}
         client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong",
                                  timeout=max(60.0, engine.settings.timeout_s), **extra)

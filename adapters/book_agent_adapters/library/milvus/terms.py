@@ -19,12 +19,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from book_agent_adapters.library.milvus.engine import MilvusEngine, import_pymilvus
-from book_agent_adapters.library.milvus.schema import CATALOG_VECTOR, PAGE, expression
+from book_agent_adapters.library.milvus.schema import (
+    CATALOG_VECTOR,
+    PAGE,
+    QUERY_LIMIT,
+    expression,
+    scalar_indexes,
+)
 
 SUFFIX = "_terms"
 TERM_MAX = 4096  # longer tokens are not indexed (FTS5 never makes them from prose)
 LOOKUP_BATCH = 500  # terms per `in` filter
-QUERY_LIMIT = 16384  # rows one query returns (Milvus's limit)
 Version = tuple[int, int, int]  # (tid, df, gen)
 
 
@@ -47,13 +52,15 @@ class TermTable:
             schema.add_field("v", data_type.FLOAT_VECTOR, dim=len(CATALOG_VECTOR))
             index = client.prepare_index_params()
             index.add_index("v", index_type="FLAT", metric_type="L2")
+            scalar_indexes(index, "term", "tid", "gen")
             client.create_collection(self.name, schema=schema, index_params=index, consistency_level="Strong",
                                      timeout=max(60.0, timeout))
         self.engine.call("create term table", create)
 
-    def lookup(self, terms: Iterable[str], generation: int) -> dict[str, tuple[int, int]]:
-        """term -> (tid, df) at `generation`, for the terms it holds (df 0 ones left out)."""
-        latest = self._latest(self._versions(sorted(set(terms)), generation), generation)
+    def lookup(self, terms: Iterable[str], generation: int, level: str = "Strong") -> dict[str, tuple[int, int]]:
+        """term -> (tid, df) at `generation`, for the terms it holds (df 0 ones left out), read
+        at consistency `level` (a reader's: engine.read_level)."""
+        latest = self._latest(self._versions(sorted(set(terms)), generation, level), generation)
         return {t: (tid, df) for t, (tid, df, _) in latest.items() if df > 0}
 
     def apply(self, added: Mapping[str, int], removed: Mapping[int, int], generation: int, next_tid: int
@@ -96,12 +103,12 @@ class TermTable:
         self.engine.call("roll back terms", lambda c: c.delete(self.name, filter=f"gen > {generation}",
                                                                timeout=self.engine.settings.timeout_s))
 
-    def _versions(self, terms: list[str], generation: int) -> dict[str, list[Version]]:
+    def _versions(self, terms: list[str], generation: int, level: str = "Strong") -> dict[str, list[Version]]:
         found: dict[str, list[Version]] = {}
         for start in range(0, len(terms), LOOKUP_BATCH):
             batch = [t for t in terms[start:start + LOOKUP_BATCH] if len(t) <= TERM_MAX]
             if batch:
-                self._collect(expression("term in {t}", t=batch) + f" and gen <= {generation}", found)
+                self._collect(expression("term in {t}", t=batch) + f" and gen <= {generation}", found, level)
         return found
 
     def _versions_by_tid(self, tids: list[int], generation: int) -> dict[str, list[Version]]:
@@ -110,11 +117,11 @@ class TermTable:
             self._collect(f"tid in {tids[start:start + LOOKUP_BATCH]} and gen <= {generation}", found)
         return found
 
-    def _collect(self, where: str, found: dict[str, list[Version]]) -> None:
+    def _collect(self, where: str, found: dict[str, list[Version]], level: str = "Strong") -> None:
         # a batch of LOOKUP_BATCH terms holds at most a few versions each: one query, under its limit
         rows = self.engine.call("read terms", lambda c: c.query(
             self.name, filter=where, output_fields=["term", "tid", "df", "gen"], limit=QUERY_LIMIT,
-            consistency_level="Strong", timeout=self.engine.settings.timeout_s))
+            consistency_level=level, timeout=self.engine.settings.timeout_s))
         for row in rows:
             found.setdefault(str(row["term"]), []).append((int(row["tid"]), int(row["df"]), int(row["gen"])))
 

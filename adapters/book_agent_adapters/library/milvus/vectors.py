@@ -45,6 +45,7 @@ from book_agent_adapters.library.milvus.records import (
     build_failed,
     stamp_sha,
 )
+from book_agent_adapters.library.milvus.refusals import Refusals, is_refusal
 
 RESCORE_MIN = 50  # a quantized index's candidates rescored exactly: at least this many ...
 OVERFETCH = 2  # ... and twice the depth
@@ -81,6 +82,7 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
         self.dense = dense or DenseIndex()
         self.lock_dir = lock_dir
         self._lock = threading.Lock()  # one build at a time in this process (the server serialises nothing)
+        self.refusals = Refusals(lock_dir, f"{prefix}_vec")  # builds the server refused (refusals.py)
 
     def _ledger(self, model: str, dimensions: int) -> Ledger:
         dense = self.dense
@@ -146,6 +148,19 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
 
     def _write(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
                progress: Progress | None, wait: bool, full: bool) -> int:
+        key = f"{model}|{dimensions}"
+        self.refusals.check(key, "vector.index_build_failed", f"the {model} vectors' index")
+        try:
+            built = self._write_locked(model, dimensions, expected, stores, progress, wait, full)
+        except BookAgentError as exc:
+            if is_refusal(exc):
+                self.refusals.refused(key, exc)
+            raise
+        self.refusals.succeeded(key)
+        return built
+
+    def _write_locked(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
+                      progress: Progress | None, wait: bool, full: bool) -> int:
         with self._locked(wait):
             try:
                 with self.lease.held(wait, busy_code="vector.index_busy") as lease:
@@ -196,7 +211,7 @@ class MilvusLibraryVectors(LibraryVectorIndexes):
     def _held(ledger: Ledger, pointer: Pointer) -> dict[str, str]:
         """The books `pointer`'s generation shows, with their member stamps (the group's suffix cut)."""
         held: dict[str, str] = {}
-        for row in ledger.catalog_members(pointer.collection):
+        for row in ledger.catalog_members(pointer):
             body = json.loads(row["body"])
             gone = body.get("removed_at") is not None and int(body["removed_at"]) <= pointer.generation
             if int(body["added"]) <= pointer.generation and not gone:
@@ -233,7 +248,7 @@ class MilvusGroupIndex(LibraryVectorIndex):
                 limit=min(limit, 16384), filter=self.ledger.visible(self.pointer, book_ids),
                 output_fields=["evidence"], search_params={"metric_type": "IP",
                                                            "params": self.dense.search_params(limit)},
-                consistency_level="Strong", timeout=engine.settings.timeout_s))
+                consistency_level=engine.settings.read_level(self.pointer.committed), timeout=engine.settings.timeout_s))
         except BookAgentError as exc:
             if exc.code == "engine.collection_missing":
                 raise BookAgentError("vector.index_unreadable", exc.message, details=exc.details,

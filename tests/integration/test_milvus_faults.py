@@ -11,6 +11,7 @@ import pytest
 
 from book_agent import BookAgent
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.library.milvus.engine import GRPC_OPTIONS
 from tests.support import milvus
 from tests.support.library_support import three_book_library, unit
 from tests.support.milvus_library import black_hole, closed_port_uri, use_milvus
@@ -82,7 +83,7 @@ def test_a_collection_gone_missing_is_rebuilt_by_the_next_search(library: Path, 
     prefix = use_milvus(library, milvus_uri)
     with BookAgent(library) as agent:
         assert hit_ids(agent.search("@all", QUERY, top_k=8, query_vector=QV)) == local_hits
-        client = MilvusClient(uri=milvus_uri, timeout=20)
+        client = MilvusClient(uri=milvus_uri, timeout=20, dedicated=True, grpc_options=dict(GRPC_OPTIONS))
         try:
             def rows_collections() -> set[str]:
                 return {n for n in client.list_collections() if n.startswith(prefix + "_lex_")
@@ -104,7 +105,7 @@ def test_a_pointer_of_an_older_format_is_replaced_by_a_full_load(library: Path, 
     prefix = use_milvus(library, milvus_uri)
     with BookAgent(library) as agent:
         agent.prepare("@all")
-    client = MilvusClient(uri=milvus_uri, timeout=20)
+    client = MilvusClient(uri=milvus_uri, timeout=20, dedicated=True, grpc_options=dict(GRPC_OPTIONS))
     try:
         rows = client.query(f"{prefix}_catalog", filter='kind == "pointer"', output_fields=["key", "channel", "kind",
                                                                                              "body", "v"])
@@ -227,7 +228,8 @@ def test_a_refused_build_leaks_no_collection_is_rate_limited_and_the_search_degr
         for _ in range(3):  # the next searches do not ask the server again
             again = agent.search("@all", QUERY, top_k=8, query_vector=QV)
             assert hit_ids(again) == hit_ids(first)
-    client = MilvusClient(uri=milvus_uri, timeout=20)
+    # a channel of its own, pinging only in calls: milvus-lite answers an idle shared one's pings with GOAWAY
+    client = MilvusClient(uri=milvus_uri, timeout=20, dedicated=True, grpc_options=dict(GRPC_OPTIONS))
     try:
         left = [n for n in client.list_collections() if n.startswith(prefix + "_")]
     finally:

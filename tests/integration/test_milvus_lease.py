@@ -20,6 +20,7 @@ import pytest
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
 from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.library.milvus.engine import GRPC_OPTIONS
 from tests.support import REPO_ROOT, milvus
 from tests.support.library_support import corpus, index_scores, make_book
 
@@ -116,7 +117,7 @@ def test_a_killed_holder_blocks_until_its_lease_expires_and_leaves_nothing_half_
     assert state.fresh and state.records == 45 and state.generation != before
     assert_ranks_as_local(proceeding, books, tmp_path)
     collection = state.generation.partition("@")[0]
-    client = MilvusClient(uri=milvus_uri, timeout=20)
+    client = MilvusClient(uri=milvus_uri, timeout=20, dedicated=True, grpc_options=dict(GRPC_OPTIONS))
     try:  # the killed build's rows were rolled back: each record once
         rows = client.query(collection, filter="added >= 0", output_fields=["count(*)"], consistency_level="Strong")
     finally:
@@ -190,7 +191,7 @@ def test_a_pointer_rewritten_under_a_reader_never_looks_missing(books, milvus_ur
     index = milvus.backend(milvus_uri, tmp_path / "data", prefix).lexical
     index.build(books, expected(books), None)
     catalog, key = f"{prefix}_catalog", f"pointer|{index.ledger.spec.name}"
-    client = MilvusClient(uri=milvus_uri, timeout=20)
+    client = MilvusClient(uri=milvus_uri, timeout=20, dedicated=True, grpc_options=dict(GRPC_OPTIONS))
     row = client.query(catalog, filter=f'key == "{key}"', output_fields=["*"], consistency_level="Strong")[0]
     stop = threading.Event()
 

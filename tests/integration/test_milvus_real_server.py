@@ -48,7 +48,7 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def _collections(uri: str, prefix: str) -> list[str]:
     from pymilvus import MilvusClient
 
-    client = MilvusClient(uri=uri, timeout=30)
+    client = MilvusClient(uri=uri, timeout=30, dedicated=True)
     try:
         return sorted(n for n in client.list_collections() if n.startswith(prefix + "_"))
     finally:

@@ -231,8 +231,15 @@ class OpenBook:
                 reranker=self.reranker,
                 locators=self.locators,
                 passage_terms=self.passage_terms,
+                vector_dimensions=self.vector_dimensions(),
             )
             return HybridSearch(self.book_id, channels)
+
+    def vector_dimensions(self) -> tuple[int, ...]:
+        """The dimensions its manifest declares for the book's vectors (none without vectors): a
+        caller's query vector is checked against them even when the vector channel cannot run."""
+        dimensions = (self.package.vector_manifest or {}).get("dimensions")
+        return (dimensions,) if isinstance(dimensions, int) and dimensions > 0 else ()
 
     def close(self) -> None:
         """Close what was opened (SQLite connections, the PDF); the book may be reopened later."""

@@ -7,7 +7,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from book_agent.domain.limits import DPI_RANGE, MAX_AROUND, MAX_CHARS_LIMIT, MAX_QUERY_CHARS, MAX_TOP_K
+from book_agent.domain.limits import (
+                        DPI_RANGE,
+                        MAX_AROUND,
+                        MAX_CHARS_LIMIT,
+                        MAX_QUERY_CHARS,
+                        MAX_TOP_K,
+)
 
 # empty only with a query_vector (the core refuses an empty query alone, on every path)
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS, description="The question or keywords, any language.")]

@@ -118,7 +118,15 @@ class OpenBook:
 
     @cached_under_lock
     def reranker(self) -> Reranker | None:
-        return self._parts.reranker(self.config, self.runtime_dir)
+        """The book's reranker; one that cannot be built here (a plug-in this process cannot
+        import) stands in as UnloadedReranker: the searches say so instead of failing."""
+        try:
+            return self._parts.reranker(self.config, self.runtime_dir)
+        except BookAgentError as exc:
+            from book_agent.services.unloaded_reranker import UnloadedReranker
+
+            settings = self.config.reranker
+            return UnloadedReranker(settings.factory or settings.provider, exc)
 
     @cached_under_lock
     def sources(self) -> SourceAndPages:

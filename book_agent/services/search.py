@@ -49,6 +49,7 @@ from book_agent.ports.storage import PassageTerms
 from book_agent.services.channel_results import not_ran, scored_pairs, unique_pairs
 from book_agent.services.passage_reading import not_read, read_first_passages, read_passages
 from book_agent.services.search_checks import check_arguments, degraded_warnings, wrong_dimensions
+from book_agent.services.unloaded_reranker import UnloadedReranker
 
 FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
@@ -98,6 +99,8 @@ class HybridSearch:
         check_arguments(query, top_k, query_vector, hints, strict)
         if query_vector is not None:
             self._check_dimensions(query_vector)
+        if strict and isinstance(self.channels.reranker, UnloadedReranker):
+            raise self.channels.reranker.strict_error()
         started = time.perf_counter()
         if query_vector is None and not has_query_terms(query):
             return self._wordless(query, top_k, hints, started)

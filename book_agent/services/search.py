@@ -48,8 +48,8 @@ from book_agent.ports.locators import LocatorLookup
 from book_agent.ports.storage import PassageTerms
 from book_agent.services.channel_results import not_ran, scored_pairs, unique_pairs
 from book_agent.services.passage_reading import not_read, read_first_passages, read_passages
-from book_agent.services.search_checks import check_arguments, degraded_warnings, wrong_dimensions
-from book_agent.services.unloaded_reranker import UnloadedReranker
+from book_agent.services.search_checks import check_against_channels as check_channels
+from book_agent.services.search_checks import check_arguments, degraded_warnings
 
 FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
@@ -78,8 +78,7 @@ class SearchChannels:
     locators: LocatorLookup | None = None
     # Reads the first hits' texts for the passage-reading step (services/passage_reading.py); None: no step
     passage_terms: PassageTerms | None = None
-    # The dimensions the searched books' models give their vectors: a caller's query vector of
-    # another length is refused (empty: no book has vectors, and a query vector is not used; None: not known)
+    # The searched books' vector dimensions (a query vector must fit one; (): none has vectors; None: unknown)
     vector_dimensions: tuple[int, ...] | None = None
 
 
@@ -97,10 +96,7 @@ class HybridSearch:
         hints: Hints | None = None,
     ) -> SearchResult:
         check_arguments(query, top_k, query_vector, hints, strict)
-        if query_vector is not None:
-            self._check_dimensions(query_vector)
-        if strict and isinstance(self.channels.reranker, UnloadedReranker):
-            raise self.channels.reranker.strict_error()
+        check_channels(query_vector, strict, self.channels.vector_dimensions, self.channels.reranker)
         started = time.perf_counter()
         if query_vector is None and not has_query_terms(query):
             return self._wordless(query, top_k, hints, started)
@@ -108,9 +104,8 @@ class HybridSearch:
         depth = max(CANDIDATES_MIN, top_k * 5)
         lexical, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
-        warnings = degraded_warnings(strict, lexical_info, vector_info)
-        if query_vector is not None and self.channels.vector_dimensions == ():
-            warnings.append("the query vector was not used: no book searched has vectors")
+        unused_vector = query_vector is not None and self.channels.vector_dimensions == ()
+        warnings = degraded_warnings(strict, lexical_info, vector_info, unused_vector)
         shown = max(top_k * 3, 20) if rerank_wanted else top_k
         read = PROXIMITY_TOP_N if self.channels.passage_terms is not None else 0  # the first hits' texts
         candidates = self._fuse(query, unique_pairs(lexical, lexical_scores), scored_pairs(vector_ids, vector_scores),
@@ -128,13 +123,6 @@ class HybridSearch:
             hit["rank"] = rank
         return self._result(query, top_k, hits, {"lexical": lexical_info, "vector": vector_info},
                             representation, rerank_info, hints, warnings, started, reading)
-
-    def _check_dimensions(self, query_vector: Sequence[float]) -> None:
-        """A vector whose length fits none of the searched models is the caller's error, for one
-        book as for a library (a library of several models searches the groups it fits)."""
-        wanted = self.channels.vector_dimensions
-        if wanted and len(query_vector) not in wanted:
-            raise wrong_dimensions(len(query_vector), wanted)
 
     def _result(self, query: str, top_k: int, hits: list[SearchHit], channels: dict[str, ChannelInfo],
                 representation: QueryRepresentation, rerank: RerankInfo, hints: Hints | None,

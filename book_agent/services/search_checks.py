@@ -14,6 +14,7 @@ from numbers import Integral, Real
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import HINT_KINDS, MAX_QUERY_CHARS, MAX_QUERY_DIMENSIONS, MAX_TOP_K
 from book_agent.domain.search_results import ChannelInfo
+from book_agent.services.unloaded_reranker import UnloadedReranker
 
 MAX_HINT_DEPTH = 20  # hints are a few flat keys; nesting past this is refused, not walked
 
@@ -64,6 +65,17 @@ def check_query_vector(vector: object) -> None:
         raise _bad_vector("the query vector holds a NaN or infinite number", size)
     if not any(vector):
         raise _bad_vector("the query vector is all zeros: it points nowhere", size)
+
+
+def check_against_channels(query_vector: Sequence[float] | None, strict: bool,
+                           dimensions: Sequence[int] | None, reranker: object) -> None:
+    """What the searched books refuse: a caller's vector whose length fits none of their models
+    (for one book as for a library, which searches the model groups it fits), and, for a strict
+    search, a reranker that could not load here (services/unloaded_reranker.py)."""
+    if query_vector is not None and dimensions and len(query_vector) not in dimensions:
+        raise wrong_dimensions(len(query_vector), dimensions)
+    if strict and isinstance(reranker, UnloadedReranker):
+        raise reranker.strict_error()
 
 
 def wrong_dimensions(got: int, expected: Sequence[int]) -> BookAgentError:
@@ -119,8 +131,10 @@ def _bad_hints(message: str, key: str | None = None) -> BookAgentError:
                           remediation='pass hints as an object, e.g. {"visual": true, "page_index": 12}')
 
 
-def degraded_warnings(strict: bool, lexical_info: ChannelInfo, vector_info: ChannelInfo) -> list[str]:
-    """One warning per channel that could not run; a strict search raises instead."""
+def degraded_warnings(strict: bool, lexical_info: ChannelInfo, vector_info: ChannelInfo,
+                      unused_vector: bool = False) -> list[str]:
+    """One warning per channel that could not run (a strict search raises instead), and one for
+    a caller's query vector that no searched book could use (none has vectors)."""
     degraded = [name for name, info in (("lexical", lexical_info), ("vector", vector_info))
                 if not info["ran"] and info.get("status") != "not-applicable"]
     if strict and degraded:
@@ -136,4 +150,6 @@ def degraded_warnings(strict: bool, lexical_info: ChannelInfo, vector_info: Chan
         info = lexical_info if name == "lexical" else vector_info
         warnings.append(f"{name} channel did not run: {info.get('reason')}"
                         + (f" (fix: {info['remediation']})" if info.get("remediation") else ""))
+    if unused_vector:
+        warnings.append("the query vector was not used: no book searched has vectors")
     return warnings

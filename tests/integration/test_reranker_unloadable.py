@@ -40,6 +40,15 @@ BROKEN = {
 }
 
 
+@pytest.fixture(autouse=True)
+def import_path_restored():
+    """The loader puts a recorded module_path on sys.path (as PYTHONPATH would): not past this test."""
+    saved = list(sys.path)
+    yield
+    sys.path[:] = saved
+    sys.modules.pop(MODULE, None)
+
+
 @pytest.fixture
 def configured(tmp_path: Path, pdf_package: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """A book whose config names the plug-in, configured while it imported; then it is unloaded."""
@@ -57,9 +66,14 @@ def configured(tmp_path: Path, pdf_package: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def _break(plugins: Path, source: str | None) -> None:
+    """The module as the searching process finds it: gone (None), or this source instead.
+    (configure recorded its folder as reranker.module_path: tests/e2e/test_reranker_plugin_path.py)"""
     sys.modules.pop(MODULE, None)
-    if source is not None:
-        (plugins / f"{MODULE}.py").write_text(source, encoding="utf-8")
+    module = plugins / f"{MODULE}.py"
+    if source is None:
+        module.unlink()
+    else:
+        module.write_text(source, encoding="utf-8")
 
 
 @pytest.mark.parametrize("how", sorted(BROKEN))
@@ -88,7 +102,8 @@ def test_a_search_falls_back_and_a_strict_one_fails_with_the_code(configured, mo
 
 
 def test_the_mcp_server_answers_with_the_warning(configured) -> None:
-    data, _ = configured
+    data, plugins = configured
+    _break(plugins, None)
 
     async def run():
         async with Client(build_server("test-book", data_dir=data)) as client:

@@ -99,8 +99,11 @@ class RuntimeConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        reranker = asdict(self.reranker)
+        if reranker["module_path"] is None:
+            del reranker["module_path"]  # written only when set: a config without it reads as before
         return {"version": self.version, "network": self.network.to_dict(), "query": asdict(self.query),
-                "reranker": asdict(self.reranker)}
+                "reranker": reranker}
 
 
 def check_config_endpoints(config: RuntimeConfig) -> None:

@@ -59,8 +59,10 @@ def configured(tmp_path: Path, pdf_package: Path, monkeypatch: pytest.MonkeyPatc
         patch.syspath_prepend(str(plugins))
         with BookAgent(tmp_path / "data") as agent:
             agent.init(pdf_package)
+            assert agent.status("test-book")["capabilities"]["rerank"]["available"] is False  # none configured
             agent.configure("test-book", reranker="custom", reranker_factory=f"{MODULE}:create")
             assert agent.search("test-book", "rivers flooding", top_k=3)["rerank"]["rerank_applied"] is True
+            assert agent.status("test-book")["capabilities"]["rerank"]["available"] is True
     sys.modules.pop(MODULE, None)
     return tmp_path / "data", plugins
 
@@ -94,6 +96,8 @@ def test_a_search_falls_back_and_a_strict_one_fails_with_the_code(configured, mo
             with pytest.raises(BookAgentError) as strict:
                 agent.search("test-book", "rivers flooding valleys", top_k=3, strict=True)
             assert strict.value.code == code and strict.value.remediation
+            capability = agent.status("test-book")["capabilities"]["rerank"]
+            assert capability["available"] is False and capability["code"] == code
             # a query nothing matches fails strictly too: the reranker is not there, hits or not
             with pytest.raises(BookAgentError):
                 agent.search("test-book", "zzzqqq", top_k=3, strict=True)

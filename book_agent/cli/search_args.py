@@ -12,7 +12,7 @@ from typing import Any
 
 from book_agent.cli.output import argument_error, load_json_argument
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.limits import DEFAULT_TOP_K
+from book_agent.domain.limits import DEFAULT_TOP_K, HINT_KINDS
 
 # option -> (destination, takes a value); must match the typer command in book_agent/cli/commands/search.py
 SEARCH_OPTIONS = {
@@ -76,12 +76,23 @@ def read_vector(source: str) -> list[float]:
 
 
 def parse_hints(items: list[str]) -> dict[str, Any]:
+    """`key=value` items as the hints object an MCP caller sends: the hints the core reads are
+    read as their type (`page_index=12` is the number 12), so both paths mean the same."""
     hints: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise BookAgentError("cli.bad_hint", f"hint {item!r} is not key=value", remediation="e.g. --hint visual=true")
-        hints[key] = {"true": True, "false": False}.get(value.lower(), value)
+        hints[key] = _hint_value(HINT_KINDS.get(key), value)
     return hints
+
+
+def _hint_value(kind: type | None, value: str) -> Any:
+    if kind is str:
+        return value
+    if kind is int:
+        text = value.strip()
+        return int(text) if text.lstrip("+-").isdigit() and text.isascii() else value  # else refused by the core
+    return {"true": True, "false": False}.get(value.lower(), value)
 
 

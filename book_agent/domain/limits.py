@@ -21,3 +21,11 @@ DEFAULT_MAX_CHARS = 12_000
 # read_around: records on each side of the one asked for (CLI --around, MCP `around`)
 MAX_AROUND = 50
 DEFAULT_AROUND = 2
+
+# search: a query's text and a caller's query vector (every entry point refuses past these)
+MAX_QUERY_CHARS = 4000
+MAX_QUERY_DIMENSIONS = 16_384  # past any embedding model's width; a longer vector is a mistake
+
+# search: the hints the core reads, by type (others pass through, echoed in the result);
+# the CLI's `--hint key=value` strings are read as these types
+HINT_KINDS: dict[str, type] = {"visual": bool, "page_index": int, "page_text_chars": int, "href": str}

@@ -44,6 +44,7 @@ def scrub(value: Any, depth: int = 0) -> Any:
 
 
 _TEXT_OR_NESTED = (str, dict, list, tuple)  # what can hold a surrogate: numbers, None and bools cannot
+_NO_TEXT = frozenset({int, float, bool, type(None)})
 
 
 def surrogate_paths(value: Any, path: str = "", depth: int = 0) -> list[str]:
@@ -64,6 +65,8 @@ def surrogate_paths(value: Any, path: str = "", depth: int = 0) -> list[str]:
                 found.append(where)
             found += surrogate_paths(item, where, depth + 1)
     elif isinstance(value, list | tuple):
+        if _NO_TEXT.issuperset(map(type, value)):
+            return found  # numbers only (a query vector): their types read at C speed, not item by item
         for index, item in enumerate(value):
             if isinstance(item, _TEXT_OR_NESTED):
                 found += surrogate_paths(item, f"{path}.{index}" if path else str(index), depth + 1)

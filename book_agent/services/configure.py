@@ -31,6 +31,7 @@ FLAT_SETTINGS = {
     "reranker_model": ("reranker", "model"),
     "reranker_endpoint": ("reranker", "endpoint"),
     "reranker_factory": ("reranker", "factory"),
+    "reranker_module_path": ("reranker", "module_path"),
 }
 
 
@@ -96,15 +97,25 @@ def configure(ports: Ports, books: OpenBooks, book_ref: str, settings: dict[str,
     runtime_dir = ports.runtime_dir(book_ref)
     reset = bool(settings.pop("reset", False))
     config = apply_settings(RuntimeConfig() if reset else ports.runtime.load_config(runtime_dir), settings)
-    _check_reranker(ports, config, runtime_dir)  # refuse a reranker that could not load, before saving
+    found_in = _check_reranker(ports, config, runtime_dir)  # refuse a reranker that could not load, before saving
+    notes: list[str] = []
+    if found_in and not config.reranker.module_path:
+        config.reranker.module_path = found_in
+        notes.append(f"the reranker's module was imported from {found_in}, outside book-agent's environment "
+                     "(PYTHONPATH or the working folder): recorded as reranker.module_path, so that a server a "
+                     "host starts without them finds it too")
     book = books.open(book_ref)
     ports.runtime.save_config(runtime_dir, config)
     books.forget(book_ref)
-    return {"book_id": book_ref, "config": config.to_dict(), "notes": config_notes(config, book.package)}
+    return {"book_id": book_ref, "config": config.to_dict(), "notes": config_notes(config, book.package) + notes}
 
 
-def _check_reranker(ports: Ports, config: RuntimeConfig, runtime_dir: Path) -> None:
+def _check_reranker(ports: Ports, config: RuntimeConfig, runtime_dir: Path) -> str | None:
+    """Builds the reranker (its load error is raised); the folder outside the environment a
+    plug-in's module came from, if it did."""
     reranker = ports.parts.reranker(config, runtime_dir)
+    found_in = reranker.provider_info().get("module_path") if reranker is not None else None
     close = getattr(reranker, "close", None)
     if callable(close):
         close()
+    return found_in if isinstance(found_in, str) else None

@@ -118,7 +118,15 @@ class OpenBook:
 
     @cached_under_lock
     def reranker(self) -> Reranker | None:
-        return self._parts.reranker(self.config, self.runtime_dir)
+        """The book's reranker; one that cannot be built here (a plug-in this process cannot
+        import) stands in as UnloadedReranker: the searches say so instead of failing."""
+        try:
+            return self._parts.reranker(self.config, self.runtime_dir)
+        except BookAgentError as exc:
+            from book_agent.services.unloaded_reranker import UnloadedReranker
+
+            settings = self.config.reranker
+            return UnloadedReranker(settings.factory or settings.provider, exc)
 
     @cached_under_lock
     def sources(self) -> SourceAndPages:
@@ -231,8 +239,15 @@ class OpenBook:
                 reranker=self.reranker,
                 locators=self.locators,
                 passage_terms=self.passage_terms,
+                vector_dimensions=self.vector_dimensions(),
             )
             return HybridSearch(self.book_id, channels)
+
+    def vector_dimensions(self) -> tuple[int, ...]:
+        """The dimensions its manifest declares for the book's vectors (none without vectors): a
+        caller's query vector is checked against them even when the vector channel cannot run."""
+        dimensions = (self.package.vector_manifest or {}).get("dimensions")
+        return (dimensions,) if isinstance(dimensions, int) and dimensions > 0 else ()
 
     def close(self) -> None:
         """Close what was opened (SQLite connections, the PDF); the book may be reopened later."""

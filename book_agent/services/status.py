@@ -50,11 +50,28 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
             "sources": {"available": healthy, "kind": info.original_kind if info else None},
             "render_page": {"available": healthy and bool(info and info.original_kind == "pdf"),
                             "needs": "a PDF original (EPUB has no fixed pages)"},
+            "rerank": _rerank_capability(books, book_ref, config.reranker.provider, healthy),
         },
         "config": {"network": network, "query": asdict(config.query),
                    "reranker": asdict(config.reranker),
                    "auth_env_set": bool(config.network.auth_env and os.environ.get(config.network.auth_env))},
     }
+
+
+def _rerank_capability(books: OpenBooks, book_ref: str, provider: str, healthy: bool) -> Capability:
+    """Whether the configured reranker loads in this process (a plug-in missing from a host's
+    environment says so here, as the searches' warnings do); no request is made."""
+    needs = "a reranker configured (`book-agent configure BOOK --reranker ...`) that loads here"
+    if provider == "none" or not healthy:
+        return {"available": False, "needs": needs, "kind": provider,
+                "reason": "no reranker is configured" if provider == "none" else "the package is not healthy"}
+    from book_agent.services.unloaded_reranker import UnloadedReranker
+
+    reranker = books.open(book_ref).reranker
+    if isinstance(reranker, UnloadedReranker):
+        return {"available": False, "needs": needs, "kind": provider, "reason": reranker.warning(),
+                "code": reranker.error.code, "remediation": reranker.error.remediation}
+    return {"available": True, "needs": needs, "kind": provider}
 
 
 def _vector_capability(books: OpenBooks, book_ref: str, healthy: bool, info: PackageInfo | None) -> Capability:

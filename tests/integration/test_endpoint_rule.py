@@ -118,10 +118,13 @@ def test_a_package_may_not_carry_credentials_in_its_endpoint(pdf_package: Path) 
     vectors = json.loads((pdf_package / "vectors.json").read_text(encoding="utf-8"))
     (pdf_package / "vectors.json").write_text(json.dumps({**vectors, "endpoint": CREDENTIALS[3]}), encoding="utf-8")
     rehash(pdf_package)
-    info = PackageInspector().inspect(pdf_package)
+    info = PackageInspector().diagnose(pdf_package)
     found = [d for d in info.diagnostics if d.code == "package.vectors_manifest_invalid"]
     assert found and found[0].details["key"] == "endpoint"
     assert SECRET not in json.dumps([d.to_dict() for d in info.diagnostics])
+    with pytest.raises(BookAgentError) as refused:  # the contract's inspect refuses it, naming no secret
+        PackageInspector().inspect(pdf_package)
+    assert SECRET not in json.dumps(refused.value.to_dict())
 
 
 @pytest.mark.parametrize("url", ["https://api.example.com/v1/embeddings", "http://localhost:8080/v1/embeddings",

@@ -304,9 +304,10 @@ def test_a_mixed_model_library_answers_per_group(library, packages):
     assert "8" in next(b for b in result["books"] if b["book_id"] == "small")["vector"]
     got, want = vector_hits(approximate, "@all", vector), vector_hits(exact, "@all", vector)
     assert len({k for k, _ in got} & {k for k, _ in want}) >= 9
-    wrong = approximate.search("@all", "river", query_vector=[0.5] * 5)
-    notes = {b["book_id"]: b.get("vector", "") for b in wrong["books"]}
-    assert all("5 dimensions" in note for note in notes.values()) and set(notes) == {"b0", "b1", "b2", "small"}
+    with pytest.raises(BookAgentError) as wrong:  # fits no group: refused, as by one book (issue 44)
+        approximate.search("@all", "river", query_vector=[0.5] * 5)
+    assert wrong.value.code == "query.vector_invalid"
+    assert wrong.value.details["expected_dimensions"] == sorted({8, DIMS})
     prepared = approximate.prepare("@all")["vector_indexes"]
     assert [(g["model"], g["search"]) for g in prepared] == [("test/other-model", "exact"), (MODEL, "approximate")]
 

@@ -189,7 +189,7 @@ def test_status_reports_health_and_capabilities(data_dir: Path) -> None:
 @pytest.mark.parametrize(
     ("tool", "args", "argument"),
     [
-        ("search", {"query": ""}, "query"),
+        ("search", {"query": "x" * 4001}, "query"),
         ("search", {"query": "x", "top_k": 0}, "top_k"),
         ("search", {"query": "x", "top_k": MAX_TOP_K + 1}, "top_k"),
         ("render_page", {"page_index": 0, "dpi": DPI_RANGE[0] - 1}, "dpi"),

@@ -51,7 +51,7 @@ WARNING_ONLY = {"unlisted_file"}
 
 
 def inspect(path: Path, **kwargs: Any):
-    return PackageInspector().inspect(path, **kwargs)
+    return PackageInspector().diagnose(path, **kwargs)
 
 
 def codes(info) -> set[str]:
@@ -136,6 +136,34 @@ def test_breakage_is_diagnosed_without_changing_a_byte(epub_package, how):
     assert caught.value.code == "package.invalid"
     assert EXPECTED_CODE[how] in caught.value.details["codes"]
     assert all(e["severity"] == "error" for e in caught.value.details["errors"])
+    # the contract's own call raises the same (shared/contracts/contracts.md), hashes verified or not
+    for verify in (True, False):
+        if how == "hash_mismatch" and not verify:
+            continue  # a changed byte of the same size is what verify_hashes=False does not look for
+        with pytest.raises(BookAgentError) as contract:
+            PackageInspector().inspect(epub_package, verify_hashes=verify)
+        assert contract.value.code == "package.invalid" and EXPECTED_CODE[how] in contract.value.details["codes"]
+        assert contract.value.remediation
+    assert tree_fingerprint(epub_package) == before
+
+
+@pytest.mark.parametrize("kind", ["pdf", "epub"])
+def test_the_contracts_inspect_returns_a_valid_package_with_its_notes(kind, request):
+    root = request.getfixturevalue(f"{kind}_package")
+    info = PackageInspector().inspect(root, verify_hashes=True)
+    assert info.book_id == "test-book" and not info.has_errors
+    assert info.diagnostics == PackageInspector().diagnose(root).diagnostics
+
+
+def test_the_cli_inspect_still_lists_every_problem_of_an_invalid_package(epub_package):
+    """The non-raising way the CLI uses: its JSON is the diagnostics, as before."""
+    from tests.support.cli_support import run_cli
+
+    break_package(epub_package, "hash_mismatch")
+    result = run_cli("inspect", str(epub_package), "--json")
+    found = result.json
+    assert "error" not in found, found
+    assert "package.hash_mismatch" in {d["code"] for d in found["diagnostics"]}
 
 
 def test_vectors_json_dimensions_disagreeing_also_flags_every_blob(epub_package):

@@ -88,7 +88,7 @@ def test_a_broken_field_is_a_coded_diagnostic(pdf_package: Path, name: str) -> N
     sql, reason = FIELD_BREAKS[name]
     params = ("[" * 50_000,) if "?" in sql else ()
     damage(pdf_package, sql, params)
-    info = PackageInspector().inspect(pdf_package)
+    info = PackageInspector().diagnose(pdf_package)
     found = [d for d in info.diagnostics if d.code == "package.record_invalid"]
     assert len(found) == 1 and found[0].severity == "error"
     assert reason in found[0].details["problems"], found[0].details
@@ -131,13 +131,13 @@ def test_duplicate_vector_ids_are_refused(pdf_package: Path) -> None:
     con.commit()
     con.close()
     rehash(pdf_package)
-    codes = {d.code for d in PackageInspector().inspect(pdf_package).diagnostics}
+    codes = {d.code for d in PackageInspector().diagnose(pdf_package).diagnostics}
     assert "package.record_id_duplicate" in codes
 
 
 def test_many_bad_rows_make_one_short_diagnostic(pdf_package: Path) -> None:
     damage(pdf_package, "UPDATE records SET text = NULL, source = 'x'")
-    (found,) = [d for d in PackageInspector().inspect(pdf_package).diagnostics if d.code == "package.record_invalid"]
+    (found,) = [d for d in PackageInspector().diagnose(pdf_package).diagnostics if d.code == "package.record_invalid"]
     problems = found.details["problems"]
     assert problems["text is NULL"]["count"] == 10 and len(problems["text is NULL"]["record_ids"]) == 10
     assert set(problems) == {"text is NULL", "source is NULL or not JSON"}
@@ -145,12 +145,12 @@ def test_many_bad_rows_make_one_short_diagnostic(pdf_package: Path) -> None:
 
 def test_an_epub_package_checks_hrefs(epub_package: Path) -> None:
     damage(epub_package, "UPDATE records SET source = '{\"kind\": \"epub\", \"href\": \"\"}' WHERE record_id = 'r0001'")
-    (found,) = [d for d in PackageInspector().inspect(epub_package).diagnostics if d.code == "package.record_invalid"]
+    (found,) = [d for d in PackageInspector().diagnose(epub_package).diagnostics if d.code == "package.record_invalid"]
     assert "source.href is not a non-empty string" in found.details["problems"]
 
 
 def test_valid_packages_have_no_record_diagnostics(pdf_package: Path, epub_package: Path) -> None:
     example = REPO_ROOT / "examples" / "art-of-war-package"
     for root in (pdf_package, epub_package, example):
-        codes = {d.code for d in PackageInspector().inspect(root, verify_hashes=False).diagnostics}
+        codes = {d.code for d in PackageInspector().diagnose(root, verify_hashes=False).diagnostics}
         assert not codes & {"package.record_invalid", "package.record_id_duplicate", "package.record_seq_duplicate"}

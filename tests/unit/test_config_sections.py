@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -59,3 +60,13 @@ def test_the_reranker_section_is_read_alike_by_both(section: dict[str, Any]) -> 
             assert parsed.provider.lower() == model.reranker.provider.strip().lower()
             assert (parsed.model, parsed.options) == (model.reranker.model or None, model.reranker.options)
             assert reranker(model) == parsed  # the model itself, as the composition root hands it over
+
+
+def test_a_reranker_module_path_is_written_only_when_set() -> None:
+    """A config without a plug-in folder is written as before (an older book-agent reads it)."""
+    assert "module_path" not in RuntimeConfig().to_dict()["reranker"]
+    with_path = RuntimeConfig.from_dict({"reranker": {"provider": "custom", "factory": "m:f", "module_path": "/opt/p"}})
+    assert with_path.to_dict()["reranker"]["module_path"] == "/opt/p"
+    assert RuntimeConfig.from_dict(with_path.to_dict()) == with_path
+    with pytest.raises(ConfigError):
+        RuntimeConfig.from_dict({"reranker": {"module_path": "relative/folder"}})

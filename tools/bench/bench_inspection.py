@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         info = None
         for _ in range(args.repeat):
             started = time.perf_counter()
-            info = inspector.inspect(target, verify_hashes=True)
+            info = inspector.diagnose(target, verify_hashes=True)
             times.append(time.perf_counter() - started)
         started = time.perf_counter()
         inspector.inspect(target, verify_hashes=False)

@@ -228,7 +228,7 @@ def check(root: Path) -> None:
     """The package as `book-agent inspect` sees it: any error stops the build, nothing moved."""
     from book_agent_adapters.package.inspector import PackageInspector
 
-    report = PackageInspector().inspect(root, verify_hashes=True)
+    report = PackageInspector().diagnose(root, verify_hashes=True)
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise SystemExit("build_package: the package does not validate: " + "; ".join(d.message for d in errors))

@@ -31,11 +31,28 @@ if TYPE_CHECKING:
 __all__ = ["OK", "UNAVAILABLE", "USER_SUPPLIED", "QueryEncoding", "QueryRuntime"]
 
 
+# the contract's flat config keys (shared contracts.md): the network policy's, at the top level
+FLAT_NETWORK_KEYS = ("allow_remote_requests", "allowed_endpoints", "auth_env")
+
+
 def _config(config: RuntimeConfig | Mapping[str, Any] | None) -> RuntimeConfig:
+    """The book's runtime config (config.json's sections), or the contract's flat form
+    `{allow_remote_requests, allowed_endpoints, auth_env}` (those keys beside the sections are
+    the network policy's; the same key in both places is refused: which one would win?)."""
     if isinstance(config, RuntimeConfig):
         return config
+    data = dict(config or {})
+    flat = {key: data.pop(key) for key in FLAT_NETWORK_KEYS if key in data}
     try:
-        return RuntimeConfig.from_dict(dict(config or {}))
+        if flat:
+            network = data.get("network")
+            if network is not None and not isinstance(network, Mapping):
+                raise ConfigError("network must be an object")
+            both = sorted(set(flat) & set(network or {}))
+            if both:
+                raise ConfigError(f"{', '.join(both)} given both flat and in the network section")
+            data["network"] = {**(network or {}), **flat}
+        return RuntimeConfig.from_dict(data)
     except ConfigError as exc:
         raise BookAgentError("query.config_invalid", f"invalid runtime config: {exc}",
                              details={"errors": [str(exc)]},
@@ -56,8 +73,10 @@ class QueryRuntime(QueryVectorizer):
     ) -> None:
         """`encoders`: {"remote": ..., "local": ...} overrides (tests, plug-ins);
         `http_options`: timeout, max_retries, backoff, max_retry_after for HttpQueryEncoder;
-        `cache_dir`: where the local encoder remembers verified model hashes across processes."""
-        self._cache_dir = cache_dir
+        `cache_dir`: the data dir's cache, where `book-agent model install` puts models and the local
+        encoder remembers verified hashes; by default the default data dir's ($BOOK_AGENT_HOME, else
+        the user data dir), so `QueryRuntime(spec, config)` finds an installed model by itself."""
+        self._cache_dir = cache_dir if cache_dir is not None else _default_cache_dir()
         self.spec = spec if isinstance(spec, QueryRuntimeSpec) else QueryRuntimeSpec.from_dict(spec)
         self.config = _config(config)
         self.policy: NetworkPolicy = self.config.network
@@ -259,6 +278,12 @@ class QueryRuntime(QueryVectorizer):
             closer = getattr(encoder, "close", None)
             if callable(closer):
                 closer()
+
+
+def _default_cache_dir() -> Path:
+    from book_agent.settings import resolve_data_dir
+
+    return resolve_data_dir() / "cache"
 
 
 def _invalid(expected: int | None, got: int | None) -> BookAgentError:

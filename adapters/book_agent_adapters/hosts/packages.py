@@ -23,6 +23,6 @@ def as_package(package: PackageInfo | Path | str | dict[str, Any]) -> PackageInf
                 "cannot inspect a package path: book_agent_adapters.package.inspector is missing",
                 remediation="pass a PackageInfo, or register the book and use its book_id",
             ) from exc
-        info: PackageInfo = PackageInspector().inspect(Path(package))
+        info: PackageInfo = PackageInspector().diagnose(Path(package))
         return info
     raise TypeError(f"expected PackageInfo, a package path or a PackageInfo dict, not {type(package).__name__}")

@@ -43,7 +43,19 @@ class PackageInspector:
     """Reads a package and reports everything wrong with it; writes nothing."""
 
     def inspect(self, path: Path | str, verify_hashes: bool = True) -> PackageInfo:
-        """A PackageInfo whose diagnostics describe every problem found.
+        """The contract's call: a usable package's PackageInfo (its warnings and notes in
+        `diagnostics`), or BookAgentError when a required file, a checksum, a schema or the
+        database is invalid (`package.invalid`, every error diagnostic in `details.errors`,
+        their codes in `details.codes`), as `PackageValidator().validate` decides; and the
+        errors of `diagnose` below. Callers that want the diagnostics of an invalid package
+        (the CLI's `inspect` command) call `diagnose`.
+        """
+        info = self.diagnose(path, verify_hashes)
+        PackageValidator().validate(info)
+        return info
+
+    def diagnose(self, path: Path | str, verify_hashes: bool = True) -> PackageInfo:
+        """A PackageInfo whose diagnostics describe every problem found, valid or not.
 
         Raises BookAgentError only when `path` cannot be read at all (package.not_found,
         package.unreadable), holds no package (package.no_manifest) or several

@@ -37,7 +37,7 @@ class FilesystemPackageStore(PackageStore):
     def inspect(self, root: Path, verify_hashes: bool = True) -> PackageInfo:
         from book_agent_adapters.package.inspector import PackageInspector
 
-        return PackageInspector().inspect(root, verify_hashes=verify_hashes)
+        return PackageInspector().diagnose(root, verify_hashes=verify_hashes)  # the port's: never refuses
 
     def validate(self, info: PackageInfo) -> None:
         from book_agent_adapters.package.inspector import PackageValidator

@@ -38,7 +38,7 @@ def create_reranker(config: Any, runtime_dir: Path | str | None = None) -> Reran
                 errors.REMEDIATION_CONFIG,
             )
         target = cfg.factory
-    factory, entry = plugins.load_factory(target)
+    factory, entry = plugins.load_factory(target, cfg.module_path)
     directory = Path(runtime_dir) if runtime_dir is not None else None
     try:
         product = factory(cfg.to_dict(), directory)
@@ -53,7 +53,8 @@ def create_reranker(config: Any, runtime_dir: Path | str | None = None) -> Reran
     if entry is not None and entry.builtin:
         return cast(Reranker, product)  # check_product held it to the port
     source = entry.source if entry is not None else f"factory {target}"
-    return CheckedReranker(product, entry.name if entry else target, source, strict=cfg.strict)
+    return CheckedReranker(product, entry.name if entry else target, source, strict=cfg.strict,
+                           module_path=plugins.module_folder(target) if entry is None else None)
 
 
 def list_rerankers(load: bool = True) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from book_agent.domain.book.runtime_config import ConfigError, RerankerSettings,
 from book_agent.domain.network import NetworkPolicy
 from book_agent_adapters.rerankers import errors
 
-SECTION_KEYS = frozenset({"provider", "model", "endpoint", "factory", "options"})
+SECTION_KEYS = frozenset({"provider", "model", "endpoint", "factory", "options", "module_path"})
 FLAT_KEYS = SECTION_KEYS | {"network", "strict"}
 NETWORK_KEYS = frozenset({"allow_remote_requests", "allowed_endpoints", "auth_env"})
 RUNTIME_KEYS = frozenset({"version", "network", "query", "reranker", "strict"})
@@ -33,6 +33,7 @@ class RerankConfig:
     options: dict[str, Any] = field(default_factory=dict)
     network: NetworkPolicy = field(default_factory=NetworkPolicy)
     strict: bool = False
+    module_path: str | None = None  # the folder a `module:callable` factory is imported from, first
 
     def to_dict(self) -> dict[str, Any]:
         """The flat form handed to plug-in factories (JSON-friendly, no secrets)."""
@@ -44,6 +45,7 @@ class RerankConfig:
             "options": dict(self.options),
             "network": self.network.to_dict(),
             "strict": self.strict,
+            "module_path": self.module_path,
         }
 
     def option(self, name: str, kind: type | tuple[type, ...], default: Any) -> Any:
@@ -96,7 +98,8 @@ def _parse(section: Any, network: Any, strict: Any) -> RerankConfig:
 def _from_models(settings: RerankerSettings, network: NetworkPolicy, strict: bool) -> RerankConfig:
     return RerankConfig(provider=_provider_name(settings.provider), model=settings.model or None,
                         endpoint=settings.endpoint or None, factory=settings.factory or None,
-                        options=dict(settings.options), network=network, strict=strict)
+                        options=dict(settings.options), network=network, strict=strict,
+                        module_path=settings.module_path or None)
 
 
 BUILTIN_NAMES = ("none", "siliconflow", "local", "custom")

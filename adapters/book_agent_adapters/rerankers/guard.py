@@ -24,7 +24,10 @@ from book_agent_adapters.rerankers.checks import result_problems
 
 
 class CheckedReranker(Reranker):
-    def __init__(self, inner: Any, name: str, source: str, strict: bool = False) -> None:
+    def __init__(self, inner: Any, name: str, source: str, strict: bool = False,
+                 module_path: str | None = None) -> None:
+        """`module_path`: the folder outside this environment its module came from (None: installed)."""
+        self.module_path = module_path
         self.inner = inner
         self.name = name
         self.source = source
@@ -85,5 +88,6 @@ class CheckedReranker(Reranker):
             info = {"error": f"provider_info raised {type(exc).__name__}: {exc}"}
         info = dict(info) if isinstance(info, dict) else {}
         # the plug-in's own keys pass through as they are
+        found = {"module_path": self.module_path} if self.module_path else {}
         return cast(ProviderInfo, {"provider": self.name, **info, "plugin": True, "source": self.source,
-                                   "strict": self.strict})
+                                   "strict": self.strict, **found})

@@ -27,9 +27,12 @@ def discover() -> dict[str, PluginEntry]:
     return entry_points.discover(GROUP, BUILTINS)
 
 
-def load_factory(target: str) -> tuple[Any, PluginEntry | None]:
-    """A factory by entry-point name or `module:attr` path, checked to be callable."""
+def load_factory(target: str, module_path: str | None = None) -> tuple[Any, PluginEntry | None]:
+    """A factory by entry-point name or `module:attr` path, checked to be callable; a path's
+    module is looked for in `module_path` first (the book's configured folder), then as usual."""
     if ":" in target:
+        if module_path:
+            _search_first(module_path)
         return _import_path(target), None
     if target in BUILTINS:  # fast path: built-in names cannot be taken by plug-ins anyway
         builtin = PluginEntry(target, BUILTINS[target], HOME_DIST, None, True)
@@ -68,6 +71,38 @@ def _load_error(path: str, exc: PluginLoadError) -> BookAgentError:
             factory=path, type=exc.found_type,
         )
     return _import_failed(path, exc.cause or exc)
+
+
+def _search_first(folder: str) -> None:
+    """Put a configured plug-in folder on the import path (as PYTHONPATH would), once; a folder
+    that is not there is left out: the import then says what is missing."""
+    import importlib
+    import os
+    import sys
+
+    if os.path.isdir(folder) and folder not in sys.path:
+        sys.path.insert(0, folder)
+        importlib.invalidate_caches()
+
+
+def module_folder(target: str) -> str | None:
+    """The folder a `module:attr` factory's module was imported from, when that folder is not
+    part of this Python environment (PYTHONPATH, the working dir, a folder added at run time):
+    what a server started elsewhere would need to find it. None for an installed module."""
+    import sys
+    from pathlib import Path
+
+    module_name = target.partition(":")[0].strip()
+    module = sys.modules.get(module_name.split(".")[0])
+    origin = getattr(module, "__file__", None)
+    if ":" not in target or not origin:
+        return None
+    top = Path(origin).resolve().parent
+    folder = top.parent if Path(origin).name == "__init__.py" else top
+    environment = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    if any(folder == root or root in folder.parents for root in environment):
+        return None
+    return str(folder)
 
 
 def check_product(obj: Any, name: str) -> None:

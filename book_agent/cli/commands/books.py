@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -87,6 +88,7 @@ def configure(
     reranker_model: str = typer.Option(None, "--reranker-model"),
     reranker_endpoint: str = typer.Option(None, "--reranker-endpoint"),
     reranker_factory: str = typer.Option(None, "--reranker-factory", help="module:factory of a custom reranker."),
+    reranker_module_path: str = typer.Option(None, "--reranker-module-path", metavar="DIR", help="The folder a custom reranker's module is imported from (recorded by itself when found through PYTHONPATH)."),
     reset: bool = typer.Option(False, "--reset", help="Start from the defaults (offline, no endpoints, no reranker) before applying the other options."),
 ) -> None:
     """Write the book's runtime config: network policy, query encoding, reranker."""
@@ -100,6 +102,7 @@ def configure(
         "reranker_model": reranker_model,
         "reranker_endpoint": reranker_endpoint,
         "reranker_factory": reranker_factory,
+        "reranker_module_path": str(Path(reranker_module_path).expanduser().resolve()) if reranker_module_path else None,
         "reset": reset,
     }
     from book_agent.cli.render_books import render_configure

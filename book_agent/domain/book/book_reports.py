@@ -112,6 +112,8 @@ class Capability(TypedDict, total=False):
     languages_source: str
     language_evidence: LanguageCheck
     query_encoding: QueryAvailability
+    code: str  # why not available, as a coded error's (the reranker's load error)
+    remediation: str | None
 
 
 class StatusConfig(TypedDict):

@@ -18,6 +18,7 @@ pydantic: this is read on every search, and importing pydantic would cost a cold
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from book_agent.domain.config_checks import ConfigError, check_keys, optional_str
@@ -52,6 +53,9 @@ class RerankerSettings:
     endpoint: str | None = None
     factory: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    # the folder a `module:callable` factory is imported from (searched first), so that a
+    # server started without the configuring shell's PYTHONPATH (a host's) finds the plug-in
+    module_path: str | None = None
 
     @classmethod
     def from_dict(cls, data: Any) -> RerankerSettings:
@@ -62,9 +66,14 @@ class RerankerSettings:
             raise ConfigError("reranker.provider must be a non-empty string")
         if not isinstance(options, dict):
             raise ConfigError("reranker.options must be an object")
+        module_path = optional_str("reranker", "module_path", data.get("module_path"))
+        if module_path is not None and not (PurePosixPath(module_path).is_absolute()
+                                            or PureWindowsPath(module_path).is_absolute()):
+            raise ConfigError("reranker.module_path must be an absolute folder path")
         return cls(provider=provider, model=optional_str("reranker", "model", data.get("model")),
                    endpoint=optional_str("reranker", "endpoint", data.get("endpoint")),
-                   factory=optional_str("reranker", "factory", data.get("factory")), options=dict(options))
+                   factory=optional_str("reranker", "factory", data.get("factory")), options=dict(options),
+                   module_path=module_path)
 
 
 @dataclass
@@ -90,8 +99,11 @@ class RuntimeConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        reranker = asdict(self.reranker)
+        if reranker["module_path"] is None:
+            del reranker["module_path"]  # written only when set: a config without it reads as before
         return {"version": self.version, "network": self.network.to_dict(), "query": asdict(self.query),
-                "reranker": asdict(self.reranker)}
+                "reranker": reranker}
 
 
 def check_config_endpoints(config: RuntimeConfig) -> None:

@@ -104,6 +104,7 @@ class ProviderInfo(TypedDict, total=False):
     plugin: bool
     source: str
     error: str
+    module_path: str  # a plug-in imported from a folder outside the environment: that folder
 
 
 class RerankHealth(TypedDict, total=False):

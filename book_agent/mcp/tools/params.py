@@ -7,9 +7,16 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from book_agent.domain.limits import DPI_RANGE, MAX_AROUND, MAX_CHARS_LIMIT, MAX_TOP_K
+from book_agent.domain.limits import (
+                        DPI_RANGE,
+                        MAX_AROUND,
+                        MAX_CHARS_LIMIT,
+                        MAX_QUERY_CHARS,
+                        MAX_TOP_K,
+)
 
-Query = Annotated[str, Field(min_length=1, max_length=4000, description="The question or keywords, any language.")]
+# empty only with a query_vector (the core refuses an empty query alone, on every path)
+Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS, description="The question or keywords, any language.")]
 TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits to return.")]
 Strict = Annotated[bool, Field(description="Fail instead of degrading when a channel is unavailable.")]
 QueryVector = Annotated[list[float] | None,

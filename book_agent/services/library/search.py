@@ -50,6 +50,7 @@ from book_agent.services.library.writer import (
 )
 from book_agent.services.locators import LibraryLocators
 from book_agent.services.open_book import OpenBook
+from book_agent.services.search.checks import check_arguments
 from book_agent.services.search.hybrid import HybridSearch, SearchChannels
 
 
@@ -246,7 +247,8 @@ class Library:
             language_evidence=groups.language_evidence() or LanguageEvidence(),
             vector_search=groups.search,
             locators=LibraryLocators({book_id: book.locators for book_id, book in opened.items()}),
-            passage_terms=next((book.passage_terms for book in opened.values()), None))
+            passage_terms=next((book.passage_terms for book in opened.values()), None),
+            vector_dimensions=tuple(sorted({d for book in opened.values() for d in book.vector_dimensions()})))
         report = {"books": [{"book_id": b, "searched": True} for b in opened] + skipped,
                   "lexical_index": index_info, "groups": groups, "duplicates": list(ref.duplicates)}
         return HybridSearch(ref.text, channels), report
@@ -268,6 +270,7 @@ class Library:
 
     def search(self, ref: BookRef, query: str, top_k: int, strict: bool,
                query_vector: Sequence[float] | None, hints: Hints | None) -> SearchResult:
+        check_arguments(query, top_k, query_vector, hints, strict)  # before any book or index opens
         searcher, report = self.searcher(ref, strict)
         result = searcher.search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         for hit in result["hits"]:

@@ -47,6 +47,7 @@ from book_agent.ports import LexicalIndex, QueryVectorizer, RecordSource, Rerank
 from book_agent.ports.locators import LocatorLookup
 from book_agent.ports.storage import PassageTerms
 from book_agent.services.search.channel_results import not_ran, scored_pairs, unique_pairs
+from book_agent.services.search.checks import check_against_channels as check_channels
 from book_agent.services.search.checks import check_arguments, degraded_warnings
 from book_agent.services.search.passage_reading import not_read, read_first_passages, read_passages
 
@@ -77,6 +78,8 @@ class SearchChannels:
     locators: LocatorLookup | None = None
     # Reads the first hits' texts for the passage-reading step (book_agent/services/search/passage_reading.py); None: no step
     passage_terms: PassageTerms | None = None
+    # The searched books' vector dimensions (a query vector must fit one; (): none has vectors; None: unknown)
+    vector_dimensions: tuple[int, ...] | None = None
 
 
 class HybridSearch:
@@ -92,7 +95,8 @@ class HybridSearch:
         query_vector: Sequence[float] | None = None,
         hints: Hints | None = None,
     ) -> SearchResult:
-        check_arguments(query, top_k, query_vector)
+        check_arguments(query, top_k, query_vector, hints, strict)
+        check_channels(query_vector, strict, self.channels.vector_dimensions, self.channels.reranker)
         started = time.perf_counter()
         if query_vector is None and not has_query_terms(query):
             return self._wordless(query, top_k, hints, started)
@@ -100,7 +104,8 @@ class HybridSearch:
         depth = max(CANDIDATES_MIN, top_k * 5)
         lexical, lexical_scores, lexical_info = self._lexical(query, depth)
         vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
-        warnings = degraded_warnings(strict, lexical_info, vector_info)
+        unused_vector = query_vector is not None and self.channels.vector_dimensions == ()
+        warnings = degraded_warnings(strict, lexical_info, vector_info, unused_vector)
         shown = max(top_k * 3, 20) if rerank_wanted else top_k
         read = PROXIMITY_TOP_N if self.channels.passage_terms is not None else 0  # the first hits' texts
         candidates = self._fuse(query, unique_pairs(lexical, lexical_scores), scored_pairs(vector_ids, vector_scores),

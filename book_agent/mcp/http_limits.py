@@ -20,15 +20,11 @@ uvicorn settings it relies on in mcp/http_uvicorn.py:
 - **Requests without a valid token, per address** (with authentication on): at most
   `max_unauthenticated_per_address` in flight and `unauthenticated_rate` a second (bursts of
   twice that) from one client address; past either, 429 `http.too_many_unauthenticated` with
-  `Retry-After`, before the body is read, answered UNAUTHENTICATED_TARPIT_S late (a flood's next
-  guess waits). A token's own calls are not held to it. Each request tells its connection's
-  ledger whether it had a valid token: at the cap for everyone, connections without one are
-  closed first.
-- **Connections.** mcp/http_connections.py keeps the cap for everyone (`max_connections`) and
-  any one address's (`max_connections_per_address`, 429 `http.too_many_connections` past it); at
-  the cap it makes room by closing a connection doing no work of the address holding the most,
-  else refuses the newcomer (503 `http.server_busy`). uvicorn's `limit_concurrency` is only a
-  backstop, at four times the cap.
+  `Retry-After`, before the body is read, answered UNAUTHENTICATED_TARPIT_S late. A token's own
+  calls are not held to it. Each request tells its connection's ledger whether it had a valid
+  token: at the cap for everyone, connections without one are closed first.
+- **Connections.** mcp/http_connections.py keeps the caps for everyone and per address (uvicorn's
+  `limit_concurrency` is only a backstop, at four times the cap).
 
 Each refusal is JSON, `{"error": {code, message, details, remediation}}` as everywhere else, and
 names its code for the access log. Accepted bodies are read whole (at most `max_body_bytes`)

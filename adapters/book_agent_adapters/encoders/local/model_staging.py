@@ -23,12 +23,13 @@ LOCK_WAIT_S = 1800  # as long as a fetch may take: the other install finishes fi
 
 
 @contextmanager
-def install_lock(models_dir: Path) -> Iterator[None]:
-    """One install at a time per models folder (cross-process)."""
+def install_lock(models_dir: Path, wait: bool = True) -> Iterator[None]:
+    """One install at a time per models folder (cross-process); `wait` False: busy at once."""
     import portalocker
 
     models_dir.mkdir(parents=True, exist_ok=True)
-    lock = portalocker.Lock(str(models_dir / LOCK_NAME), mode="a", timeout=LOCK_WAIT_S)
+    lock = portalocker.Lock(str(models_dir / LOCK_NAME), mode="a", timeout=LOCK_WAIT_S if wait else 0,
+                            fail_when_locked=not wait)
     try:
         lock.acquire()
     except portalocker.exceptions.LockException as exc:
@@ -60,7 +61,7 @@ def sweep_if_writable(models_dir: Path) -> dict[str, list[str]]:
     if not any(models_dir.glob(INCOMING + "*")):
         return {}
     try:
-        with install_lock(models_dir):
+        with install_lock(models_dir, wait=False):  # an install under way sweeps them itself
             found = sweep_incoming(models_dir)
     except (OSError, BookAgentError):
         return {}

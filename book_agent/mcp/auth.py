@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -36,13 +37,37 @@ class TokenEntry:
     books: tuple[str, ...] | None  # None: every book the server serves
 
 
+class NotARegularFile(ValueError):
+    pass
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """A key or token file's bytes: a regular file only (a FIFO's open would block the server's
+    start, a device never ends), at most `limit` bytes. Raises OSError or ValueError."""
+    import os
+    import stat
+
+    from book_agent.input_files import InputTooLarge
+
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise NotARegularFile(f"{path} is not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO swapped in after the check does not block
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise NotARegularFile(f"{path} is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputTooLarge(str(path), limit)
+    return data
+
+
 def read_token_file(path: Path) -> list[TokenEntry]:
     """Parse the token file; a bad line is named by its number, never its content."""
-    from book_agent.input_files import InputTooLarge, read_limited
-
     try:
-        text = read_limited(path, MAX_TOKEN_FILE_BYTES).decode("utf-8")
-    except (OSError, UnicodeDecodeError, InputTooLarge) as exc:
+        text = read_regular_file(path, MAX_TOKEN_FILE_BYTES).decode("utf-8")
+    except NotARegularFile as exc:
+        raise _bad(path, "it is not a regular file (a FIFO, a device or a folder)") from exc
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and InputTooLarge are ValueErrors
         raise _bad(path, f"cannot read it: {type(exc).__name__}") from exc
     entries = []
     first_line: dict[str, int] = {}
@@ -147,6 +172,9 @@ def not_served(books: list[str], allowed: list[str]) -> BookAgentError:
 
 
 MAX_JWT_LIFETIME_S = 366 * 24 * 3600  # --jwt-max-lifetime's upper bound: a year (and a day)
+# Without --jwt-max-lifetime: a day. Identity providers issue access tokens for minutes to hours
+# (Auth0's default is 24 h); an `exp` of 10**20 is a token that never ends, refused unless asked for.
+DEFAULT_JWT_MAX_LIFETIME_S = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -155,8 +183,8 @@ class JwtSettings:
     A `books` claim (a list of book ids) limits the token as a token file's line does.
 
     Lifetime: a JWT must carry `exp` (a token that never expires is refused). `max_lifetime_s`
-    (`--jwt-max-lifetime`) also refuses one whose `exp` lies further than that past its `iat`
-    (or, without `iat`, past now). `allow_no_exp` (`--jwt-allow-no-exp`, which needs a maximum
+    (`--jwt-max-lifetime`, default DEFAULT_JWT_MAX_LIFETIME_S) also refuses one whose `exp` lies
+    further than that past its `iat` (or, without `iat`, past now). `allow_no_exp` (`--jwt-allow-no-exp`, which needs a maximum
     lifetime) accepts a JWT without `exp` that has an `iat` no older than the maximum."""
 
     issuer: str
@@ -190,22 +218,27 @@ def lifetime_problem(claims: dict[str, Any], settings: JwtSettings, now: float) 
     token is good for from now."""
     exp, iat, limit = claims.get("exp"), claims.get("iat"), settings.max_lifetime_s
     if exp is not None and not _is_time(exp) or iat is not None and not _is_time(iat):
-        return "exp or iat is not a number of seconds"
+        return "exp or iat is not a finite number of seconds"
+    if limit is None:
+        limit = DEFAULT_JWT_MAX_LIFETIME_S
     if iat is not None and iat > now + CLOCK_SKEW_S:
         return "its iat is in the future"
     if exp is None:
         if not settings.allow_no_exp:
             return "it has no exp (it would never expire)"
-        if iat is None or limit is None or now - iat > limit:
+        if iat is None or settings.max_lifetime_s is None or now - iat > limit:
             return "it has no exp, and no iat within the maximum lifetime"
         return None
-    if limit is not None and exp - (iat if iat is not None else now) > limit:
+    if exp - (iat if iat is not None else now) > limit:
         return f"it would live longer than the maximum lifetime ({limit:g} s)"
     return None
 
 
 def _is_time(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value  # not NaN
+    """A number of seconds: not a bool, NaN or an infinity (`1e309` in the JSON parses as one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) if isinstance(value, float) else True
 
 
 def jwt_verifier(settings: JwtSettings) -> Any:
@@ -217,10 +250,8 @@ def jwt_verifier(settings: JwtSettings) -> Any:
                              remediation="a PEM public key file, or the identity provider's JWKS URL")
     key = None
     if settings.public_key_file is not None:
-        from book_agent.input_files import read_limited
-
         try:
-            key = read_limited(settings.public_key_file, 1 << 20).decode("ascii")
+            key = read_regular_file(settings.public_key_file, 1 << 20).decode("ascii")
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise BookAgentError("http.bad_jwt_key", f"cannot read the public key {settings.public_key_file}: "
                                  f"{type(exc).__name__}", remediation="a PEM-encoded public key file") from exc
@@ -233,7 +264,11 @@ def jwt_verifier(settings: JwtSettings) -> Any:
         """FastMCP's checks (signature, expiry, nbf, issuer, audience), then the lifetime's."""
 
         async def load_access_token(self, token: str) -> AccessToken | None:
-            access = await super().load_access_token(token)
+            try:
+                access = await super().load_access_token(token)
+            except Exception as exc:  # noqa: BLE001 - e.g. OverflowError on exp Infinity: a 401, not a 500
+                self.logger.info("Bearer token rejected: its claims cannot be checked (%s)", type(exc).__name__)
+                return None
             if access is None:
                 return None
             problem = lifetime_problem(access.claims or {}, settings, time.time())

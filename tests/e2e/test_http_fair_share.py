@@ -261,7 +261,10 @@ def test_one_address_holding_more_idle_connections_than_everyone_may_leaves_othe
             assert answer.status_code == 200
             assert sse_result(answer.content)["result"]["structuredContent"]["books"]
             assert client.get(strict.base + "/health").status_code == 200
-        assert sum(closed_or_refused(sock, strict.port) is None for sock in held) >= 5  # idle ones made room
+        answers = [closed_or_refused(sock, strict.port) for sock in held]
+        # past the cap its own newcomers were refused (503 http.server_busy, or closed past their
+        # short head deadline), and an idle one made room for the other address
+        assert sum(a is None or a == (503, "http.server_busy") for a in answers) >= 5, answers
     finally:
         for sock in held:
             sock.close()

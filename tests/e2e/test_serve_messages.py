@@ -34,7 +34,8 @@ def test_serve_announces_where_what_how_and_its_stop(tmp_path: Path) -> None:
     (ServeOptions(), "none: loopback clients only"),
     (ServeOptions(token_file="/etc/team-tokens"), "bearer tokens (SHA-256 digests in /etc/team-tokens)"),
     (ServeOptions(jwt=JwtSettings("https://id.example.org", "books", jwks_url="https://id.example.org/jwks")),
-     "JWT signed by https://id.example.org/jwks (issuer https://id.example.org, audience books, exp required)"),
+     "JWT signed by https://id.example.org/jwks (issuer https://id.example.org, audience books, exp required, "
+     "at most 86400 s)"),
         (ServeOptions(jwt=JwtSettings("https://id.example.org", "books", jwks_url="https://id.example.org/jwks",
                                       max_lifetime_s=3600, allow_no_exp=True)),
          "(issuer https://id.example.org, audience books, no exp allowed, at most 3600 s)"),

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent.mcp.http.calls import PROTOCOL_METHODS, is_protocol_call
-from book_agent.mcp.http.connections import ConnectionLedger
+from book_agent.mcp.http.connections import FULL, PAST_ADDRESS_CAP, ConnectionLedger
 from book_agent.mcp.http.limits import HttpLimits
 from book_agent.mcp.http.slots import RateBuckets, Slots
 
@@ -171,46 +171,132 @@ class FakeConnection:
         return self.closed
 
 
+def idle(connection: FakeConnection) -> bool:
+    return connection.idle
+
+
 def test_an_address_past_its_share_is_refused_and_others_are_not() -> None:
     ledger = ConnectionLedger(per_address=3, everyone=100)
     held = [FakeConnection() for _ in range(3)]
-    assert all(ledger.admit(c, "10.0.0.2", i + 1, lambda c: True) for i, c in enumerate(held))
-    assert not ledger.admit(FakeConnection(), "10.0.0.2", 4, lambda c: True)
-    assert ledger.admit(FakeConnection(), "10.0.0.3", 4, lambda c: True)
+    assert [ledger.admit(c, "10.0.0.2", i + 1, idle) for i, c in enumerate(held)] == [None] * 3
+    assert ledger.admit(FakeConnection(), "10.0.0.2", 4, idle) == PAST_ADDRESS_CAP
+    assert ledger.admit(FakeConnection(), "10.0.0.3", 4, idle) is None
     for c in held:
         ledger.leave(c, "10.0.0.2")
     assert "10.0.0.2" not in ledger.held
-    assert ledger.admit(FakeConnection(), "10.0.0.2", 2, lambda c: True)
+    assert ledger.admit(FakeConnection(), "10.0.0.2", 2, idle) is None
 
 
 def test_at_the_cap_an_idle_connection_of_the_biggest_holder_makes_room() -> None:
     ledger = ConnectionLedger(per_address=10, everyone=6)
     busy = [FakeConnection(idle=False) for _ in range(2)]
-    idle = [FakeConnection() for _ in range(2)]
+    spare = [FakeConnection() for _ in range(2)]
     other = FakeConnection()
-    for i, c in enumerate(busy + idle):
-        ledger.admit(c, "10.0.0.2", i + 1, lambda c: c.idle)
-    ledger.admit(other, "10.0.0.4", 5, lambda c: c.idle)
+    for i, c in enumerate(busy + spare):
+        ledger.admit(c, "10.0.0.2", i + 1, idle)
+    ledger.admit(other, "10.0.0.4", 5, idle)
     newcomer = FakeConnection()
-    assert ledger.admit(newcomer, "10.0.0.3", 6, lambda c: c.idle)
-    assert [c.closed for c in busy] == [False, False]  # a connection carrying a request is kept
-    assert sum(c.closed for c in idle) == 1 and not other.closed and not newcomer.closed
+    assert ledger.admit(newcomer, "10.0.0.3", 6, idle) is None
+    assert [c.closed for c in busy] == [False, False]  # a connection doing work is kept
+    assert sum(c.closed for c in spare) == 1 and not other.closed and not newcomer.closed
 
 
-def test_at_the_cap_nobody_holding_more_than_the_newcomer_keeps_everything() -> None:
-    ledger = ConnectionLedger(per_address=10, everyone=4)
+def test_at_the_cap_an_unauthenticated_connection_goes_before_an_idle_one() -> None:
+    ledger = ConnectionLedger(per_address=10, everyone=6)
+    spare = [FakeConnection() for _ in range(3)]  # the biggest holder, idle, with a valid token
+    guessing = [FakeConnection(idle=False) for _ in range(2)]  # busy being refused 401/429
+    for i, c in enumerate(spare):
+        ledger.admit(c, "10.0.0.2", i + 1, idle)
+        ledger.mark(c, authenticated=True)
+    for i, c in enumerate(guessing):
+        ledger.admit(c, "10.0.0.3", 4 + i, idle)
+        ledger.mark(c, authenticated=False)
+    assert ledger.admit(FakeConnection(), "10.0.0.4", 6, idle) is None
+    assert sum(c.closed for c in guessing) == 1 and not any(c.closed for c in spare)
+    left = next(c for c in guessing if not c.closed)
+    ledger.mark(left, authenticated=True)  # a later request with a valid token: work like any
+    assert ledger.admit(FakeConnection(), "10.0.0.5", 6, idle) is None
+    assert not left.closed and sum(c.closed for c in spare) == 1
+
+
+def test_at_the_cap_with_nobody_holding_more_the_newcomer_is_refused_and_not_counted() -> None:
+    ledger = ConnectionLedger(per_address=10, everyone=5)  # reaching the cap counts as at it (as uvicorn's did)
     pairs = [(FakeConnection(), f"10.0.0.{i}") for i in range(2, 6)]
     for n, (c, address) in enumerate(pairs):
-        ledger.admit(c, address, n + 1, lambda c: True)
-    assert not any(c.closed for c, _ in pairs)  # each holds one: uvicorn's 503 decides, not us
+        assert ledger.admit(c, address, n + 1, lambda c: True) is None
+    newcomer = FakeConnection()
+    assert ledger.admit(newcomer, "10.0.0.9", 5, lambda c: True) == FULL
+    assert not any(c.closed for c, _ in pairs) and "10.0.0.9" not in ledger.held
 
 
-def test_one_address_past_the_cap_for_everyone_is_trimmed_until_a_newcomer_fits() -> None:
+def test_one_address_past_the_cap_for_everyone_cannot_push_out_a_newcomer_it_made_room_for() -> None:
     ledger = ConnectionLedger(per_address=100, everyone=12)
-    flood = [FakeConnection() for _ in range(14)]
-    for i, c in enumerate(flood):
-        ledger.admit(c, "10.0.0.2", i + 1, lambda c: True)
-    closed_by_itself = sum(c.closed for c in flood)
-    assert closed_by_itself == 0  # its own newcomers never push out its own connections
-    assert ledger.admit(FakeConnection(), "10.0.0.3", 15, lambda c: True)
-    assert sum(c.closed for c in flood) == 4  # 15 open -> 11: the newcomer's request is under the cap
+    flood = [FakeConnection() for _ in range(11)]
+    assert [ledger.admit(c, "10.0.0.2", i + 1, idle) for i, c in enumerate(flood)] == [None] * 11
+    assert ledger.admit(FakeConnection(), "10.0.0.2", 12, idle) == FULL  # its own newcomers: refused
+    newcomer = FakeConnection(idle=False)
+    assert ledger.admit(newcomer, "10.0.0.3", 12, idle) is None  # room made from the flood
+    assert sum(c.closed for c in flood) == 1
+    assert ledger.admit(FakeConnection(), "10.0.0.2", 12, idle) == FULL  # the flood reconnecting: refused
+    assert not newcomer.closed
+
+
+class Cycle:
+    def __init__(self, more_body: bool, started: bool, complete: bool) -> None:
+        self.more_body, self.response_started, self.response_complete = more_body, started, complete
+
+
+@pytest.mark.parametrize(("cycle", "evictable"), [
+    (None, True),                                         # no request yet (a head still arriving)
+    (Cycle(more_body=True, started=False, complete=False), True),   # a body still arriving
+    (Cycle(more_body=False, started=False, complete=False), False),  # read whole: the app works on it
+    (Cycle(more_body=False, started=True, complete=False), False),   # being answered
+    (Cycle(more_body=False, started=True, complete=True), True),     # answered: idle keep-alive
+])
+def test_a_connection_is_evictable_when_it_does_no_work(cycle: Cycle | None, evictable: bool) -> None:
+    from book_agent.mcp.http.uvicorn_run import _evictable
+
+    connection = FakeConnection()
+    connection.cycle = cycle  # type: ignore[attr-defined]
+    assert _evictable(connection) is evictable
+    connection.close()
+    assert _evictable(connection) is False  # closing already
+
+
+def test_the_body_gets_what_is_left_of_the_requests_time() -> None:
+    import time
+
+    from book_agent.mcp.http.limits import RequestLimits
+    from book_agent.mcp.http.refusals import DEADLINE
+
+    limits = RequestLimits(app=None, limits=HttpLimits(read_timeout=15))  # type: ignore[arg-type]
+    assert limits._body_time({}) == 15
+    assert limits._body_time({DEADLINE: time.monotonic() - 1}) == 0  # the head used it all: 408 at once
+    assert 0 < limits._body_time({DEADLINE: time.monotonic() + 5}) <= 5
+    assert limits._body_time({DEADLINE: time.monotonic() + 100}) == 15
+
+
+def test_a_request_past_its_deadline_gets_408_without_waiting_for_its_body() -> None:
+    import time
+
+    from book_agent.mcp.http.limits import RequestLimits
+    from book_agent.mcp.http.refusals import DEADLINE
+
+    sent: list[dict[str, Any]] = []
+
+    async def never(*_: Any) -> None:
+        raise AssertionError("the app must not run")
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep_forever()  # a body that never comes
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def run() -> None:
+        scope = {"type": "http", "path": "/mcp", "headers": [(b"content-length", b"10")], DEADLINE: time.monotonic()}
+        await RequestLimits(never, HttpLimits(read_timeout=600))(scope, receive, send)
+
+    anyio.run(run)
+    assert sent[0]["status"] == 408

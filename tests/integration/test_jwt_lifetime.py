@@ -38,7 +38,20 @@ NOW = int(time.time())
     ({"exp": None}, {}, False),                                  # exp null is no exp
     ({"exp": ABSENT, "iat": ABSENT}, {}, False),
     ({"exp": "9999999999"}, {}, False),                          # a string is not a time
-    ({"exp": NOW + 10 * 365 * 24 * HOUR}, {}, True),             # long, but no maximum is set
+    ({"exp": NOW + 10 * 365 * 24 * HOUR}, {}, False),            # past the default maximum (a day)
+    ({"exp": NOW + 23 * HOUR}, {}, True),                        # within it
+    ({"exp": NOW + 10 * 365 * 24 * HOUR}, {"max_lifetime_s": 366 * 24 * HOUR}, False),
+    ({"exp": NOW + 300 * 24 * HOUR}, {"max_lifetime_s": 366 * 24 * HOUR}, True),  # raised on purpose
+    ({"exp": 10**20}, {}, False),                                # never ends in practice
+    ({"exp": 10**400}, {}, False),                               # an int no float can hold
+    ({"exp": 1e308}, {}, False),
+    ({"exp": float("inf")}, {}, False),                          # `Infinity` in the JSON
+    ({"exp": float("-inf")}, {}, False),
+    ({"exp": float("nan")}, {}, False),
+    ({"iat": float("inf")}, {}, False),
+    ({"iat": -1e308}, {}, False),                                # exp - iat: past any maximum
+    ({"nbf": float("inf")}, {}, False),
+    ({"exp": float("inf")}, {"max_lifetime_s": HOUR, "allow_no_exp": True}, False),
     ({"exp": NOW + 2 * HOUR}, {"max_lifetime_s": HOUR}, False),  # exp - iat over the maximum
     ({"exp": NOW + HOUR - 5}, {"max_lifetime_s": HOUR}, True),
     ({"exp": NOW + 2 * HOUR, "iat": ABSENT}, {"max_lifetime_s": HOUR}, False),  # no iat: measured from now
@@ -91,3 +104,20 @@ def test_the_settings_reach_worker_processes() -> None:
 
     options = ServeOptions(jwt=JwtSettings(ISSUER, AUDIENCE, Path("/k.pem"), max_lifetime_s=HOUR, allow_no_exp=True))
     assert ServeOptions.from_json(options.to_json()).jwt == options.jwt
+
+
+def _raw_signed(idp: TestIdp, payload: str) -> str:
+    """A JWT whose payload is exactly `payload` (JSON text no encoder writes, e.g. 1e309)."""
+    from joserfc import jwk, jws
+
+    key = jwk.import_key(idp.keys.private_key.get_secret_value(), "RSA")
+    return str(jws.serialize_compact({"alg": "RS256", "typ": "JWT"}, payload.encode(), key, algorithms=["RS256"]))
+
+
+@pytest.mark.parametrize("exp", ["1e309", "-1e309", "Infinity", "NaN", "1" + "0" * 400, "1e400", "1.7976931348623157e308"])
+def test_an_exp_no_clock_can_reach_is_refused_not_an_error(idp: TestIdp, exp: str,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    token = _raw_signed(idp, f'{{"sub":"r","iss":"{ISSUER}","aud":"{AUDIENCE}","iat":{NOW},"exp":{exp}}}')
+    for settings in ({}, {"max_lifetime_s": 366 * 24 * HOUR}, {"max_lifetime_s": HOUR, "allow_no_exp": True}):
+        assert not accepted(idp, token, **settings)
+    assert "Traceback" not in caplog.text and all(r.exc_info is None for r in caplog.records)

@@ -18,7 +18,6 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.host_config import HostNote
 from book_agent.domain.remote_server import RemoteServer
-from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import HostPort
 from book_agent_adapters.hosts.errors import config_malformed
 from book_agent_adapters.hosts.files import json_config, safe_write
@@ -47,20 +46,18 @@ class HostContext:
         return (self.env_dir("XDG_CONFIG_HOME") or self.home / ".config") / app
 
 
-MAX_CONFIG_BYTES = 16 << 20
+MAX_CONFIG_BYTES = safe_write.MAX_FILE_BYTES
 
 
 def read_config(path: Path, host: str) -> str | None:
-    """A config file's text (through a symlink), None when absent; not UTF-8 -> refused."""
-    target = safe_write.real_target(path)
-    if not target.is_file():
-        return None
+    """A config file's text (through a symlink), None when absent. Read with a bound, and
+    only from a regular file: a FIFO, device or folder is refused unopened; not UTF-8 -> refused."""
     try:
-        data = read_limited(target, MAX_CONFIG_BYTES)  # a config is kilobytes: bounded like any input
+        data = safe_write.read_regular(path, MAX_CONFIG_BYTES)  # a config is kilobytes
     except OSError as exc:
         raise config_malformed(path, f"cannot be read ({exc.strerror or exc})", host) from exc
-    except InputTooLarge as exc:
-        raise config_malformed(path, f"larger than {MAX_CONFIG_BYTES} bytes", host) from exc
+    if data is None:
+        return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

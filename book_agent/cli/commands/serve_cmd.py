@@ -63,7 +63,7 @@ ALLOWED_ORIGINS = typer.Option(
          "pages on a loopback address); a request without Origin is not a browser's and is not checked.")
 
 JWT_MAX_LIFETIME = typer.Option(None, "--jwt-max-lifetime", metavar="SECONDS",
-                                help="Refuse a JWT whose exp lies more than this past its iat.")
+                                help="Refuse a JWT whose exp lies more than this past its iat (default: 86400, a day).")
 JWT_ALLOW_NO_EXP = typer.Option(False, "--jwt-allow-no-exp",
                                 help="Accept a JWT without exp (refused by default) while its iat is within "
                                      "--jwt-max-lifetime (required with it).")
@@ -166,7 +166,10 @@ def authentication_text(options: ServeOptions) -> str:
     jwt = options.jwt
     if jwt is not None:
         key = jwt.public_key_file or jwt.jwks_url
-        lifetime = f", at most {jwt.max_lifetime_s:g} s" if jwt.max_lifetime_s is not None else ""
+        from book_agent.mcp.auth import DEFAULT_JWT_MAX_LIFETIME_S
+
+        limit = jwt.max_lifetime_s if jwt.max_lifetime_s is not None else DEFAULT_JWT_MAX_LIFETIME_S
+        lifetime = f", at most {limit:g} s"
         no_exp = ", no exp allowed" if jwt.allow_no_exp else ", exp required"
         return f"JWT signed by {key} (issuer {jwt.issuer}, audience {jwt.audience}{no_exp}{lifetime})"
     return "none: loopback clients only (no token asked)"

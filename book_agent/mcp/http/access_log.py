@@ -20,7 +20,9 @@ uvicorn's own access log is turned off; its warnings and errors still go to stde
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -138,9 +140,13 @@ def line_writer(path: Path | None) -> Callable[[str], None]:
         stream = sys.stderr
     else:
         try:
-            stream = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115  (open while serving)
+            # O_NONBLOCK: a FIFO without a reader is refused at start (ENXIO) instead of blocking
+            # it, and a full pipe drops a line (write errors are suppressed) instead of the server
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+            stream = os.fdopen(os.open(path, flags, 0o644), "a", encoding="utf-8", buffering=1)
         except OSError as exc:
-            raise BookAgentError("http.bad_access_log", f"cannot open the access log {path}: {exc.strerror or exc}",
+            why = "it is a FIFO no process reads" if exc.errno == errno.ENXIO else exc.strerror or str(exc)
+            raise BookAgentError("http.bad_access_log", f"cannot open the access log {path}: {why}",
                                  details={"path": str(path)},
                                  remediation="pass --access-log a writable file path, or leave it out (stderr)") from exc
 

@@ -5,11 +5,11 @@ uvicorn settings it relies on in book_agent/mcp/http/uvicorn_run.py:
 
 - **Body size.** A declared `Content-Length` over `max_body_bytes` is refused with 413 before a
   byte of the body is read; a chunked body is counted as it streams and refused once past it.
-- **Time to send.** The body must arrive within `read_timeout` seconds of the request's head,
-  else 408 (a client that sends headers, then trickles the body, holds nothing for longer). The
-  head itself must arrive within `read_timeout` of the connection opening or the previous answer,
-  else the connection is closed (book_agent/mcp/http/uvicorn_run.py: uvicorn's keep-alive timer alone restarts
-  on every byte). Idle keep-alive connections close after `KEEP_ALIVE_S`.
+- **Time to send.** The head and the body share one deadline: both must arrive within
+  `read_timeout` seconds of the connection opening or of the previous answer (book_agent/mcp/http/uvicorn_run.py
+  sets it and closes a connection whose head is late; uvicorn's keep-alive timer alone restarts
+  on every byte), else 408 (a client trickling a head, then a body, holds nothing for longer).
+  Idle keep-alive connections close after `KEEP_ALIVE_S`.
 - **Concurrent calls per client.** At most `max_concurrent_per_client` calls (`tools/call`,
   `resources/read`, `prompts/get`, anything but the protocol's own methods) in flight per token
   (its log label) or, without authentication, per client address. Protocol calls
@@ -20,11 +20,11 @@ uvicorn settings it relies on in book_agent/mcp/http/uvicorn_run.py:
 - **Requests without a valid token, per address** (with authentication on): at most
   `max_unauthenticated_per_address` in flight and `unauthenticated_rate` a second (bursts of
   twice that) from one client address; past either, 429 `http.too_many_unauthenticated` with
-  `Retry-After`, before the body is read. A token's own calls are not held to it.
-- **Connections.** uvicorn's `limit_concurrency` caps connections and tasks for everyone at
-  `max_connections` (503 past it); book_agent/mcp/http/connections.py keeps any one address to
-  `max_connections_per_address` of them (429 `http.too_many_connections` past it), and at the
-  cap makes room by closing an idle connection of the address holding the most.
+  `Retry-After`, before the body is read, answered UNAUTHENTICATED_TARPIT_S late. A token's own
+  calls are not held to it. Each request tells its connection's ledger whether it had a valid
+  token: at the cap for everyone, connections without one are closed first.
+- **Connections.** book_agent/mcp/http/connections.py keeps the caps for everyone and per address (uvicorn's
+  `limit_concurrency` is only a backstop, at four times the cap).
 
 Each refusal is JSON, `{"error": {code, message, details, remediation}}` as everywhere else, and
 names its code for the access log. Accepted bodies are read whole (at most `max_body_bytes`)
@@ -48,6 +48,8 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.http.calls import client_address, client_key, is_protocol_call
 from book_agent.mcp.http.refusals import (
     BODY,
+    DEADLINE,
+    MARK,
     REFUSED,
     RETRY_AFTER_S,
     App,
@@ -76,6 +78,7 @@ MAX_CONNECTIONS_PER_ADDRESS = 128  # a quarter of the default cap: one address c
 MAX_UNAUTHENTICATED_PER_ADDRESS = 8  # requests without a valid token in flight, per address
 UNAUTHENTICATED_RATE = 20.0  # such requests a second per address (bursts of twice that)
 SHUTDOWN_TIMEOUT_S = 30.0
+UNAUTHENTICATED_TARPIT_S = 1.0  # a 429 for requests without a valid token is answered this late
 KEEP_ALIVE_S = 5
 
 
@@ -147,6 +150,12 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
 
 
 Admit = Callable[[], Awaitable["Refused | None"]]
+
+
+def _mark(scope: Scope, authenticated: bool) -> None:
+    mark = scope.get(MARK)
+    if mark is not None:
+        mark(authenticated)
 
 
 async def answer_while_connected(app: App, scope: Scope, body: bytes, receive: Receive, send: Send,
@@ -223,12 +232,19 @@ class RequestLimits:
             if declared is not None and declared > self.limits.max_body_bytes:
                 # not read: uvicorn discards what still comes, within --read-timeout (http_uvicorn.py)
                 raise too_large(self.limits.max_body_bytes, declared)
-            if limited and self._unauthenticated(scope):
-                held = self._admit_unauthenticated(client_address(scope))
-            body = await read_body(receive, self.limits.max_body_bytes, self.limits.read_timeout)
+            if limited and self.label is not None:
+                unauthenticated = self._unauthenticated(scope)
+                _mark(scope, not unauthenticated)  # the connection's rank when room must be made
+                if unauthenticated:
+                    held = self._admit_unauthenticated(client_address(scope))
+            body = await read_body(receive, self.limits.max_body_bytes, self._body_time(scope))
         except Refused as refusal:
             note["error"] = refusal.error.code
             self._release_unauthenticated(held)
+            if refusal.error.code == "http.too_many_unauthenticated":
+                import anyio
+
+                await anyio.sleep(UNAUTHENTICATED_TARPIT_S)  # a flood's next guess waits: its 429s cost little
             await respond(send, refusal)
             return
         except ClientGone:
@@ -255,6 +271,15 @@ class RequestLimits:
             if taken and key is not None:
                 self.calls.give_back(key)
             self._release_unauthenticated(held)
+
+    def _body_time(self, scope: Scope) -> float:
+        """What is left of the request's time: the head and the body share one deadline (set
+        when the connection opened or its last answer ended), so a request trickled byte by
+        byte is cut after --read-timeout in all, not after a head's and a body's worth."""
+        deadline = scope.get(DEADLINE)
+        if deadline is None:
+            return self.limits.read_timeout
+        return max(0.0, min(self.limits.read_timeout, float(deadline) - time.monotonic()))
 
     def _unauthenticated(self, scope: Scope) -> bool:
         """Authentication is on and this request carries no valid token (it will get 401)."""

@@ -16,6 +16,8 @@ RETRY_AFTER_S = 1
 NOTE = "book_agent.note"  # scope key: what the access log reports about the request
 BODY = "book_agent.body"  # scope key: the body as read (the access log reads the call from it)
 REFUSED = "book_agent.refused"  # scope key: a refusal decided before the request (its connection's)
+DEADLINE = "book_agent.deadline"  # scope key: time.monotonic() by which the head and body must be in
+MARK = "book_agent.mark"  # scope key: tells the connection's ledger whether the request had a valid token
 
 Scope = MutableMapping[str, Any]
 Message = dict[str, Any]
@@ -95,6 +97,14 @@ def too_many_connections(limit: int) -> Refused:
         details={"limit": limit, "retry_after_s": RETRY_AFTER_S},
         remediation="reuse the connections already open (keep-alive), or close idle ones; behind a proxy, "
                     "raise the server's --max-connections-per-address"),
+        headers=[(b"retry-after", str(RETRY_AFTER_S).encode()), (b"connection", b"close")])
+
+
+def server_busy(limit: int) -> Refused:
+    return Refused(503, BookAgentError(
+        "http.server_busy", f"the server holds its {limit} connections, and none can be closed for this one",
+        details={"limit": limit, "retry_after_s": RETRY_AFTER_S},
+        remediation="retry in a moment; a server with many clients (or behind a proxy) may raise --max-connections"),
         headers=[(b"retry-after", str(RETRY_AFTER_S).encode()), (b"connection", b"close")])
 
 

@@ -22,15 +22,16 @@
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from book_agent import settings
-from book_agent.mcp.http.connections import OVER_CAP_HEAD_S, ConnectionLedger
+from book_agent.mcp.http.connections import OVER_CAP_HEAD_S, PAST_ADDRESS_CAP, ConnectionLedger
 from book_agent.mcp.http.limits import KEEP_ALIVE_S, MAX_CONNECTIONS, READ_TIMEOUT_S, HttpLimits
-from book_agent.mcp.http.refusals import too_many_connections
+from book_agent.mcp.http.refusals import DEADLINE, MARK, server_busy, too_many_connections
 
 WORKER_APP = "book_agent.mcp.http.serve:worker_app"
 
@@ -44,9 +45,13 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)
         self.address = str(self.client[0]) if self.client else "unknown"
         self.ledger: ConnectionLedger | None = ConnectionLedger.of(self.server_state, self.per_address, self.everyone)
-        if not self.ledger.admit(self, self.address, len(self.connections), _idle):
+        counted = sum(1 for c in self.connections if not c.transport.is_closing())  # closing ones hold nothing
+        refused = self.ledger.admit(self, self.address, counted, _evictable)
+        if refused is not None:
             self.connections.discard(self)  # counts toward nobody's cap: refused at its first request
-            self.app = too_many_connections(self.per_address).before(self.app)
+            refusal = too_many_connections(self.per_address) if refused == PAST_ADDRESS_CAP else \
+                server_busy(self.everyone)
+            self.app = refusal.before(self.app)
             self.head_timeout = min(self.head_timeout, OVER_CAP_HEAD_S)
             self.ledger = None
         self._arm_head_deadline()
@@ -56,11 +61,25 @@ class GuardedH11Protocol(H11Protocol):
             self.ledger.leave(self, self.address)
         super().connection_lost(exc)
 
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before and self.cycle is not None:  # a request began: its app task has not run yet
+            scope = cast(dict[str, Any], self.cycle.scope)  # ours: keys uvicorn's TypedDict does not name
+            scope[DEADLINE] = self.deadline  # the head's deadline bounds the body too
+            if self.ledger is not None:
+                scope[MARK] = self._mark
+
+    def _mark(self, authenticated: bool) -> None:
+        if self.ledger is not None:
+            self.ledger.mark(self, authenticated)
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self._arm_head_deadline()
 
     def _arm_head_deadline(self) -> None:
+        self.deadline = time.monotonic() + self.head_timeout
         self.loop.call_later(self.head_timeout, self._head_deadline, self.cycle)
 
     def _head_deadline(self, cycle: Any) -> None:
@@ -69,10 +88,13 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.close()
 
 
-def _idle(connection: Any) -> bool:
-    """No request on `connection` now (none yet, or the last one answered), and not closing."""
+def _evictable(connection: Any) -> bool:
+    """Doing no work for anyone: no request now (none yet, or the last one answered), or one
+    whose body is still arriving (a half-sent request is not work); and not closing."""
+    if connection.transport.is_closing():
+        return False
     cycle = connection.cycle
-    return (cycle is None or cycle.response_complete) and not connection.transport.is_closing()
+    return cycle is None or cycle.response_complete or (cycle.more_body and not cycle.response_started)
 
 
 def uvicorn_settings(limits: HttpLimits) -> dict[str, Any]:
@@ -82,7 +104,8 @@ def uvicorn_settings(limits: HttpLimits) -> dict[str, Any]:
     GuardedH11Protocol.everyone = limits.max_connections
     return {
         "http": GuardedH11Protocol,
-        "limit_concurrency": limits.max_connections,
+        # the cap is the ledger's (http_connections.py); uvicorn's 503 stays only as a backstop for tasks
+        "limit_concurrency": 4 * limits.max_connections,
         "timeout_keep_alive": KEEP_ALIVE_S,
         "timeout_graceful_shutdown": limits.shutdown_timeout,
         "access_log": False,

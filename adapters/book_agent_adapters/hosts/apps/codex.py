@@ -96,6 +96,7 @@ class CodexHost(HostPort):
 
     def add_server(self, text: str | None, path: Path, name: str, entry: dict[str, Any]) -> str:
         import tomlkit
+        from tomlkit.items import InlineTable
 
         doc = self._parse(text, path)
         servers = doc.get("mcp_servers")
@@ -111,11 +112,13 @@ class CodexHost(HostPort):
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             doc["mcp_servers"] = servers
-        table = tomlkit.table()
+        # `mcp_servers = { ... }` (an inline table) can only hold inline tables: ours is one too
+        table = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
         for key in _managed(entry):
             if key in entry:
                 table[key] = entry[key]
-        table.add(tomlkit.nl())
+        if not isinstance(table, InlineTable):
+            table.add(tomlkit.nl())
         servers[name] = table
         return _tidy(doc.as_string(), text)
 

@@ -26,6 +26,7 @@ from book_agent_adapters.hosts.files.jsonc_config import JsoncText
 BOM = "\ufeff"
 KEY = "mcpServers"
 _INDENTED = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -114,12 +115,19 @@ def _object_type() -> type:
 def render(doc: JsonDoc) -> str:
     if doc.jsonc is not None:  # edited in place: every comment where the user put it
         return (BOM if doc.style.bom else "") + doc.jsonc.text
-    text = json.dumps(doc.data, indent=doc.style.indent, ensure_ascii=False)
+    text = _escape_lone_surrogates(json.dumps(doc.data, indent=doc.style.indent, ensure_ascii=False))
     if doc.style.newline != "\n":
         text = text.replace("\n", doc.style.newline)
     if doc.style.final_newline:
         text += doc.style.newline
     return (BOM if doc.style.bom else "") + text
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    """A `"\\ud800"` the user wrote parses to a lone surrogate, which UTF-8 cannot encode:
+    write it back as the same escape (json.loads pairs valid surrogates, so only lone ones
+    are left, and only inside strings)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def get_server(doc: JsonDoc, name: str) -> dict[str, Any] | None:
@@ -128,8 +136,9 @@ def get_server(doc: JsonDoc, name: str) -> dict[str, Any] | None:
 
 
 def set_server(doc: JsonDoc, name: str, entry: dict[str, Any]) -> None:
-    servers = doc.data.setdefault(KEY, {})
-    servers[name] = entry
+    if doc.data.get(KEY) is None:  # absent, or `"mcpServers": null`: no servers yet
+        doc.data[KEY] = {}
+    doc.data[KEY][name] = entry
     if doc.jsonc is not None:
         doc.jsonc = JsoncText(jsonc_config.set_server(doc.jsonc, doc.tree, name, entry), doc.data)
         doc.tree = None  # the model describes the old text: parse again before another edit

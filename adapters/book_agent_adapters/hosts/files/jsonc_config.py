@@ -96,11 +96,15 @@ def set_server(doc: JsoncText, tree: Any, name: str, entry: dict[str, Any]) -> s
         block = f'"{KEY}": {{{nl}{unit * 2}{json.dumps(name)}: {_value_text(entry, unit, 2, nl)}{nl}{unit}}}'
         return _insert(text, root, block, unit, nl)
     servers = root.values[servers_at]
+    member = f"{json.dumps(name)}: {_value_text(entry, unit, 2, nl)}"
+    if not hasattr(servers, "keys"):  # `"mcpServers": null`: no servers yet, the null becomes them
+        start, end = _span(servers)
+        return _splice(text, start, end, f"{{{nl}{unit * 2}{member}{nl}{unit}}}")
     index = _find(servers, name)
     if index is not None:
         start, end = _span(servers.values[index])
         return _splice(text, start, end, _value_text(entry, unit, 2, nl))
-    return _insert(text, servers, f"{json.dumps(name)}: {_value_text(entry, unit, 2, nl)}", unit * 2, nl)
+    return _insert(text, servers, member, unit * 2, nl)
 
 
 def _insert(text: str, obj: Any, member: str, indent: str, nl: str) -> str:
@@ -130,7 +134,7 @@ def remove_server(doc: JsoncText, tree: Any, name: str) -> str | None:
     if servers_at is None:
         return None
     servers = tree.value.values[servers_at]
-    index = _find(servers, name)
+    index = _find(servers, name) if hasattr(servers, "keys") else None
     if index is None:
         return None
     text = doc.text

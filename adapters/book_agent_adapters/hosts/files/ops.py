@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from book_agent_adapters.hosts.errors import write_failed
 from book_agent_adapters.hosts.files import safe_write
 
 
@@ -23,8 +24,7 @@ class Op:
     prune_to: Path | None = None  # after a delete, remove emptied folders up to (and incl.) this
 
     def current(self) -> bytes | None:
-        target = safe_write.real_target(self.path)
-        return target.read_bytes() if target.is_file() else None
+        return safe_write.read_regular(self.path)  # bounded; a FIFO or device is refused unopened
 
     def action(self) -> str:
         now = self.current()
@@ -68,22 +68,30 @@ def describe(op: Op) -> dict[str, Any]:
 def apply(ops: list[Op]) -> dict[str, list[str]]:
     done: dict[str, list[str]] = {"written": [], "deleted": [], "backups": []}
     for op in ops:
-        action = op.action()
-        if action == "unchanged":
-            continue
-        if op.backup and not safe_write.backup_path(op.path).exists():
-            backup = safe_write.backup_once(op.path)
-            if backup is not None:
-                done["backups"].append(str(backup))
-        if op.data is None:
-            safe_write.real_target(op.path).unlink()
-            done["deleted"].append(str(op.path))
-            if op.prune_to is not None:
-                _prune(op.path.parent, op.prune_to)
-        else:
-            safe_write.atomic_write(op.path, op.data)
-            done["written"].append(str(op.path))
+        try:
+            _apply_one(op, done)
+        except OSError as exc:  # a read-only folder or file system, no permission, a full disk
+            raise write_failed(op.path, exc,
+                               done["written"] + done["deleted"]) from exc
     return done
+
+
+def _apply_one(op: Op, done: dict[str, list[str]]) -> None:
+    action = op.action()
+    if action == "unchanged":
+        return
+    if op.backup and not safe_write.backup_path(op.path).exists():
+        backup = safe_write.backup_once(op.path)
+        if backup is not None:
+            done["backups"].append(str(backup))
+    if op.data is None:
+        safe_write.real_target(op.path).unlink()
+        done["deleted"].append(str(op.path))
+        if op.prune_to is not None:
+            _prune(op.path.parent, op.prune_to)
+    else:
+        safe_write.atomic_write(op.path, op.data)
+        done["written"].append(str(op.path))
 
 
 def _prune(folder: Path, stop: Path) -> None:

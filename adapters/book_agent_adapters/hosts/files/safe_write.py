@@ -11,12 +11,64 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
+from book_agent_adapters.hosts.errors import file_unusable
+
 BACKUP_SUFFIX = ".book-agent.bak"
 MAX_DIFF_LINES = 400
+MAX_FILE_BYTES = 16 << 20  # a host config, backup or skill file is kilobytes
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device"
+    return "is a socket" if stat.S_ISSOCK(mode) else "is not a regular file"
+
+
+def regular_stat(path: Path) -> os.stat_result | None:
+    """The stat of what `path` names through its symlinks, None when nothing is there (a
+    dangling symlink included: writing creates its target). Anything but a regular file
+    is refused (host.file_unusable) before it is opened."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise file_unusable(path, "is a symlink loop") from exc
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        raise file_unusable(path, _kind(st.st_mode))
+    return st
+
+
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of a regular file (through symlinks), None when absent. At most `limit`
+    bytes are read (host.file_unusable past it); a FIFO, device or directory is never opened,
+    and O_NONBLOCK keeps one swapped in after the check from blocking the open."""
+    if regular_stat(path) is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise file_unusable(path, _kind(mode))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise file_unusable(path, f"holds more than {limit} bytes")
+    return data
 
 
 def real_target(path: Path) -> Path:
@@ -29,8 +81,9 @@ def backup_path(path: Path) -> Path:
 
 def atomic_write(path: Path, data: bytes) -> None:
     target = real_target(path)
+    found = regular_stat(target)  # never replace a device, FIFO or folder a symlink names
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    mode = found.st_mode & 0o7777 if found is not None else None
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix="." + target.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -60,11 +113,12 @@ def _fsync_dir(folder: Path) -> None:
 
 def backup_once(path: Path) -> Path | None:
     """Keep the original bytes of an existing file, once. Returns the backup's path."""
-    if not path.exists():
+    data = read_regular(path)
+    if data is None:
         return None
     backup = backup_path(path)
-    if not backup.exists():
-        atomic_write(backup, real_target(path).read_bytes())
+    if regular_stat(backup) is None:
+        atomic_write(backup, data)
     return backup
 
 

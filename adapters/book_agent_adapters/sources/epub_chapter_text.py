@@ -4,8 +4,9 @@ selectolax (lexbor) parses the XHTML as HTML, which is forgiving with real-world
 Text nodes have their whitespace collapsed as a browser would (except inside <pre>); block
 elements start on a new line; <head>, <script> and <style> are skipped. `fragments` maps
 each element id (and <a name>) to the offset where its text starts, so a locator's
-fragment can be turned into a position and back. `anchors` (from `extract_chapter`) keeps only
-the block-level ones: ids of block elements, and ids of other elements that open a line and
+fragment can be turned into a position and back. Ruby annotations (<rt>, <rp>, <rtc>) are left
+out: the text is the printed base text, and offsets count only it. `anchors` (from
+`extract_chapter`) keeps only the block-level ones: ids of block elements, and ids of other elements that open a line and
 are not links or note references, so that a locator's fragment names a paragraph (or
 heading, section...) rather than a footnote marker inside the previous paragraph.
 """
@@ -20,7 +21,10 @@ BLOCK_TAGS = frozenset(
     ["address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "thead", "tfoot", "tr", "ul"]
 )
 CELL_TAGS = frozenset({"td", "th"})
-SKIP_TAGS = frozenset({"head", "script", "style", "template", "svg", "math"})
+# Ruby annotations (furigana: <rt>, its fallback parentheses <rp>, a second annotation row
+# <rtc>) are printed beside the base text, not in it: a reader quotes 山路, not 山路やまみち.
+RUBY_ANNOTATION_TAGS = frozenset({"rt", "rp", "rtc"})
+SKIP_TAGS = frozenset({"head", "script", "style", "template", "svg", "math"}) | RUBY_ANNOTATION_TAGS
 _SPACE = re.compile(r"\s+")
 _COLLAPSING = re.compile(r"\s{2,}|[^\S ]")  # whitespace that collapsing to one space changes
 

@@ -14,6 +14,7 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.sources.epub_chapter_text import extract_chapter_text
 from book_agent_adapters.sources.pdf import PDFIUM_LOCK
 
 MAX_ENTRIES = 5000
@@ -88,8 +89,14 @@ def _nav_entries(epub: Any, base: str, href: str) -> list[dict[str, Any]]:
     for link in toc.css("a")[:MAX_ENTRIES]:
         level = sum(1 for node in _ancestors(link, toc) if node.tag == "ol")
         target = _target(epub, posixpath.dirname(zip_path), base, link.attributes.get("href") or "")
-        entries.append({"level": max(level, 1), "title": " ".join(link.text(separator=" ").split()), **target})
+        entries.append({"level": max(level, 1), "title": _printed_title(link), **target})
     return entries
+
+
+def _printed_title(link: Any) -> str:
+    """A nav link's words as printed, read as chapter text is (ruby annotations left out, no
+    space put between the text nodes of one word: 山<ruby>路<rt>じ</rt></ruby> is 山路)."""
+    return " ".join(extract_chapter_text(link.html or "")[0].split())
 
 
 def _ancestors(node: Any, stop: Any) -> list[Any]:

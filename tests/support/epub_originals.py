@@ -20,7 +20,7 @@ def chapter_document(body: str, title: str = "t", lang: str = "ja") -> bytes:
 
 def write_epub_original(path: Path, bodies: Sequence[str], *, ncx: bytes | None = None,
                         hrefs: Sequence[str] | None = None, utf8_flag: bool = True,
-                        encoding: str = "utf-8", nav_titles: Sequence[str] | None = None) -> Path:
+                        encoding: str = "utf-8", nav_titles: Sequence[str] | None = None, nav: bool = True) -> Path:
     """An EPUB 3 (nav document, NCX when given) whose chapters are the given bodies. With
     `utf8_flag` False, names are written as Info-ZIP does under LC_ALL=C: raw bytes in
     `encoding`, general-purpose flag bit 11 clear."""
@@ -46,6 +46,10 @@ def write_epub_original(path: Path, bodies: Sequence[str], *, ncx: bytes | None 
     }
     if ncx is not None:
         members["OEBPS/toc.ncx"] = ncx
+    if not nav:  # an EPUB 2 book: the NCX alone
+        del members["OEBPS/nav.xhtml"]
+        members["OEBPS/content.opf"] = members["OEBPS/content.opf"].replace(
+            b'<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>', b"")
     for href, body in zip(hrefs, bodies, strict=True):
         members[f"OEBPS/{href}"] = chapter_document(body)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
@@ -92,3 +96,15 @@ def epub_package(dest: Path, records: Sequence[RecordSpec], bodies: Sequence[str
     write_epub_original(root / "original" / "book.epub", bodies, **epub)  # type: ignore[arg-type]
     rehash(root)
     return root
+
+
+def nested_ncx(depth: int, href: str = "text/chapter01.xhtml") -> bytes:
+    """An NCX whose navPoints nest `depth` deep, one per level."""
+    points = "".join(f'<navPoint id="n{i}"><navLabel><text>Level {i + 1}</text></navLabel><content src="{href}"/>'
+                     for i in range(depth))
+    return ('<?xml version="1.0" encoding="utf-8"?><ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1">'
+            f'<head/><docTitle><text>t</text></docTitle><navMap>{points}{"</navPoint>" * depth}</navMap></ncx>').encode()
+
+
+def nested_divs(depth: int, inner: str) -> str:
+    return "<div>" * depth + inner + "</div>" * depth

@@ -4,7 +4,8 @@ Hrefs (in records and locators) are relative to the package document (the OPF), 
 the OPF manifest; a full path inside the zip is accepted too. An href is refused when it
 is absolute, has a URL scheme, a backslash or NUL, or climbs out of the book with `..`
 (`source.href_invalid`), and when it names no file of the book (`source.href_missing`).
-Members larger than MAX_MEMBER_BYTES are refused rather than inflated (zip bombs).
+Members larger than MAX_MEMBER_BYTES are refused rather than inflated (zip bombs), markup nested
+deeper than markup_depth.MAX_DEPTH before it is parsed (`source.original_too_deep`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from book_agent_adapters.sources.epub_chapter_text import (
     extract_chapter,
     extract_chapter_text,
     image_sources,
+    parse_document,
 )
+from book_agent_adapters.sources.markup_depth import MARKUP_SUFFIXES, check_depth
 
 __all__ = ["Chapter", "EpubSource", "SpineItem", "extract_chapter_text"]
 
@@ -79,9 +82,12 @@ class EpubSource:
         if info.file_size > MAX_MEMBER_BYTES:
             raise self._corrupt(f"{name} inflates to {info.file_size} bytes, over the limit")
         try:
-            return self._zip.read(info)
+            data = self._zip.read(info)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
             raise self._corrupt(name, exc) from exc
+        if name.lower().endswith(MARKUP_SUFFIXES):  # before any parser: deep nesting costs them more than linear
+            check_depth(data, f"the EPUB's {name}", {"path": str(self.path), "member": name})
+        return data
 
     def _open(self) -> None:
         if self._spine is not None:
@@ -176,8 +182,9 @@ class EpubSource:
                 raise _href_error("source.href_missing", item.href, "the spine names a missing document")
             data = self._read(item.zip_path)
         try:
-            text, fragments, anchors = extract_chapter(data)
-            images = [self._image_path(item, src) for src in image_sources(data)]
+            tree = parse_document(data)
+            text, fragments, anchors = extract_chapter(tree)
+            images = [self._image_path(item, src) for src in image_sources(tree)]
         except Exception as exc:  # selectolax parses nearly anything; be safe anyway
             raise self._corrupt(item.zip_path, exc) from exc
         chapter = Chapter(item, text, fragments, [p for p in images if p], anchors)

@@ -104,7 +104,8 @@ class ChapterCfi:
         first, last = inside[0], inside[-1]
         chunk, i = self.xml.chunk_at(first)
         end_chunk, j = self.xml.chunk_at(last)
-        return chunk.steps, _utf16(chunk.text[:i]), end_chunk.steps, _utf16(end_chunk.text[: j + 1])
+        return (self.xml.steps(chunk), _utf16(chunk.text[:i]), self.xml.steps(end_chunk),
+                _utf16(end_chunk.text[: j + 1]))
 
 
     def offset_of(self, point: CfiPoint, after: bool) -> int:

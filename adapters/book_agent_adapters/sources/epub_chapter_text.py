@@ -113,10 +113,11 @@ def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
     return text, fragments
 
 
-def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, tuple[int, int]]]:
+def extract_chapter(xhtml: bytes | str | Any) -> tuple[str, dict[str, int], dict[str, tuple[int, int]]]:
     """(text, fragments, anchors): every id's offset, and the block-level ids' extents
-    [start, end) (an inline anchor opening a line extends to the end of that line)."""
-    tree = _parse(xhtml)
+    [start, end) (an inline anchor opening a line extends to the end of that line). `xhtml`
+    may be a tree parse_document made (parsed once for text and images)."""
+    tree = parse_document(xhtml)
     start = tree.body if tree.body is not None else tree.root
     out = _Builder()
     fragments: dict[str, int] = {}
@@ -164,9 +165,12 @@ def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, 
     return text, {k: min(v, len(text)) for k, v in fragments.items()}, _extents(text, anchors)
 
 
-def _parse(xhtml: bytes | str) -> Any:
+def parse_document(xhtml: bytes | str | Any) -> Any:
+    """The lexbor tree of a document (a tree is returned as it is)."""
     from selectolax.lexbor import LexborHTMLParser
 
+    if not isinstance(xhtml, (bytes, str)):
+        return xhtml
     return LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
 
 
@@ -191,9 +195,9 @@ def _extents(text: str, anchors: dict[str, list[int]]) -> dict[str, tuple[int, i
     return extents
 
 
-def image_sources(xhtml: bytes | str) -> list[str]:
+def image_sources(xhtml: bytes | str | Any) -> list[str]:
     """The src of every <img> (and SVG <image> href) in document order, as written."""
-    tree = _parse(xhtml)
+    tree = parse_document(xhtml)
     out: list[str] = []
     for node in tree.css("img, image"):
         attrs = node.attributes

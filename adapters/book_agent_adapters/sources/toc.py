@@ -115,21 +115,24 @@ def _ncx_entries(epub: Any, base: str, href: str) -> list[dict[str, Any]]:
     except ElementTree.ParseError:
         return []
     entries: list[dict[str, Any]] = []
-
-    def walk(parent: Any, level: int) -> None:
-        for point in (el for el in parent if _local(el.tag) == "navPoint"):
-            label = next((el for el in point.iter() if _local(el.tag) == "text"), None)
-            content = next((el for el in point if _local(el.tag) == "content"), None)
-            src = content.get("src") if content is not None else ""
-            target = _target(epub, posixpath.dirname(zip_path), base, src or "")
-            entries.append({"level": level, "title": " ".join((label.text or "").split()) if label is not None else "",
-                            **target})
-            walk(point, level + 1)
-
     nav_map = next((el for el in root.iter() if _local(el.tag) == "navMap"), None) if root is not None else None
-    if nav_map is not None:
-        walk(nav_map, 1)
+    # iterative, depth-first in document order: a deep NCX must not reach the recursion limit
+    stack = [(point, 1) for point in reversed(_nav_points(nav_map))] if nav_map is not None else []
+    while stack and len(entries) < MAX_ENTRIES:
+        point, level = stack.pop()
+        names = next((el for el in point if _local(el.tag) == "navLabel"), None)  # its own label, not a child's
+        label = next((el for el in names if _local(el.tag) == "text"), None) if names is not None else None
+        content = next((el for el in point if _local(el.tag) == "content"), None)
+        src = content.get("src") if content is not None else ""
+        target = _target(epub, posixpath.dirname(zip_path), base, src or "")
+        entries.append({"level": level, "title": " ".join((label.text or "").split()) if label is not None else "",
+                        **target})
+        stack.extend((child, level + 1) for child in reversed(_nav_points(point)))
     return entries[:MAX_ENTRIES]
+
+
+def _nav_points(parent: Any) -> list[Any]:
+    return [el for el in parent if _local(el.tag) == "navPoint"]
 
 
 def _target(epub: Any, doc_dir: str, base: str, href: str) -> dict[str, Any]:

@@ -12,6 +12,9 @@ from book_agent.domain.text_match import FUZZY_THRESHOLD, find_exact, find_norma
 from book_agent_adapters.sources.locator_checks import MAX_QUOTE_CHARS, RecordLookup, check_book
 from book_agent_adapters.sources.passage_search import find_passage
 
+# the original (or its package document) cannot be read: a locator falls back to the record's claim
+UNREADABLE = ("source.original_corrupt", "source.original_missing", "source.original_too_deep")
+
 if TYPE_CHECKING:
     from book_agent.domain.text_match import NormalizedText
     from book_agent_adapters.sources.epub import EpubSource
@@ -121,7 +124,7 @@ class Claim:
         try:
             claim.unit = claim._unit(resolver, src, hints)
         except BookAgentError as exc:
-            if exc.code not in ("source.original_corrupt", "source.original_missing"):
+            if exc.code not in UNREADABLE:
                 if any(k in hints for k in ("page_index", "href", "spine_index")):
                     raise  # the caller's own hint is bad input
                 claim.warnings.append(f"the record's location is unusable ({exc.code}): {exc.message}")
@@ -164,7 +167,7 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
         units = resolver.units()
         found = find_passage(units, hit.text, key, claim.unit, claim.start)
     except BookAgentError as exc:
-        if exc.code not in ("source.original_corrupt", "source.original_missing"):
+        if exc.code not in UNREADABLE:
             raise
         # the original cannot be read: all we have is what the record says
         method = "record-metadata" if claim.fields else "unverified"
@@ -180,6 +183,9 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
     if found.unit is None or found.match is None:
         loc.update(claim.fields, char_start=claim.start, char_end=claim.end)
         warnings.append("the passage was not found in the original's text; the location is the record's claim")
+        skipped = units.skipped.get(claim.unit) if claim.unit is not None else None
+        if skipped is not None:
+            warnings.append(f"{skipped.code}: {skipped.message}")
     else:
         unit, match = found.unit, found.match
         verification.update(method=match.method, score=round(match.score, 4))

@@ -5,7 +5,7 @@ package around them (tests/support/package_builder.py) whose records are given t
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tests.support.package_builder import RecordSpec, build_package, rehash
@@ -61,16 +61,18 @@ def write_epub_original(path: Path, bodies: Sequence[str], *, ncx: bytes | None 
     return path
 
 
-def strip_utf8_flag(path: Path, encoding: str) -> None:
-    """Rewrite every name as raw `encoding` bytes with flag bit 11 clear (local and central headers)."""
+def strip_utf8_flag(path: Path, encoding: str, which: Callable[[int, str], bool] = lambda i, name: True) -> None:
+    """Rewrite the names of the members `which(position, name)` picks as raw `encoding` bytes
+    with flag bit 11 clear (local and central headers); the others stay flagged UTF-8."""
     data = bytearray(path.read_bytes())
     with zipfile.ZipFile(path) as z:
         infos = z.infolist()
     out = bytearray()
     central = bytearray()
-    for info in infos:
-        raw = info.filename.encode(encoding)
-        flags = info.flag_bits & ~0x800
+    for position, info in enumerate(infos):
+        strip = which(position, info.filename)
+        raw = info.filename.encode(encoding if strip else "utf-8")
+        flags = info.flag_bits & ~0x800 if strip else info.flag_bits | (0x800 if not info.filename.isascii() else 0)
         start = info.header_offset
         name_len = int.from_bytes(data[start + 26:start + 28], "little")
         extra_len = int.from_bytes(data[start + 28:start + 30], "little")

@@ -10,6 +10,7 @@ deeper than markup_depth.MAX_DEPTH before it is parsed (`source.original_too_dee
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import threading
 import zipfile
@@ -62,6 +63,7 @@ class EpubSource:
         self._lock = threading.RLock()
         self._zip: zipfile.ZipFile | None = None
         self._names: set[str] = set()
+        self._infos: dict[str, zipfile.ZipInfo] = {}
         self._opf_dir = ""
         self._spine: list[SpineItem] | None = None
         self._chapters: dict[str, Chapter] = {}
@@ -78,7 +80,7 @@ class EpubSource:
 
     def _read(self, name: str) -> bytes:
         assert self._zip is not None
-        info = self._zip.getinfo(name)
+        info = self._infos[name]
         if info.file_size > MAX_MEMBER_BYTES:
             raise self._corrupt(f"{name} inflates to {info.file_size} bytes, over the limit")
         try:
@@ -94,7 +96,8 @@ class EpubSource:
             return
         try:
             self._zip = zipfile.ZipFile(self.path)
-            self._names = set(self._zip.namelist())
+            self._infos = member_names(self._zip.infolist())
+            self._names = set(self._infos)
             opf_path = self._opf_path()
             root = ElementTree.fromstring(self._read(opf_path))
         except BookAgentError:
@@ -244,6 +247,29 @@ class EpubSource:
             return None
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(item.zip_path), src))
         return joined if joined in self._names else None
+
+
+def member_names(infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
+    """{name: member} with names read as reading systems read them. A name without the UTF-8
+    flag (Info-ZIP under LC_ALL=C, old Windows tools) is its raw bytes as UTF-8 when they are
+    valid UTF-8 (what JSZip, and so epub.js, and Calibre do), else CP437 (the zip standard's
+    default, zipfile's reading). Two members that come to the same name (one flagged, one not,
+    or the same bytes twice): the flagged one, else the first in the central directory."""
+    out: dict[str, zipfile.ZipInfo] = {}
+    declared: set[str] = set()
+    for info in infos:
+        name = info.filename
+        flagged = bool(info.flag_bits & 0x800)
+        if not flagged:
+            with contextlib.suppress(UnicodeEncodeError, UnicodeDecodeError):  # not UTF-8: zipfile's CP437 stays
+                name = info.orig_filename.encode("cp437").decode("utf-8")
+        if name in out and (name in declared or not flagged):
+            continue
+        info.filename = name  # orig_filename stays: zipfile checks the local header against it
+        out[name] = info
+        if flagged:
+            declared.add(name)
+    return out
 
 
 def _href_error(code: str, href: Any, why: str) -> BookAgentError:

@@ -20,7 +20,8 @@ def chapter_document(body: str, title: str = "t", lang: str = "ja") -> bytes:
 
 def write_epub_original(path: Path, bodies: Sequence[str], *, ncx: bytes | None = None,
                         hrefs: Sequence[str] | None = None, utf8_flag: bool = True,
-                        encoding: str = "utf-8", nav_titles: Sequence[str] | None = None, nav: bool = True) -> Path:
+                        encoding: str = "utf-8", nav_titles: Sequence[str] | None = None, nav: bool = True,
+                        nav_links: Sequence[tuple[str, str]] | None = None) -> Path:
     """An EPUB 3 (nav document, NCX when given) whose chapters are the given bodies. With
     `utf8_flag` False, names are written as Info-ZIP does under LC_ALL=C: raw bytes in
     `encoding`, general-purpose flag bit 11 clear."""
@@ -28,14 +29,15 @@ def write_epub_original(path: Path, bodies: Sequence[str], *, ncx: bytes | None 
     items = "".join(f'<item id="c{i}" href="{h}" media-type="application/xhtml+xml"/>' for i, h in enumerate(hrefs))
     spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(hrefs)))
     titles = list(nav_titles or [f"Chapter {i + 1}" for i in range(len(hrefs))])
-    nav_links = "".join(f'<li><a href="{h}">{t}</a></li>' for h, t in zip(hrefs, titles, strict=True))
+    links = list(nav_links or zip(hrefs, titles, strict=True))  # (href, title XHTML)
+    nav_list = "".join(f'<li><a href="{h}">{t}</a></li>' for h, t in links)
     members = {
         "META-INF/container.xml": b'<?xml version="1.0"?><container version="1.0" '
         b'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile '
         b'full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
         "OEBPS/nav.xhtml": (f'<?xml version="1.0" encoding="utf-8"?><html xmlns="{XHTML}" '
                             'xmlns:epub="http://www.idpf.org/2007/ops"><head><title>Contents</title></head><body>'
-                            f'<nav epub:type="toc"><ol>{nav_links}</ol></nav></body></html>').encode(),
+                            f'<nav epub:type="toc"><ol>{nav_list}</ol></nav></body></html>').encode(),
         "OEBPS/content.opf": ('<?xml version="1.0" encoding="utf-8"?><package xmlns="http://www.idpf.org/2007/opf" '
                               'version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
                               '<dc:identifier id="id">test-book</dc:identifier><dc:title>t</dc:title>'

@@ -86,6 +86,14 @@ def _source(raw: Any) -> dict[str, Any]:
     return source if isinstance(source, dict) else {}
 
 
+def _headings(raw: Any) -> list[str]:
+    try:
+        headings = json.loads(raw) if raw else []
+    except (TypeError, ValueError):
+        return []
+    return [h for h in headings if isinstance(h, str)] if isinstance(headings, list) else []
+
+
 class RecordLookup:
     """Records by id from the package's index.sqlite, read-only.
 
@@ -127,14 +135,14 @@ class RecordLookup:
                                  remediation="inspect the package: book-agent inspect PACKAGE")
         try:
             with closing(connect_readonly(self.path)) as con:
-                rows = con.execute(f"SELECT record_id, text, md_start, md_end, source FROM records {where}",
+                rows = con.execute(f"SELECT record_id, text, md_start, md_end, source, headings FROM records {where}",
                                    params).fetchall()
         except sqlite3.Error as exc:
             raise BookAgentError("source.database_unreadable", f"index.sqlite cannot be read: {exc}",
                                  details={"path": str(self.path)},
                                  remediation="validate the package: book-agent inspect PACKAGE") from exc
-        return [{"record_id": r[0], "text": r[1], "md_start": r[2], "md_end": r[3], "source": _source(r[4])}
-                for r in rows]
+        return [{"record_id": r[0], "text": r[1], "md_start": r[2], "md_end": r[3], "source": _source(r[4]),
+                 "headings": _headings(r[5])} for r in rows]
 
     def page_labels(self) -> dict[int, str]:
         """{page_index: page_label} as the records' sources give them (first record per page

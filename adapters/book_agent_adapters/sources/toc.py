@@ -14,6 +14,7 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.text_match import normalize_key
 from book_agent_adapters.sources.epub_chapter_text import extract_chapter_text
 from book_agent_adapters.sources.pdf import PDFIUM_LOCK
 
@@ -148,19 +149,55 @@ def _target(epub: Any, doc_dir: str, base: str, href: str) -> dict[str, Any]:
 
 
 def first_records(entries: list[dict[str, Any]], records: list[dict[str, Any]], kind: str) -> None:
-    """Give each entry the first record (reading order) at or after its place, by the records' claims."""
+    """Give each entry the record holding its heading: among the records at the entry's place
+    (its PDF page, its EPUB chapter and fragment), in reading order, the first whose deepest
+    heading is the entry's title, else whose text opens a line with it, else holds it; when
+    none does, the first record at (PDF: or after) the place. A page's first record is often
+    the end of the previous section, or a running head, not the section the entry names."""
     for entry in entries:
         entry["first_record_id"] = None
         if entry.get("target") == "none":
             continue
-        for record in records:
-            source = record.get("source") or {}
-            if kind == "pdf" and isinstance(source.get("page_index"), int) and source["page_index"] >= entry["page_index"]:
-                entry["first_record_id"] = record["record_id"]
-                break
-            if kind == "epub" and _same_place(source, entry):
-                entry["first_record_id"] = record["record_id"]
-                break
+        title = str(entry.get("title") or "")
+        if kind == "pdf":
+            after = [r for r in records if (_page(r) if _page(r) is not None else -1) >= entry["page_index"]]
+            here = [r for r in after if _page(r) == entry["page_index"]]
+            chosen = _holding(here, title) or (after[0] if after else None)
+        else:
+            chapter = [r for r in records if _same_place(r.get("source") or {}, {**entry, "fragment": None})]
+            want = entry.get("fragment")
+            at = [r for r in chapter if _same_place(r.get("source") or {}, entry)] if want else chapter
+            # the record carrying the nav's fragment is where the link lands; else the heading's text
+            chosen = (_holding(at, title) or (at[0] if at else None) or _holding(chapter, title))
+        entry["first_record_id"] = chosen["record_id"] if chosen else None
+
+
+def _page(record: dict[str, Any]) -> int | None:
+    page = (record.get("source") or {}).get("page_index")
+    return page if isinstance(page, int) and not isinstance(page, bool) else None
+
+
+def _holding(records: list[dict[str, Any]], title: str) -> dict[str, Any] | None:
+    """The first record whose deepest heading is `title`, else whose text opens a line with
+    it, else holds it (compared in text_match's key form: case, spacing, dashes aside)."""
+    key = normalize_key(title)
+    if not key:
+        return None
+
+    def heading(r: dict[str, Any]) -> bool:
+        return bool(r.get("headings")) and normalize_key(r["headings"][-1]) == key
+
+    def opens_line(r: dict[str, Any]) -> bool:
+        return any(normalize_key(line).startswith(key) for line in str(r.get("text") or "").splitlines())
+
+    def holds(r: dict[str, Any]) -> bool:
+        return key in normalize_key(str(r.get("text") or ""))
+
+    for test in (heading, opens_line, holds):
+        found = next((r for r in records if test(r)), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _same_place(source: dict[str, Any], entry: dict[str, Any]) -> bool:

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.source_results import Locator
-from book_agent.domain.text_match import FUZZY_THRESHOLD, find_exact, find_normalized, normalize_key
+from book_agent.domain.text_match import (
+    FUZZY_THRESHOLD,
+    TextMatch,
+    find_exact,
+    find_normalized,
+    normalize_key,
+    widen_to_vanished,
+)
 from book_agent_adapters.sources.locator_checks import MAX_QUOTE_CHARS, RecordLookup, check_book
 from book_agent_adapters.sources.passage_search import find_passage
 
@@ -189,6 +196,8 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
     else:
         unit, match = found.unit, found.match
         verification.update(method=match.method, score=round(match.score, 4))
+        start, end = _settle(units.text(unit), match, hit.text, key, claim if claim.unit == unit else None)
+        match = TextMatch(match.method, start, end, match.score)
         place = _place(resolver, unit, match.start, match.end, claim)
         cfi_check = place.pop("_cfi", None)
         if cfi_check is not None:  # EPUB: whether the CFI resolved back to the passage (contracts/sources.md)
@@ -204,6 +213,24 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
             verification["corrected"]["char_range"] = {"claimed": [claim.start, claim.end], "found": [match.start, match.end]}
     loc.update(markdown_span=md_span, verification=verification, warnings=warnings)
     return loc
+
+
+def _settle(text: str, match: TextMatch, needle: str, key: str, claim: Claim | None) -> tuple[int, int]:
+    """The span to cite: a normalised match widened over the characters its key drops (a
+    leading minus sign, private-use glyphs, control characters) where the needle has them; and
+    the record's claimed span when it holds the same text (exactly, or the same key with only
+    such characters or spacing at its edges): a claim is corrected only when it was wrong."""
+    start, end = match.start, match.end
+    if match.method == "normalized":
+        start, end = widen_to_vanished(text, start, end, needle)
+    if claim is None or claim.start is None or claim.end is None or (claim.start, claim.end) == (start, end):
+        return start, end
+    if not 0 <= claim.start < claim.end <= len(text) or match.method == "fuzzy":
+        return start, end
+    claimed = text[claim.start:claim.end]
+    if claimed == needle or normalize_key(claimed) == key:
+        return claim.start, claim.end
+    return start, end
 
 
 def _not_found(resolver: OpenOriginal, text: str, best: float) -> BookAgentError:

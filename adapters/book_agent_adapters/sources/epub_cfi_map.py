@@ -48,7 +48,9 @@ class ChapterXml:
     origins: list[int]  # per character of text: an origin (see Chunk.base), or -1
     chunks: list[Chunk] = field(default_factory=list)
     paths: list[tuple[int, CfiStep | None]] = field(default_factory=list)  # (parent, step); 0 is the root
+    hidden_after: set[int] = field(default_factory=set)  # chunks followed by text left out (ruby, script...)
     _bases: list[int] = field(default_factory=list)
+    _agrees: list[bool] = field(default_factory=list)
     _children: dict[tuple[int, int], int] = field(default_factory=dict)
     _chunk_of: dict[tuple[int, int], int] = field(default_factory=dict)
 
@@ -77,10 +79,28 @@ class ChapterXml:
 
     def chunk_at(self, origin: int) -> tuple[Chunk, int]:
         """The chunk an origin falls in and the code-point offset inside it."""
+        index, offset = self.index_at(origin)
+        return self.chunks[index], offset
+
+    def index_at(self, origin: int) -> tuple[int, int]:
+        """The index of the chunk an origin falls in and the code-point offset inside it."""
         if not self._bases:
             self._bases = [c.base for c in self.chunks]
-        chunk = self.chunks[bisect_right(self._bases, origin) - 1]
-        return chunk, origin - chunk.base
+        index = bisect_right(self._bases, origin) - 1
+        return index, origin - self.chunks[index].base
+
+    def counted_alike(self, index: int) -> bool:
+        """Whether epub.js finds this chunk by its step. EPUB CFI counts a parent's chunks
+        between its elements (the chunk after the k-th element is /2k+1, empty or not); epub.js
+        counts the parent's text nodes (its n-th text node is /2n-1). They agree on a chunk
+        only when every element before it in its parent has text before it."""
+        if not self._agrees:
+            seen: dict[int, int] = {}
+            for chunk in self.chunks:
+                n = seen.get(chunk.path, 0)
+                self._agrees.append(chunk.step.index == 2 * n + 1)
+                seen[chunk.path] = n + 1
+        return self._agrees[index]
 
 
 def _local(tag: object) -> str:
@@ -157,6 +177,8 @@ def walk(data: bytes) -> ChapterXml:
                 out.add("\t")
             continue
         if tag in SKIP_TAGS or not tag:
+            if xml.chunks and tag and any(node.itertext()):
+                xml.hidden_after.add(len(xml.chunks) - 1)  # text a reader's DOM has between two chunks
             continue
         if tag in BLOCK_TAGS:
             out.newline()

@@ -202,6 +202,8 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
         cfi_check = place.pop("_cfi", None)
         if cfi_check is not None:  # EPUB: whether the CFI resolved back to the passage (contracts/sources.md)
             verification["cfi"] = cfi_check["cfi"]
+            if "epubjs" in cfi_check:  # whether epub.js (most web readers) resolves it as the spec does
+                verification["cfi_epubjs"] = cfi_check["epubjs"]
             if cfi_check.get("why"):
                 warnings.append(f"no EPUB CFI: {cfi_check['why']}")
         loc.update(place)
@@ -260,7 +262,7 @@ def _place(resolver: OpenOriginal, unit: int, start: int, end: int, claim: Claim
     return {"href": item.href, "spine_index": item.index,
             "fragment": nearest_fragment(chapter.fragments, chapter.anchors, start, end, claim.fields.get("fragment")),
             "epub_cfi": cfi["epub_cfi"], "epub_cfi_start": cfi["epub_cfi_start"],
-            "_cfi": {k: v for k, v in cfi.items() if k in ("cfi", "why")}}
+            "_cfi": {k: v for k, v in cfi.items() if k in ("cfi", "why", "epubjs")}}
 
 
 def nearest_fragment(fragments: dict[str, int], anchors: dict[str, tuple[int, int]], start: int, end: int,

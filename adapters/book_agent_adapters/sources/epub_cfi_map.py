@@ -131,6 +131,12 @@ def element_id(element: ElementTree.Element) -> str | None:
     return element.get("id") or element.get(_XML_ID) or None
 
 
+def _note_hidden(xml: ChapterXml, node: ElementTree.Element, tag: str) -> None:
+    """Mark the last chunk as followed by text a reader's DOM has but the chapter text leaves out."""
+    if xml.chunks and tag and any(node.itertext()):
+        xml.hidden_after.add(len(xml.chunks) - 1)
+
+
 def _body(root: ElementTree.Element, paths: list[tuple[int, CfiStep | None]]) -> tuple[ElementTree.Element, int]:
     """Where the chapter text starts (<body>, else the root) and its path index."""
     for k, child in enumerate(root):
@@ -177,8 +183,7 @@ def walk(data: bytes) -> ChapterXml:
                 out.add("\t")
             continue
         if tag in SKIP_TAGS or not tag:
-            if xml.chunks and tag and any(node.itertext()):
-                xml.hidden_after.add(len(xml.chunks) - 1)  # text a reader's DOM has between two chunks
+            _note_hidden(xml, node, tag)
             continue
         if tag in BLOCK_TAGS:
             out.newline()

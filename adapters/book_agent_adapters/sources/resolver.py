@@ -136,14 +136,16 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
             return self._record_labels.get(page_index)
 
     def page_label(self, page_index: int, claimed: Any = None) -> str | None:
-        """The PDF's own label, else the caller's (a locator's), else the records' label."""
+        """The PDF's own label, else the caller's (a locator's), the records', the printed folio."""
         label = self.pdf().page_label(page_index)
         if label is None and isinstance(claimed, str | int) and not isinstance(claimed, bool) and str(claimed):
             label = str(claimed)
-        return label if label is not None else self.record_page_label(page_index)
+        return next((x for x in (label, self.record_page_label(page_index)) if x is not None), None) \
+            or self.pdf().folio(page_index)
+
 
     def page_labels(self) -> list[str | None]:
-        """Every page's label: the PDF's own, else the one the records give it (None: none)."""
+        """Every page's label: the PDF's own, else the records' (not folios: every page's text)."""
         with self._lock:
             if self._labels is None:
                 pdf = self.pdf()
@@ -233,7 +235,10 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
                 out["page_label_pages"] = same_label
             text = pdf.page_text(page)
             claimed_label = locator.get("page_label") if locator.get("page_index") == page else None
-            out.update(page_index=page, page_label=self.page_label(page, claimed_label), extracted_by="pdfium")
+            label = self.page_label(page, claimed_label)
+            out.update(page_index=page, page_label=label, extracted_by="pdfium")
+            if label is not None and label not in (self.pdf().page_label(page), claimed_label, self.record_page_label(page)):
+                out["page_label_inferred"] = True  # the folio printed on the page (the PDF has no labels)
         else:
             epub = self.epub()
             if locator.get("epub_cfi") is not None and locator.get("href") is None and locator.get("spine_index") is None:

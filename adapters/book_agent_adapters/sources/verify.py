@@ -254,7 +254,10 @@ def _place(resolver: OpenOriginal, unit: int, start: int, end: int, claim: Claim
         label = pdf.page_label(unit) or (claim.fields.get("page_label") if unit == claim.unit else None)
         if label is None:
             label = resolver.record_page_label(unit)
-        return {"page_index": unit, "page_label": label, "bbox": pdf.bbox(unit, start, end)}
+        place: dict[str, Any] = {"page_index": unit, "page_label": label, "bbox": pdf.bbox(unit, start, end)}
+        if label is None and (folio := pdf.folio(unit)) is not None:  # printed on the page; the PDF has no labels
+            place.update(page_label=folio, page_label_inferred=True)
+        return place
     epub = resolver.epub()
     item = epub.spine[unit]
     chapter = epub.chapter(item)

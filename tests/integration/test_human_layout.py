@@ -51,3 +51,39 @@ def test_the_header_names_the_channels_that_weigh() -> None:
     assert channel_summary({"lexical": {"ran": True, "weight": 0.4}, "vector": {"ran": True, "weight": 0.6}}) \
         == "lexical, vector"
     assert channel_summary({"vector": {"ran": False}}) == "none"
+
+
+def test_source_reads_a_record_and_locate_prints_a_runnable_command(data: Path) -> None:
+    book = "a-book-with-a-rather-long-identifier-for-narrow-screens"
+    shown = run_cli("--data-dir", str(data), "--json", "source", book, "--record", "r0002")
+    assert shown.code == 0
+    body = json.loads(shown.stdout)
+    span = body["span_in_text"]
+    assert body["text"][span["start"]:span["end"]].startswith("The general who wins a battle")
+    located = run_cli("--data-dir", str(data), "locate", book, "--record", "r0002").stdout.decode()
+    command = next(line for line in located.splitlines() if "read it:" in line).split("read it: ", 1)[1]
+    assert "..." not in command and command == f"book-agent source {book} --record r0002"
+    again = run_cli(*command.split()[1:3], "--data-dir", str(data), *command.split()[3:])
+    assert again.code == 0 and "The general who wins a battle" in again.stdout.decode()
+
+
+def test_a_reading_window_starts_and_ends_on_whole_words() -> None:
+    from book_agent_adapters.sources.locator_checks import reading_window, word_window
+
+    text = " ".join(f"word{n:04d}" for n in range(3000))  # 27,000 characters
+    span = (text.index("word1500"), text.index("word1500") + 8)
+    lo, hi = word_window(text, *reading_window(len(text), span, 12000), span)
+    assert reading_window(len(text), span, 12000) != (lo, hi)  # the plain window cut words
+    assert " " in (text[lo - 1], text[lo]) and " " in (text[hi - 1], text[hi]) and hi - lo <= 12000
+    assert lo <= span[0] and span[1] <= hi
+    cjk = "山路を登りながら、こう考えた。" * 2000
+    assert word_window(cjk, *reading_window(len(cjk), (15000, 15004), 12000), (15000, 15004)) == \
+        reading_window(len(cjk), (15000, 15004), 12000)  # every CJK character is a word of its own
+
+
+def test_status_never_says_ok_for_a_script_the_model_cannot_read() -> None:
+    from book_agent.cli.render_books import evidence_line
+
+    assert evidence_line({"status": "ok", "reads": {"cjk": False, "latin": True}, "basis": "probe"}) \
+        == "partly: reads latin, not cjk (from the probe)"
+    assert evidence_line({"status": "ok", "reads": {"cjk": True, "latin": True}}).startswith("ok (")

@@ -31,6 +31,7 @@ from book_agent_adapters.sources.locator_checks import (
     locator_error,
     optional_int,
     reading_window,
+    word_window,
 )
 from book_agent_adapters.sources.page_render import MAX_PIXELS
 from book_agent_adapters.sources.page_render import render_page as _render
@@ -254,7 +255,7 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
             if start is None and end is None and fragment in chapter.fragments:
                 start = end = chapter.fragments[fragment]
         span = check_span(start, end, len(text))
-        lo, hi = reading_window(len(text), span, max_chars)
+        lo, hi = word_window(text, *reading_window(len(text), span, max_chars), span)
         out.update(
             text=text[lo:hi], window_start=lo, window_end=hi, text_chars=len(text),
             char_start=span[0] if span else None, char_end=span[1] if span else None,

@@ -12,9 +12,11 @@ console.log = console.warn = () => {};  // epub.js logs a miss; the answer says 
 let input = "";
 process.stdin.on("data", (chunk) => { input += chunk; });
 process.stdin.on("end", () => {
+  const parsed = new Map();  // one parse per chapter: a book's records share their chapters
   const out = JSON.parse(input).map(({ xhtml, cfi }) => {
     try {
-      const doc = new dom.window.DOMParser().parseFromString(xhtml, "application/xhtml+xml");
+      if (!parsed.has(xhtml)) parsed.set(xhtml, new dom.window.DOMParser().parseFromString(xhtml, "application/xhtml+xml"));
+      const doc = parsed.get(xhtml);
       const range = new EpubCFI(cfi).toRange(doc);
       if (!range) return { error: "no range" };
       const copy = range.cloneContents();

@@ -64,6 +64,8 @@ class EpubSource:
         self._zip: zipfile.ZipFile | None = None
         self._names: set[str] = set()
         self._infos: dict[str, zipfile.ZipInfo] = {}
+        self._checked: set[str] = set()  # markup members within the depth limit
+        self._refused: dict[str, BookAgentError] = {}  # and those past it
         self._opf_dir = ""
         self._spine: list[SpineItem] | None = None
         self._chapters: dict[str, Chapter] = {}
@@ -80,6 +82,9 @@ class EpubSource:
 
     def _read(self, name: str) -> bytes:
         assert self._zip is not None
+        refused = self._refused.get(name)
+        if refused is not None:  # a member over the depth limit: refused once, remembered
+            raise BookAgentError(refused.code, refused.message, details=refused.details, remediation=refused.remediation)
         info = self._infos[name]
         if info.file_size > MAX_MEMBER_BYTES:
             raise self._corrupt(f"{name} inflates to {info.file_size} bytes, over the limit")
@@ -87,8 +92,13 @@ class EpubSource:
             data = self._zip.read(info)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
             raise self._corrupt(name, exc) from exc
-        if name.lower().endswith(MARKUP_SUFFIXES):  # before any parser: deep nesting costs them more than linear
-            check_depth(data, f"the EPUB's {name}", {"path": str(self.path), "member": name})
+        if name.lower().endswith(MARKUP_SUFFIXES) and name not in self._checked:
+            try:  # before any parser: deep nesting costs them more than linear
+                check_depth(data, f"the EPUB's {name}", {"path": str(self.path), "member": name})
+            except BookAgentError as exc:
+                self._refused[name] = exc
+                raise
+            self._checked.add(name)
         return data
 
     def _open(self) -> None:

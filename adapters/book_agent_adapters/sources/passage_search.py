@@ -63,6 +63,8 @@ class UnitTexts:
         self.skipped: dict[int, BookAgentError] = {}
 
     def text(self, unit: int) -> str:
+        if unit in self.skipped:
+            return ""
         try:
             return self._text_of(unit)
         except BookAgentError as exc:

@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # 2 workers fit the 2-core machines the suite is sized for.
 XDIST := -n 2
 
-.PHONY: install install-milvus install-milvus-server host-cli test test-minima dist check-wheel test-fast test-slow test-unit lint demo bench bench-1m eval clean example-package
+.PHONY: install install-milvus install-milvus-server host-cli reader-js test test-minima dist check-wheel test-fast test-slow test-unit lint demo bench bench-1m eval clean example-package
 
 install: $(STAMP)
 
@@ -58,17 +58,24 @@ host-cli:
 	@./tools/dev/install_codex_cli.sh >/dev/null || \
 	  echo "note: the Codex CLI could not be installed (npm missing?): its tests skip, or fail under CI=true" >&2
 
+# epub.js (and jsdom) resolve the EPUB CFIs we write, as web reading systems do (pinned, ~30 MB,
+# cached in .tools/epubjs; needs npm). Only the tests use it. Without npm its tests skip, except
+# under CI=true, where they fail.
+reader-js:
+	@./tools/dev/install_epubjs.sh >/dev/null || \
+	  echo "note: epub.js could not be installed (npm missing?): its tests skip, or fail under CI=true" >&2
+
 # The layer contracts (import-linter, [tool.importlinter] in pyproject.toml): make lint and
 # make test both check them, so CI does.
 IMPORTS := $(VENV)/bin/lint-imports --no-cache --no-logo
 
 # The default tier: everything but tests marked slow. Under CI=true, also the slow tier.
-test: install host-cli install-milvus
+test: install host-cli reader-js install-milvus
 	$(IMPORTS)
 	$(PY) -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 	@if [ "$${CI:-}" = "true" ]; then $(MAKE) --no-print-directory test-slow; fi
 
-test-slow: install host-cli install-milvus install-milvus-server
+test-slow: install host-cli reader-js install-milvus install-milvus-server
 	$(PY) -m pytest $(XDIST) -m "slow" $(PYTEST_ARGS)
 
 # The unit tier alone (pure logic, a few seconds): tests/unit.

@@ -44,8 +44,12 @@ def evidence_line(evidence: dict[str, Any] | None) -> str:
     status = evidence.get("status")
     if status == "ok":
         reads = evidence.get("reads") or {}
-        scripts = ", ".join(f"{k} {'read' if v else 'not read'}" for k, v in sorted(reads.items())) or "checked"
-        return f"ok (from the {evidence.get('basis', 'model')}: {scripts})"
+        read = [k for k, v in sorted(reads.items()) if v]
+        unread = [k for k, v in sorted(reads.items()) if not v]
+        basis = evidence.get("basis", "model")
+        if unread:  # not "ok": the vector channel cannot serve these scripts' queries
+            return f"partly: reads {', '.join(read) or 'none'}, not {', '.join(unread)} (from the {basis})"
+        return f"ok (from the {basis}: reads {', '.join(read) or 'every script checked'})"
     reason = evidence.get("reason") or evidence.get("code") or ""
     return f"{status}" + (f": {reason}" if reason else "")
 

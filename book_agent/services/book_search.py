@@ -38,7 +38,11 @@ class BookSearch:
                 query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         else:
             result = self._library().search(ref, query, top_k, strict, query_vector, hints)
-        result["visual_fallback"] = VisualFallbackPolicy().evaluate(query, result["hits"], hints=hints)
+        policy = VisualFallbackPolicy()
+        per_hit = policy.evaluate_hits(query, result["hits"], hints=hints)
+        for hit, advice in zip(result["hits"], per_hit, strict=True):
+            hit["visual_fallback"] = advice  # judged on this hit alone: it does not change with top_k
+        result["visual_fallback"] = policy.evaluate(query, result["hits"], hints=hints, per_hit=per_hit)
         return result
 
     def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True,

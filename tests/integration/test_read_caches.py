@@ -91,8 +91,8 @@ def test_a_hit_text_seen_again_gives_its_reasons_under_its_own_label() -> None:
             assert [r["code"] for r in reasons] == [code for code, _ in plain]
             assert all(r["detail"].startswith(f"hit {index} ") for r in reasons)
     policy = visual_fallback.VisualFallbackPolicy()
-    twice = policy.evaluate("yields", [{"text": table}, {"text": table}])
-    assert [r["detail"].split(" ", 2)[1] for r in twice["reasons"]] == ["0", "1"]
+    twice = policy.evaluate_hits("yields", [{"text": table}, {"text": table}])  # each hit's own advice
+    assert [[r["detail"].split(" ", 2)[1] for r in a["reasons"]] for a in twice] == [["0"], ["1"]]
 
 
 def test_the_package_root_an_open_book_keeps_follows_a_replaced_registration(tmp_path: Path) -> None:

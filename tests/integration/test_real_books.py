@@ -311,9 +311,18 @@ def test_the_page_image_hint_never_asks_an_epub_for_a_render(library: tuple[Path
     data = str(library[0])
     epub = run_cli("--data-dir", data, "--json", "search", EPUB_BOOK, "a table of figures for the lawyer")
     advice = epub.json["visual_fallback"]
-    assert advice["reasons"] and not advice["recommended"] and advice["action"] == "read_source"
-    human = run_cli("--data-dir", data, "search", EPUB_BOOK, "a table of figures for the lawyer")
+    # issue 43: the query's words alone are shown as a reason, but do not send prose to a page
+    assert advice["reasons"] and not advice["recommended"] and advice["action"] is None
+    assert not any(h["visual_fallback"]["recommended"] for h in epub.json["hits"])
+    asked = ("search", EPUB_BOOK, "a table of figures for the lawyer", "--hint", "visual=true")
+    advice = run_cli("--data-dir", data, "--json", *asked).json["visual_fallback"]
+    assert not advice["recommended"] and advice["action"] == "read_source"
+    human = run_cli("--data-dir", data, *asked)
     shown = " ".join(human.stdout.decode().split())  # as wrapped by the terminal width
     assert "no fixed pages" in shown and "book-agent render" not in shown
-    pdf = run_cli("--data-dir", data, "search", PDF_BOOK, "表格 tabular")
-    assert "book-agent render" in " ".join(pdf.stdout.decode().split())
+    pdf = run_cli("--data-dir", data, "--json", "search", PDF_BOOK, "表格 tabular")
+    first = pdf.json["hits"][0]  # the tip follows the first hit's own advice (issue 43)
+    shown = " ".join(run_cli("--data-dir", data, "search", PDF_BOOK, "表格 tabular").stdout.decode().split())
+    assert ("book-agent render" in shown) == first["visual_fallback"]["recommended"]
+    asked = run_cli("--data-dir", data, "search", PDF_BOOK, "表格 tabular", "--hint", "visual=true")
+    assert "book-agent render" in " ".join(asked.stdout.decode().split())

@@ -73,13 +73,18 @@ def _chunk(node: Node, index: int) -> list[Node]:
     return out
 
 
-def _text_nodes(node: Node) -> list[Node]:
+RUBY_ANNOTATIONS = ("rt", "rp", "rtc")
+
+
+def _text_nodes(node: Node, printed_only: bool = False) -> list[Node]:
+    """Document-order text nodes; with `printed_only`, without ruby annotations (what a reader
+    sees printed in the line, as the chapter text has it)."""
     out: list[Node] = []
     for child in node.childNodes:
         if child.nodeType in (Node.TEXT_NODE, Node.CDATA_SECTION_NODE):
             out.append(child)
-        elif child.nodeType == Node.ELEMENT_NODE:
-            out.extend(_text_nodes(child))
+        elif child.nodeType == Node.ELEMENT_NODE and not (printed_only and child.localName in RUBY_ANNOTATIONS):
+            out.extend(_text_nodes(child, printed_only))
     return out
 
 
@@ -95,8 +100,9 @@ def _code_points(text: str, units: int) -> int:
 
 class Resolver:
     def __init__(self, chapter: bytes, package: tuple[bytes, str] | None = None,
-                 documents: dict[str, bytes] | None = None) -> None:
+                 documents: dict[str, bytes] | None = None, printed_only: bool = False) -> None:
         self.chapter = chapter
+        self.printed_only = printed_only
         self.package, self.documents = package, documents or {}
 
     def _document(self, point: Point) -> bytes:
@@ -118,7 +124,7 @@ class Resolver:
         for index, assertion in point.document[:-1]:
             node = _child(node, index, assertion)
         chunk = _chunk(node, point.document[-1][0])
-        everything = _text_nodes(dom.documentElement)
+        everything = _text_nodes(dom.documentElement, self.printed_only)
         remaining = point.offset
         for text_node in chunk:  # a chunk may be several nodes (text, CDATA, text around a comment)
             units = len(text_node.data.encode("utf-16-le")) // 2

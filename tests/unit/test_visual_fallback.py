@@ -18,8 +18,16 @@ def codes(result: dict[str, object]) -> list[str]:
 @pytest.mark.parametrize("query", ["What does Figure 3 show?", "see fig. 2", "the tax table", "a bar chart of grain",
                                    "Which equation gives the rate?", "page layout of chapter 2", "draw the diagram"])
 def test_visual_english_queries(query: str) -> None:
+    """Issue 43: the query's words are a reason shown, but never send a hit to its page on their
+    own (prose, or a hit merely referring to a table that is on another page); the hit's own
+    signals do, whatever the query."""
     result = VisualFallbackPolicy().evaluate(query, [GOOD_HIT])
-    assert result["recommended"] and "query.visual_terms" in codes(result)
+    assert not result["recommended"] and "query.visual_terms" in codes(result) and result["action"] is None
+    referring = {"text": "As Figure 3 and Table 2 show, and Eq. (4) gives, the depots lie along the river."}
+    assert not VisualFallbackPolicy().evaluate(query, [referring])["recommended"]
+    captioned = {"text": "Table 2: grain tribute by province\nHan 120 340\nWei 80 200\nWu 95 310"}
+    assert VisualFallbackPolicy().evaluate(query, [captioned])["recommended"]
+    assert VisualFallbackPolicy().evaluate("where is the grain", [captioned])["recommended"]
 
 
 @pytest.mark.parametrize("query", ["vegetable soup", "a stable government", "configure the paragraph",
@@ -31,8 +39,11 @@ def test_word_boundaries_keep_ordinary_words_out(query: str) -> None:
 
 @pytest.mark.parametrize("query", ["图3展示了什么", "税率表", "这个公式是什么意思", "供应链示意图", "方程的解", "图表中的数据"])
 def test_visual_chinese_queries(query: str) -> None:
-    result = VisualFallbackPolicy().evaluate(query, [GOOD_HIT])
-    assert result["recommended"] and "query.visual_terms_zh" in codes(result)
+    prose = {"text": "孫子曰：兵者，國之大事，死生之地，存亡之道，不可不察也。"}
+    result = VisualFallbackPolicy().evaluate(query, [prose])
+    assert not result["recommended"] and "query.visual_terms_zh" in codes(result)
+    assert not VisualFallbackPolicy().evaluate(query, [{"text": "如图 3 所示，表 2 中的数据给出了各省的税率。"}])["recommended"]
+    assert VisualFallbackPolicy().evaluate(query, [{"text": "表 2: 各省税率\n甲 12 30\n乙 15 42\n丙 9 27"}])["recommended"]
 
 
 @pytest.mark.parametrize("query", ["这表示什么意思", "他试图说服国王", "代表团的意图"])
@@ -71,8 +82,13 @@ def test_deterministic_and_tolerant_of_odd_hits() -> None:
     hits = [GOOD_HIT, {"record": {"text": "x ≤ 3"}}, "not a dict", {"text": None}]
     first = policy.evaluate("table of rates", hits)  # type: ignore[arg-type]
     assert first == policy.evaluate("table of rates", hits)  # type: ignore[arg-type]
-    assert codes(first) == ["query.visual_terms", "hit.text_too_short"]
-    assert policy.evaluate("", None) == {"recommended": False, "reasons": [], "action": None}
+    # the summary is the first hit's advice; the second hit needs its page on its own
+    assert codes(first) == ["query.visual_terms"] and not first["recommended"]
+    assert first["hits_needing_page"] == [1]
+    per_hit = policy.evaluate_hits("table of rates", hits)  # type: ignore[arg-type]
+    assert [a["recommended"] for a in per_hit] == [False, True, False, False]
+    assert codes(per_hit[1]) == ["query.visual_terms", "hit.text_too_short"]  # type: ignore[arg-type]
+    assert policy.evaluate("", None) == {"recommended": False, "reasons": [], "action": None, "hits_needing_page": []}
 
 
 # --- issue 24: code is not maths, tables and figures by their traces, never a render an EPUB cannot give
@@ -155,7 +171,30 @@ def test_an_epub_is_never_told_to_render_a_page() -> None:
         result = VisualFallbackPolicy().evaluate(query, [EPUB_HIT], hints=hints)
         assert not result["recommended"] and result["reasons"], result
         assert result["action"] == "read_source" and "images" in result["detail"] and "EPUB" in result["detail"]
-    # a library's hits from a PDF and an EPUB: the PDF can be rendered
-    mixed = VisualFallbackPolicy().evaluate("What does Figure 3 show?", [EPUB_HIT, PDF_HIT])
-    assert mixed["recommended"] and mixed["action"] == "render_page"
-    assert VisualFallbackPolicy().evaluate("rates", [PDF_HIT]) == {"recommended": False, "reasons": [], "action": None}
+    # a library's hits from a PDF and an EPUB: each judged on its own; the PDF's can be rendered
+    table_pdf = {**PDF_HIT, "text": "表 1: 税率\n一 二 三"}
+    per_hit = VisualFallbackPolicy().evaluate_hits("What does Figure 3 show?", [EPUB_HIT, PDF_HIT, table_pdf])
+    assert [(a["recommended"], a["action"]) for a in per_hit] == [(False, "read_source"), (False, None),
+                                                                (True, "render_page")]
+    mixed = VisualFallbackPolicy().evaluate("What does Figure 3 show?", [EPUB_HIT, PDF_HIT, table_pdf])
+    assert mixed["action"] == "read_source" and mixed["hits_needing_page"] == [2]
+    assert VisualFallbackPolicy().evaluate("rates", [PDF_HIT]) == {"recommended": False, "reasons": [], "action": None,
+                                                                 "hits_needing_page": []}
+
+
+@pytest.mark.parametrize("text", [
+    "The squared norm r2x\n2\n2\nis the sum of the squares of the entries of the vector x.",
+    "so that ‖x‖\n2\n2\n= x\nT\nx holds for every real vector, as the proof shows.",
+])
+def test_superscripts_broken_onto_lines_of_their_own_are_maths(text: str) -> None:
+    result = VisualFallbackPolicy().evaluate("what is the norm", [{"text": text, "source_locator": {"kind": "pdf"}}])
+    assert result["recommended"] and {"hit.broken_scripts", "hit.broken_math"} & set(codes(result))
+
+
+@pytest.mark.parametrize("text", [
+    ">>> for i in range(3):\n...     print(i)\n0\n1\n2",  # a REPL printing digits a line
+    "The steps are:\n1\nwash\n2\nrinse\n3\nrepeat until clean, then dry the bowls.",  # a list, no run
+    "Chapter 2\n\nThe army marched north for three days before it reached the river crossing.",
+])
+def test_single_characters_a_line_without_maths_are_not_scripts(text: str) -> None:
+    assert "hit.broken_scripts" not in codes(VisualFallbackPolicy().evaluate("q", [{"text": text}]))

@@ -65,6 +65,8 @@ def text_reasons_scanning_all(index: int, text: str, min_chars: int) -> list[str
         out.append("hit.private_use_chars")
     if stripped and signals.broken_math(stripped):
         out.append("hit.broken_math")
+    elif "\n" in stripped and signals.broken_scripts(stripped):
+        out.append("hit.broken_scripts")
     kind = caption_scanned(text)
     if kind is not None:
         out.append(f"hit.{kind}_caption")

@@ -6,8 +6,10 @@ manual typeset with XeLaTeX; a short programming text typeset with pdfTeX) label
 table, formula (a page image helps: `visual: true`), prose, code or blank (it does not), and the
 chapters of two EPUBs (prose; an EPUB has no page image to recommend).
 
-Each unit's text is given to VisualFallbackPolicy as the one hit of a search with a neutral
-query, as the product's records hold it (`lines`: the extractor's line breaks) and as an
+Each unit's text is given to VisualFallbackPolicy as the first (cited) hit of a search with a
+neutral query, alone (top_k 1) and beside nine other units (top_k 10), and with queries asking
+for figures and tables (图片, which must not send prose or code to its page); the unit counts as
+recommended by its own per-hit advice (which the result's summary repeats). Texts are given as the product's records hold it (`lines`: the extractor's line breaks) and as an
 upstream pipeline's records often do (`joined`: whitespace collapsed). A unit counts as
 recommended when `visual_fallback.recommended` is true (a page render is advised). The units
 are split in two halves by a hash of their name: rules are tuned on `tune` and reported on
@@ -80,17 +82,28 @@ def _hit(row: dict[str, Any], text: str) -> dict[str, Any]:
     return {"text": text, "source_locator": locator}
 
 
-def evaluate(rows: list[dict[str, Any]], texts: dict[tuple[str, int], str], form: str) -> list[dict[str, Any]]:
+VISUAL_QUERIES = ("what do the figures and tables show", "图片和表格里是什么")  # words that must not fire on prose
+
+
+def evaluate(rows: list[dict[str, Any]], texts: dict[tuple[str, int], str], form: str, top_k: int = 1,
+             query: str = QUERY) -> list[dict[str, Any]]:
+    """Each unit as the first (cited) hit of a search of `top_k` hits: the others are other
+    units of the set (a fixed rotation), so a unit's advice is judged beside other hits."""
     policy = VisualFallbackPolicy()
     out = []
-    for row in rows:
-        text = texts[(row["book"], row["unit"])]
-        if form == "joined":
-            text = re.sub(r"\s+", " ", text).strip()
-        result = policy.evaluate(QUERY, [_hit(row, text)])
-        out.append({**row, "split": split_of(row), "form": form, "recommended": result["recommended"],
-                    "reasons": [r["code"] for r in result["reasons"]]})
+    for n, row in enumerate(rows):
+        hits = [_hit(other, _form(texts[(other["book"], other["unit"])], form))
+                for other in (rows[(n + k * 37) % len(rows)] for k in range(top_k))]
+        advice = policy.evaluate_hits(query, hits)
+        summary = policy.evaluate(query, hits, per_hit=advice)
+        assert summary["recommended"] == advice[0]["recommended"]  # the summary is the cited hit's
+        out.append({**row, "split": split_of(row), "form": form, "top_k": top_k, "query": query,
+                    "recommended": advice[0]["recommended"], "reasons": [r["code"] for r in advice[0]["reasons"]]})
     return out
+
+
+def _form(text: str, form: str) -> str:
+    return re.sub(r"\s+", " ", text).strip() if form == "joined" else text
 
 
 def scores(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -118,12 +131,18 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {}
     results: list[dict[str, Any]] = []
     for form in ("lines", "joined"):
-        evaluated = evaluate(rows, texts, form)
-        results += evaluated
-        for split in ("tune", "report"):
-            if args.split in (split, "all"):
-                report[f"{form}/{split}"] = scores([r for r in evaluated if r["split"] == split])
-                report[f"{form}/{split} (PDF pages only)"] = scores([r for r in evaluated if r["split"] == split and r["kind"] == "pdf"])
+        for top_k, query, suffix in ((1, QUERY, ""), (10, QUERY, " top_k=10"),
+                                     *((1, q, f" query={q!r}") for q in VISUAL_QUERIES),
+                                     *((10, q, f" top_k=10 query={q!r}") for q in VISUAL_QUERIES)):
+            evaluated = evaluate(rows, texts, form, top_k, query)
+            if not suffix:
+                results += evaluated
+            for split in ("tune", "report"):
+                if args.split in (split, "all"):
+                    report[f"{form}/{split}{suffix}"] = scores([r for r in evaluated if r["split"] == split])
+                    if not suffix:
+                        report[f"{form}/{split} (PDF pages only)"] = scores(
+                            [r for r in evaluated if r["split"] == split and r["kind"] == "pdf"])
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:

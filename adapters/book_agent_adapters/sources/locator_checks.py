@@ -78,12 +78,45 @@ def reading_window(length: int, span: tuple[int, int] | None, max_chars: int) ->
     return max(0, hi - max_chars), hi
 
 
+def word_window(text: str, lo: int, hi: int, span: tuple[int, int] | None) -> tuple[int, int]:
+    """[lo, hi) narrowed to whole words at a cut edge (a window that starts or ends inside a
+    word moves to the word's far side), never into the span, by at most 40 characters."""
+    a, b = (span if span is not None else (hi, lo))
+    if 0 < lo < len(text) and _in_word(text, lo):
+        stop = min(a, lo + 40)
+        while lo < stop and _in_word(text, lo):
+            lo += 1
+    if 0 < hi < len(text) and _in_word(text, hi):
+        stop = max(b, hi - 40, lo)
+        while hi > stop and _in_word(text, hi):
+            hi -= 1
+    return lo, hi
+
+
+def _in_word(text: str, at: int) -> bool:
+    """Whether a cut at `at` splits a word (two letters or digits of a spaced script meet)."""
+    left, right = text[at - 1], text[at]
+    return left.isalnum() and right.isalnum() and not (_cjk(left) or _cjk(right))
+
+
+def _cjk(ch: str) -> bool:
+    return "\u2e80" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff"
+
+
 def _source(raw: Any) -> dict[str, Any]:
     try:
         source = json.loads(raw) if raw else {}
     except (TypeError, ValueError):
         source = {}
     return source if isinstance(source, dict) else {}
+
+
+def _headings(raw: Any) -> list[str]:
+    try:
+        headings = json.loads(raw) if raw else []
+    except (TypeError, ValueError):
+        return []
+    return [h for h in headings if isinstance(h, str)] if isinstance(headings, list) else []
 
 
 class RecordLookup:
@@ -127,14 +160,14 @@ class RecordLookup:
                                  remediation="inspect the package: book-agent inspect PACKAGE")
         try:
             with closing(connect_readonly(self.path)) as con:
-                rows = con.execute(f"SELECT record_id, text, md_start, md_end, source FROM records {where}",
+                rows = con.execute(f"SELECT record_id, text, md_start, md_end, source, headings FROM records {where}",
                                    params).fetchall()
         except sqlite3.Error as exc:
             raise BookAgentError("source.database_unreadable", f"index.sqlite cannot be read: {exc}",
                                  details={"path": str(self.path)},
                                  remediation="validate the package: book-agent inspect PACKAGE") from exc
-        return [{"record_id": r[0], "text": r[1], "md_start": r[2], "md_end": r[3], "source": _source(r[4])}
-                for r in rows]
+        return [{"record_id": r[0], "text": r[1], "md_start": r[2], "md_end": r[3], "source": _source(r[4]),
+                 "headings": _headings(r[5])} for r in rows]
 
     def page_labels(self) -> dict[int, str]:
         """{page_index: page_label} as the records' sources give them (first record per page

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from book_agent.domain.errors import BookAgentError
 from book_agent.domain.sources.text_match import (
     FUZZY_THRESHOLD,
     NormalizedText,
@@ -46,6 +47,11 @@ class Found:
     stage: str  # claimed | neighbour | book | none
 
 
+# a unit past a reader's limits is skipped (read as no text) so the rest of the book is still
+# searched; the error stays, for the warning of a passage claimed there (verify.py)
+SKIPPED_UNIT_CODES = frozenset({"source.original_too_deep"})
+
+
 class UnitTexts:
     """Texts of a book's units with their normalised forms, computed once and cached."""
 
@@ -54,14 +60,23 @@ class UnitTexts:
         self._text_of = text_of
         self._norm: dict[int, NormalizedText] = {}
         self._lock = threading.Lock()
+        self.skipped: dict[int, BookAgentError] = {}
 
     def text(self, unit: int) -> str:
-        return self._text_of(unit)
+        if unit in self.skipped:
+            return ""
+        try:
+            return self._text_of(unit)
+        except BookAgentError as exc:
+            if exc.code not in SKIPPED_UNIT_CODES:
+                raise
+            self.skipped[unit] = exc
+            return ""
 
     def normalized(self, unit: int) -> NormalizedText:
         cached = self._norm.get(unit)
         if cached is None:
-            cached = normalize(self._text_of(unit))
+            cached = normalize(self.text(unit))
             with self._lock:
                 self._norm[unit] = cached
         return cached

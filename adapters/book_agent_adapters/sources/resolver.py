@@ -31,6 +31,7 @@ from book_agent_adapters.sources.locator_checks import (
     locator_error,
     optional_int,
     reading_window,
+    word_window,
 )
 from book_agent_adapters.sources.passage_search import UnitTexts
 from book_agent_adapters.sources.pdf.page_render import MAX_PIXELS
@@ -136,14 +137,16 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
             return self._record_labels.get(page_index)
 
     def page_label(self, page_index: int, claimed: Any = None) -> str | None:
-        """The PDF's own label, else the caller's (a locator's), else the records' label."""
+        """The PDF's own label, else the caller's (a locator's), the records', the printed folio."""
         label = self.pdf().page_label(page_index)
         if label is None and isinstance(claimed, str | int) and not isinstance(claimed, bool) and str(claimed):
             label = str(claimed)
-        return label if label is not None else self.record_page_label(page_index)
+        return next((x for x in (label, self.record_page_label(page_index)) if x is not None), None) \
+            or self.pdf().folio(page_index)
+
 
     def page_labels(self) -> list[str | None]:
-        """Every page's label: the PDF's own, else the one the records give it (None: none)."""
+        """Every page's label: the PDF's own, else the records' (not folios: every page's text)."""
         with self._lock:
             if self._labels is None:
                 pdf = self.pdf()
@@ -233,7 +236,10 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
                 out["page_label_pages"] = same_label
             text = pdf.page_text(page)
             claimed_label = locator.get("page_label") if locator.get("page_index") == page else None
-            out.update(page_index=page, page_label=self.page_label(page, claimed_label), extracted_by="pdfium")
+            label = self.page_label(page, claimed_label)
+            out.update(page_index=page, page_label=label, extracted_by="pdfium")
+            if label is not None and label not in (self.pdf().page_label(page), claimed_label, self.record_page_label(page)):
+                out["page_label_inferred"] = True  # the folio printed on the page (the PDF has no labels)
         else:
             epub = self.epub()
             if locator.get("epub_cfi") is not None and locator.get("href") is None and locator.get("spine_index") is None:
@@ -249,7 +255,7 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
             if start is None and end is None and fragment in chapter.fragments:
                 start = end = chapter.fragments[fragment]
         span = check_span(start, end, len(text))
-        lo, hi = reading_window(len(text), span, max_chars)
+        lo, hi = word_window(text, *reading_window(len(text), span, max_chars), span)
         out.update(
             text=text[lo:hi], window_start=lo, window_end=hi, text_chars=len(text),
             char_start=span[0] if span else None, char_end=span[1] if span else None,

@@ -14,6 +14,8 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.sources.text_match import normalize_key
+from book_agent_adapters.sources.epub.chapter_text import extract_chapter_text
 from book_agent_adapters.sources.pdf.reader import PDFIUM_LOCK
 
 MAX_ENTRIES = 5000
@@ -88,8 +90,14 @@ def _nav_entries(epub: Any, base: str, href: str) -> list[dict[str, Any]]:
     for link in toc.css("a")[:MAX_ENTRIES]:
         level = sum(1 for node in _ancestors(link, toc) if node.tag == "ol")
         target = _target(epub, posixpath.dirname(zip_path), base, link.attributes.get("href") or "")
-        entries.append({"level": max(level, 1), "title": " ".join(link.text(separator=" ").split()), **target})
+        entries.append({"level": max(level, 1), "title": _printed_title(link), **target})
     return entries
+
+
+def _printed_title(link: Any) -> str:
+    """A nav link's words as printed, read as chapter text is (ruby annotations left out, no
+    space put between the text nodes of one word: 山<ruby>路<rt>じ</rt></ruby> is 山路)."""
+    return " ".join(extract_chapter_text(link.html or "")[0].split())
 
 
 def _ancestors(node: Any, stop: Any) -> list[Any]:
@@ -108,21 +116,24 @@ def _ncx_entries(epub: Any, base: str, href: str) -> list[dict[str, Any]]:
     except ElementTree.ParseError:
         return []
     entries: list[dict[str, Any]] = []
-
-    def walk(parent: Any, level: int) -> None:
-        for point in (el for el in parent if _local(el.tag) == "navPoint"):
-            label = next((el for el in point.iter() if _local(el.tag) == "text"), None)
-            content = next((el for el in point if _local(el.tag) == "content"), None)
-            src = content.get("src") if content is not None else ""
-            target = _target(epub, posixpath.dirname(zip_path), base, src or "")
-            entries.append({"level": level, "title": " ".join((label.text or "").split()) if label is not None else "",
-                            **target})
-            walk(point, level + 1)
-
     nav_map = next((el for el in root.iter() if _local(el.tag) == "navMap"), None) if root is not None else None
-    if nav_map is not None:
-        walk(nav_map, 1)
+    # iterative, depth-first in document order: a deep NCX must not reach the recursion limit
+    stack = [(point, 1) for point in reversed(_nav_points(nav_map))] if nav_map is not None else []
+    while stack and len(entries) < MAX_ENTRIES:
+        point, level = stack.pop()
+        names = next((el for el in point if _local(el.tag) == "navLabel"), None)  # its own label, not a child's
+        label = next((el for el in names if _local(el.tag) == "text"), None) if names is not None else None
+        content = next((el for el in point if _local(el.tag) == "content"), None)
+        src = content.get("src") if content is not None else ""
+        target = _target(epub, posixpath.dirname(zip_path), base, src or "")
+        entries.append({"level": level, "title": " ".join((label.text or "").split()) if label is not None else "",
+                        **target})
+        stack.extend((child, level + 1) for child in reversed(_nav_points(point)))
     return entries[:MAX_ENTRIES]
+
+
+def _nav_points(parent: Any) -> list[Any]:
+    return [el for el in parent if _local(el.tag) == "navPoint"]
 
 
 def _target(epub: Any, doc_dir: str, base: str, href: str) -> dict[str, Any]:
@@ -138,19 +149,55 @@ def _target(epub: Any, doc_dir: str, base: str, href: str) -> dict[str, Any]:
 
 
 def first_records(entries: list[dict[str, Any]], records: list[dict[str, Any]], kind: str) -> None:
-    """Give each entry the first record (reading order) at or after its place, by the records' claims."""
+    """Give each entry the record holding its heading: among the records at the entry's place
+    (its PDF page, its EPUB chapter and fragment), in reading order, the first whose deepest
+    heading is the entry's title, else whose text opens a line with it, else holds it; when
+    none does, the first record at (PDF: or after) the place. A page's first record is often
+    the end of the previous section, or a running head, not the section the entry names."""
     for entry in entries:
         entry["first_record_id"] = None
         if entry.get("target") == "none":
             continue
-        for record in records:
-            source = record.get("source") or {}
-            if kind == "pdf" and isinstance(source.get("page_index"), int) and source["page_index"] >= entry["page_index"]:
-                entry["first_record_id"] = record["record_id"]
-                break
-            if kind == "epub" and _same_place(source, entry):
-                entry["first_record_id"] = record["record_id"]
-                break
+        title = str(entry.get("title") or "")
+        if kind == "pdf":
+            after = [r for r in records if (_page(r) if _page(r) is not None else -1) >= entry["page_index"]]
+            here = [r for r in after if _page(r) == entry["page_index"]]
+            chosen = _holding(here, title) or (after[0] if after else None)
+        else:
+            chapter = [r for r in records if _same_place(r.get("source") or {}, {**entry, "fragment": None})]
+            want = entry.get("fragment")
+            at = [r for r in chapter if _same_place(r.get("source") or {}, entry)] if want else chapter
+            # the record carrying the nav's fragment is where the link lands; else the heading's text
+            chosen = (_holding(at, title) or (at[0] if at else None) or _holding(chapter, title))
+        entry["first_record_id"] = chosen["record_id"] if chosen else None
+
+
+def _page(record: dict[str, Any]) -> int | None:
+    page = (record.get("source") or {}).get("page_index")
+    return page if isinstance(page, int) and not isinstance(page, bool) else None
+
+
+def _holding(records: list[dict[str, Any]], title: str) -> dict[str, Any] | None:
+    """The first record whose deepest heading is `title`, else whose text opens a line with
+    it, else holds it (compared in text_match's key form: case, spacing, dashes aside)."""
+    key = normalize_key(title)
+    if not key:
+        return None
+
+    def heading(r: dict[str, Any]) -> bool:
+        return bool(r.get("headings")) and normalize_key(r["headings"][-1]) == key
+
+    def opens_line(r: dict[str, Any]) -> bool:
+        return any(normalize_key(line).startswith(key) for line in str(r.get("text") or "").splitlines())
+
+    def holds(r: dict[str, Any]) -> bool:
+        return key in normalize_key(str(r.get("text") or ""))
+
+    for test in (heading, opens_line, holds):
+        found = next((r for r in records if test(r)), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _same_place(source: dict[str, Any], entry: dict[str, Any]) -> bool:

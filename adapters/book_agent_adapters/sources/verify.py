@@ -10,12 +10,17 @@ from book_agent.domain.errors import BookAgentError
 from book_agent.domain.sources.source_results import Locator
 from book_agent.domain.sources.text_match import (
     FUZZY_THRESHOLD,
+    TextMatch,
     find_exact,
     find_normalized,
     normalize_key,
+    widen_to_vanished,
 )
 from book_agent_adapters.sources.locator_checks import MAX_QUOTE_CHARS, RecordLookup, check_book
 from book_agent_adapters.sources.passage_search import find_passage
+
+# the original (or its package document) cannot be read: a locator falls back to the record's claim
+UNREADABLE = ("source.original_corrupt", "source.original_missing", "source.original_too_deep")
 
 if TYPE_CHECKING:
     from book_agent.domain.sources.text_match import NormalizedText
@@ -126,7 +131,7 @@ class Claim:
         try:
             claim.unit = claim._unit(resolver, src, hints)
         except BookAgentError as exc:
-            if exc.code not in ("source.original_corrupt", "source.original_missing"):
+            if exc.code not in UNREADABLE:
                 if any(k in hints for k in ("page_index", "href", "spine_index")):
                     raise  # the caller's own hint is bad input
                 claim.warnings.append(f"the record's location is unusable ({exc.code}): {exc.message}")
@@ -169,7 +174,7 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
         units = resolver.units()
         found = find_passage(units, hit.text, key, claim.unit, claim.start)
     except BookAgentError as exc:
-        if exc.code not in ("source.original_corrupt", "source.original_missing"):
+        if exc.code not in UNREADABLE:
             raise
         # the original cannot be read: all we have is what the record says
         method = "record-metadata" if claim.fields else "unverified"
@@ -185,13 +190,20 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
     if found.unit is None or found.match is None:
         loc.update(claim.fields, char_start=claim.start, char_end=claim.end)
         warnings.append("the passage was not found in the original's text; the location is the record's claim")
+        skipped = units.skipped.get(claim.unit) if claim.unit is not None else None
+        if skipped is not None:
+            warnings.append(f"{skipped.code}: {skipped.message}")
     else:
         unit, match = found.unit, found.match
         verification.update(method=match.method, score=round(match.score, 4))
+        start, end = _settle(units.text(unit), match, hit.text, key, claim if claim.unit == unit else None)
+        match = TextMatch(match.method, start, end, match.score)
         place = _place(resolver, unit, match.start, match.end, claim)
         cfi_check = place.pop("_cfi", None)
         if cfi_check is not None:  # EPUB: whether the CFI resolved back to the passage (contracts/sources.md)
             verification["cfi"] = cfi_check["cfi"]
+            if "epubjs" in cfi_check:  # whether epub.js (most web readers) resolves it as the spec does
+                verification["cfi_epubjs"] = cfi_check["epubjs"]
             if cfi_check.get("why"):
                 warnings.append(f"no EPUB CFI: {cfi_check['why']}")
         loc.update(place)
@@ -203,6 +215,24 @@ def build_locator(resolver: OpenOriginal, hit: Hit, claim: Claim) -> dict[str, A
             verification["corrected"]["char_range"] = {"claimed": [claim.start, claim.end], "found": [match.start, match.end]}
     loc.update(markdown_span=md_span, verification=verification, warnings=warnings)
     return loc
+
+
+def _settle(text: str, match: TextMatch, needle: str, key: str, claim: Claim | None) -> tuple[int, int]:
+    """The span to cite: a normalised match widened over the characters its key drops (a
+    leading minus sign, private-use glyphs, control characters) where the needle has them; and
+    the record's claimed span when it holds the same text (exactly, or the same key with only
+    such characters or spacing at its edges): a claim is corrected only when it was wrong."""
+    start, end = match.start, match.end
+    if match.method == "normalized":
+        start, end = widen_to_vanished(text, start, end, needle)
+    if claim is None or claim.start is None or claim.end is None or (claim.start, claim.end) == (start, end):
+        return start, end
+    if not 0 <= claim.start < claim.end <= len(text) or match.method == "fuzzy":
+        return start, end
+    claimed = text[claim.start:claim.end]
+    if claimed == needle or normalize_key(claimed) == key:
+        return claim.start, claim.end
+    return start, end
 
 
 def _not_found(resolver: OpenOriginal, text: str, best: float) -> BookAgentError:
@@ -224,7 +254,10 @@ def _place(resolver: OpenOriginal, unit: int, start: int, end: int, claim: Claim
         label = pdf.page_label(unit) or (claim.fields.get("page_label") if unit == claim.unit else None)
         if label is None:
             label = resolver.record_page_label(unit)
-        return {"page_index": unit, "page_label": label, "bbox": pdf.bbox(unit, start, end)}
+        place: dict[str, Any] = {"page_index": unit, "page_label": label, "bbox": pdf.bbox(unit, start, end)}
+        if label is None and (folio := pdf.folio(unit)) is not None:  # printed on the page; the PDF has no labels
+            place.update(page_label=folio, page_label_inferred=True)
+        return place
     epub = resolver.epub()
     item = epub.spine[unit]
     chapter = epub.chapter(item)
@@ -232,7 +265,7 @@ def _place(resolver: OpenOriginal, unit: int, start: int, end: int, claim: Claim
     return {"href": item.href, "spine_index": item.index,
             "fragment": nearest_fragment(chapter.fragments, chapter.anchors, start, end, claim.fields.get("fragment")),
             "epub_cfi": cfi["epub_cfi"], "epub_cfi_start": cfi["epub_cfi_start"],
-            "_cfi": {k: v for k, v in cfi.items() if k in ("cfi", "why")}}
+            "_cfi": {k: v for k, v in cfi.items() if k in ("cfi", "why", "epubjs")}}
 
 
 def nearest_fragment(fragments: dict[str, int], anchors: dict[str, tuple[int, int]], start: int, end: int,

@@ -33,28 +33,44 @@ def search(
 
 def _render(result: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.panel import Panel
+
+    # Book text and queries are printed literally: "[/i]" in a record is text, not markup. Nothing
+    # is cut at the terminal's width (80 columns when piped): every line wraps instead.
+    console = Console(highlight=False, soft_wrap=False)
+    for line in render_lines(result):
+        console.print(line, overflow="fold")
+
+
+def render_lines(result: dict[str, Any]) -> list[Any]:
+    """The human layout, line by line (rich Texts): a header, each hit's place and scores on
+    lines of their own (never in a panel's border, where the width would cut them), its text."""
+    from rich.rule import Rule
     from rich.text import Text
 
-    # Book text and queries are printed literally: "[/i]" in a record is text, not markup.
-    console = Console(highlight=False)
-    channels = result["channels"]
-    ran = [name for name, info in channels.items() if info.get("ran")]
     hits = result["hits"]
-    console.print(Text(result["query"], style="bold"), Text(
-        f"  ({len(hits)} {'hit' if len(hits) == 1 else 'hits'}; channels: {', '.join(ran) or 'none'})"))
-    for warning in result["warnings"]:
-        console.print(Text("warning: ", style="yellow"), Text(str(warning)))
+    lines: list[Any] = [Text.assemble((result["query"], "bold"), f"  ({len(hits)} {'hit' if len(hits) == 1 else 'hits'}; "
+                                      f"channels: {channel_summary(result['channels'])})")]
+    lines += [Text.assemble(("warning: ", "yellow"), str(warning)) for warning in result["warnings"]]
     for hit in hits:
         where = " > ".join(hit["headings"]) or "-"
         text = hit["text"] if len(hit["text"]) <= 600 else hit["text"][:600] + " ..."
         scores = ", ".join(f"{k} {v:.3f}" for k, v in hit["scores"].items() if isinstance(v, (int, float)))
-        console.print(Panel(Text(text), title=Text(f"#{hit['rank']} {hit['evidence_id']}  [{where}]"),
-                            subtitle=Text(f"{place_of(hit['source_locator'])}  ({scores})"),
-                            title_align="left", subtitle_align="right"))
+        lines.append(Rule(style="dim"))
+        lines.append(Text.assemble((f"#{hit['rank']} {hit['evidence_id']}", "bold"), f"  [{where}]"))
+        lines.append(Text.assemble(("   at ", "dim"), place_of(hit["source_locator"]), ("   scores ", "dim"), scores))
+        lines.append(Text(text))
     tip = _visual_tip(result)
     if tip:
-        console.print(Text("tip: ", style="cyan"), Text(tip))
+        lines.append(Text.assemble(("tip: ", "cyan"), tip))
+    return lines
+
+
+def channel_summary(channels: dict[str, Any]) -> str:
+    """The channels that weigh in the fusion; one that ran with weight 0 is named as such
+    (a vector channel a Chinese query gives no weight is not an answer's source)."""
+    weighed = [n for n, info in channels.items() if info.get("ran") and info.get("weight", 1) != 0]
+    idle = [n for n, info in channels.items() if info.get("ran") and info.get("weight", 1) == 0]
+    return (", ".join(weighed) or "none") + "".join(f" ({name} ran, weight 0)" for name in idle)
 
 
 def place_of(locator: dict[str, Any]) -> str:

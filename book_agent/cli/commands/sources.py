@@ -97,14 +97,18 @@ def source(
     max_chars: int = typer.Option(DEFAULT_MAX_CHARS, "--max-chars", help=f"At most this many characters (1-{MAX_CHARS_LIMIT})."),
     page_label: str = typer.Option(None, "--page-label", help="A PDF page by its printed label (e.g. 55, iv)."),
     cfi: str = typer.Option(None, "--cfi", help="An EPUB position as a reader app gives it: epubcfi(...)."),
+    record: str = typer.Option(None, "--record", help="A record's passage (its id, as a search hit gives it)."),
 ) -> None:
     """The original's own text at a locator (PDF page via PDFium, EPUB chapter via selectolax)."""
-    given = [v for v in (locator_json, page_label, cfi) if v is not None]
+    given = [v for v in (locator_json, page_label, cfi, record) if v is not None]
     if len(given) != 1:
-        raise BookAgentError("cli.usage", "give exactly one of --locator-json, --page-label, --cfi",
-                             remediation="e.g. book-agent source BOOK --page-label 55, or --cfi 'epubcfi(/6/4!/4/2/1:0)'")
+        raise BookAgentError("cli.usage", "give exactly one of --locator-json, --page-label, --cfi, --record",
+                             remediation="e.g. book-agent source BOOK --record RECORD_ID, --page-label 55, "
+                                         "or --cfi 'epubcfi(/6/4!/4/2/1:0)'")
     if locator_json is not None:
         locator = _read_json(locator_json, "locator")
+    elif record is not None:
+        locator = dict(agent(ctx).locate_source(book, {"record_id": record}))
     else:
         locator = {"page_label": page_label} if page_label is not None else {"epub_cfi": cfi}
     emit(ctx, agent(ctx).read_source(book, locator, max_chars=max_chars), _render_source)
@@ -279,8 +283,9 @@ def _render_locator(loc: dict[str, Any]) -> None:
         console.print(f"corrected {key}: {change}", style="yellow")
     for warning in loc.get("warnings") or []:
         console.print(f"warning: {warning}", style="yellow")
-    book = loc.get("book_id")
-    _dim(console, f"read it: book-agent --json locate {book} ... > loc.json; book-agent source {book} --locator-json loc.json")
+    from book_agent.cli.commands.read_command import read_command
+
+    _dim(console, f"read it: {read_command(loc)}")
 
 
 def _render_render(result: dict[str, Any]) -> None:

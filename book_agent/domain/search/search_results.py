@@ -48,6 +48,7 @@ class SearchHit(TypedDict):
     channels: list[str]
     book_id: NotRequired[str]  # a library search says each hit's book
     rerank: NotRequired[RerankBlock]
+    visual_fallback: NotRequired[VisualFallback]  # this hit's own page-image advice
 
 
 class GroupRun(TypedDict):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from book_agent.domain.search import visual_signals as signals
 from book_agent.lazy import LazyPattern
@@ -110,6 +110,8 @@ def _text_signals(text: str, min_chars: int) -> tuple[tuple[str, str], ...]:
         out.append(("hit.private_use_chars", "contains private-use characters (unmapped glyphs)"))
     if glyphs and stripped and signals.broken_math(stripped):
         out.append(("hit.broken_math", "looks like typeset maths broken up by extraction"))
+    elif "\n" in stripped and signals.broken_scripts(stripped):
+        out.append(("hit.broken_scripts", "has sub- or superscripts broken onto lines of their own (maths)"))
     kind = signals.caption(text)
     if kind is not None:
         out.append((f"hit.{kind}_caption", f"holds a {kind} caption: the {kind} is on its page"))
@@ -139,6 +141,7 @@ class VisualFallback(TypedDict, total=False):
     reasons: list[dict[str, str]]  # [{code, detail}]
     action: str | None  # render_page | read_source (the book cannot render: what to do instead) | None
     detail: str  # why read_source instead of render_page
+    hits_needing_page: list[int]  # the result's summary: indexes of the hits whose own advice is a render
 
 
 def _renderable(hit: Mapping[str, Any]) -> bool | None:
@@ -154,44 +157,86 @@ def _renderable(hit: Mapping[str, Any]) -> bool | None:
     return False if "href" in locator or "spine_index" in locator else None
 
 
+_NO_ADVICE: VisualFallback = {"recommended": False, "reasons": [], "action": None}
+
+
 class VisualFallbackPolicy:
-    """`evaluate(query, hits, hints)` -> `{recommended, reasons}`; see the module docstring."""
+    """`evaluate_hits(query, hits, hints)`: each hit's own advice, judged on that hit;
+    `evaluate(query, hits, hints)`: the result's summary (see the module docstring)."""
 
     def __init__(self, min_hit_chars: int = MIN_HIT_TEXT_CHARS, low_page_chars: int = LOW_PAGE_TEXT_CHARS) -> None:
         self.min_hit_chars = min_hit_chars
         self.low_page_chars = low_page_chars
 
-    def evaluate(
-        self,
-        query: str,
-        hits: Sequence[Mapping[str, Any]] | None,
-        hints: Mapping[str, Any] | None = None,
-    ) -> VisualFallback:
+    def evaluate_hits(self, query: str, hits: Sequence[Mapping[str, Any]] | None,
+                      hints: Mapping[str, Any] | None = None) -> list[VisualFallback]:
+        """One advice per hit, from that hit's text and page alone (and the hints); no hit's
+        advice depends on the others. The query's visual words are listed among the reasons but
+        never send a hit to its page on their own: on the labelled set, a hit that merely refers
+        to a table (见表 5.1) is code or prose as often as not (the table is on another page)."""
         hints = hints or {}
         if hints.get("visual") is False:
-            return {"recommended": False, "reasons": [{"code": "hint.visual_off", "detail": "hints.visual is false"}],
-                    "action": None}
-        reasons: list[dict[str, str]] = []
-        if hints.get("visual") is True:
-            reasons.append({"code": "hint.visual", "detail": "hints.visual is true"})
-        reasons.extend(_query_reasons(query or ""))
+            off = {"recommended": False, "reasons": [{"code": "hint.visual_off", "detail": "hints.visual is false"}],
+                   "action": None}
+            return [cast(VisualFallback, dict(off)) for _ in hits or []]
+        shared = _shared_reasons(query or "", hints, self.low_page_chars)
+        forced = hints.get("visual") is True or any(r["code"] == "page.little_text" for r in shared)
+        out: list[VisualFallback] = []
         for index, hit in enumerate(hits or []):
             if not isinstance(hit, _MAPPINGS):
+                out.append(cast(VisualFallback, dict(_NO_ADVICE)))
                 continue
-            text = _hit_text(hit)
-            if text is not None:
-                reasons.extend(_text_reasons(index, text, self.min_hit_chars))
-            chars = _page_chars(hit)
-            if chars is not None and chars < self.low_page_chars:
-                reasons.append({"code": "page.little_text", "detail": f"hit {index}: its page has {chars} characters of text"})
-        if isinstance(hints.get("page_text_chars"), int) and hints["page_text_chars"] < self.low_page_chars:
-            reasons.append({"code": "page.little_text", "detail": f"the page has {hints['page_text_chars']} characters of text"})
-        return _advice(reasons, hits or [])
+            own = self._hit_reasons(index, hit)
+            reasons = [*shared, *own]
+            out.append(_advice(reasons, [hit], needed=bool(own) or forced))
+        return out
+
+    def _hit_reasons(self, index: int, hit: Mapping[str, Any]) -> list[dict[str, str]]:
+        reasons: list[dict[str, str]] = []
+        text = _hit_text(hit)
+        if text is not None:
+            reasons.extend(_text_reasons(index, text, self.min_hit_chars))
+        chars = _page_chars(hit)
+        if chars is not None and chars < self.low_page_chars:
+            reasons.append({"code": "page.little_text", "detail": f"hit {index}: its page has {chars} characters of text"})
+        return reasons
+
+    def evaluate(self, query: str, hits: Sequence[Mapping[str, Any]] | None,
+                 hints: Mapping[str, Any] | None = None,
+                 per_hit: Sequence[VisualFallback] | None = None) -> VisualFallback:
+        """The result's summary: the first hit's advice (the hit an answer cites first: it does
+        not change with top_k) and `hits_needing_page`, every hit whose own advice is a render.
+        `per_hit`: evaluate_hits' answer, when the caller has it already."""
+        advice = list(per_hit) if per_hit is not None else self.evaluate_hits(query, hits, hints)
+        needing = [i for i, a in enumerate(advice) if a.get("recommended")]
+        if advice:
+            summary = cast(VisualFallback, dict(advice[0]))
+        elif (hints or {}).get("visual") is False:
+            summary = {"recommended": False, "reasons": [{"code": "hint.visual_off", "detail": "hints.visual is false"}],
+                       "action": None}
+        else:
+            summary = {"recommended": False, "reasons": _shared_reasons(query or "", hints or {}, self.low_page_chars),
+                       "action": None}
+        summary["hits_needing_page"] = needing
+        return summary
 
 
-def _advice(reasons: list[dict[str, str]], given: Sequence[Mapping[str, Any]]) -> VisualFallback:
-    """A render only for a book that has pages: hits all from EPUBs get read_source instead."""
-    if not reasons:
+def _shared_reasons(query: str, hints: Mapping[str, Any], low_page_chars: int) -> list[dict[str, str]]:
+    """What holds for every hit of a search: the hints and the query's visual words."""
+    reasons: list[dict[str, str]] = []
+    if hints.get("visual") is True:
+        reasons.append({"code": "hint.visual", "detail": "hints.visual is true"})
+    reasons.extend(_query_reasons(query))
+    if isinstance(hints.get("page_text_chars"), int) and hints["page_text_chars"] < low_page_chars:
+        reasons.append({"code": "page.little_text", "detail": f"the page has {hints['page_text_chars']} characters of text"})
+    return reasons
+
+
+def _advice(reasons: list[dict[str, str]], given: Sequence[Mapping[str, Any]], needed: bool) -> VisualFallback:
+    """A render only when the hit needs its page and its book has pages: an EPUB's hit gets
+    read_source instead. Reasons that do not make the page needed (the query's words on a
+    prose hit) are kept for the caller to see."""
+    if not needed:
         return {"recommended": False, "reasons": reasons, "action": None}
     hits = [h for h in given if isinstance(h, _MAPPINGS)]
     kinds = {_renderable(h) for h in hits}

@@ -117,3 +117,14 @@ def has_visual_glyph(text: str) -> bool:
 
 def figure_glyphs(text: str) -> int:
     return len(_FIGURE_GLYPHS.findall(text))
+
+
+# sub- and superscripts PDFium puts on lines of their own: two or more lines in a row holding a
+# single letter or digit (`‖x‖\n2\n2`, `r2x\n2\n2`)
+_SCRIPT_RUN = LazyPattern(r"(?:^[ \t]*[0-9A-Za-z][ \t]*\n){2,}", re.MULTILINE)
+
+
+def broken_scripts(text: str) -> bool:
+    """Sub- and superscripts broken onto lines of their own, in text that shows no code (a
+    REPL printing 0, 1, 2 a line is code's output, not maths)."""
+    return bool(_SCRIPT_RUN.search(text + "\n")) and not _CODE_LINE.search(text)

@@ -17,8 +17,9 @@ from book_agent.domain.records import Record
 from book_agent.domain.sources.source_results import Locator
 
 # Bump when verification gives other answers for the same package (normalisation, search order),
-# or the locators gain fields (3: EPUB locators carry their EPUB CFI).
-VERIFIER_VERSION = "3"
+# or the locators gain fields (3: EPUB locators carry their EPUB CFI; 4: EPUB text without ruby
+# annotations, offsets and CFIs counted around them).
+VERIFIER_VERSION = "4"
 METHODS = ("exact", "normalized", "fuzzy", "unverified", "record-metadata")
 VERIFIED_METHODS = frozenset({"exact", "normalized", "fuzzy"})
 FAILED_LISTED = 50  # record ids listed by status among those not verified

@@ -32,6 +32,7 @@ class Locator(TypedDict, total=False):
     record_id: str | None
     page_index: int | None
     page_label: str | None
+    page_label_inferred: bool  # the folio printed on the page, read from its text (the PDF has no labels)
     bbox: list[float] | None
     href: str | None
     spine_index: int | None
@@ -52,6 +53,7 @@ class SourceText(TypedDict, total=False):
     kind: Required[str]
     page_index: int
     page_label: str | None
+    page_label_inferred: bool  # the folio printed on the page, read from its text (the PDF has no labels)
     href: str
     spine_index: int
     fragment: str | None

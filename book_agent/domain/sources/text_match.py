@@ -157,6 +157,35 @@ def find_normalized(hay: NormalizedText, needle_key: str, hint: int | None = Non
     return TextMatch("normalized", start, end, 1.0)
 
 
+def _vanishing_run(chars: str) -> int:
+    run = 0
+    for ch in chars:
+        if _fold(ch):
+            break
+        run += 1
+    return run
+
+
+def widen_to_vanished(hay: str, start: int, end: int, needle: str) -> tuple[int, int]:
+    """A normalised match's span [start, end) widened over the characters the key drops (a
+    leading minus sign or dash, private-use bracket glyphs, control characters) where the
+    needle has them too: at most as many as the needle's own leading (trailing) run of such
+    characters, never onto whitespace the needle does not begin (end) with. So a span cuts
+    the record's text, not the text less its first minus sign."""
+    lead, trail = _vanishing_run(needle), _vanishing_run(needle[::-1])
+    s = start
+    while s > 0 and start - s < lead and not _fold(hay[s - 1]):
+        s -= 1
+    while s < start and hay[s].isspace() and not needle[:1].isspace():
+        s += 1
+    e = end
+    while e < len(hay) and e - end < trail and not _fold(hay[e]):
+        e += 1
+    while e > end and hay[e - 1].isspace() and not needle[-1:].isspace():
+        e -= 1
+    return s, e
+
+
 def _best_diagonal(hay_key: str, needle_key: str) -> tuple[int, int]:
     """(offset d, votes): the alignment hay[d + j] ~ needle[j] most trigrams agree on."""
     if len(needle_key) > _SHORT_NEEDLE:

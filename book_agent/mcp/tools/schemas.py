@@ -34,6 +34,7 @@ HIT = obj(
         "markdown_span": NULL_OBJ,
         "scores": OBJ,
         "channels": {"type": ["array", "object"]},
+        "visual_fallback": obj({"recommended": BOOL, "reasons": {"type": "array"}}, ["recommended"]),
     },
     ["rank", "evidence_id", "record_id", "text"],
 )
@@ -45,7 +46,8 @@ SEARCH = obj(
         "hits": {"type": "array", "items": HIT},
         "channels": OBJ,
         "query_representation": NULL_OBJ,
-        "visual_fallback": obj({"recommended": BOOL, "reasons": {"type": "array"}}, ["recommended"]),
+        "visual_fallback": obj({"recommended": BOOL, "reasons": {"type": "array"},
+                                "hits_needing_page": {"type": "array", "items": INT}}, ["recommended"]),
         "rerank": NULL_OBJ,
         "warnings": {"type": "array"},
     },

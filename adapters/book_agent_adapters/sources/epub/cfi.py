@@ -91,8 +91,9 @@ class ChapterCfi:
             return a + size - 1
         return None
 
-    def points(self, start: int, end: int) -> tuple[tuple[CfiStep, ...], int, tuple[CfiStep, ...], int] | None:
-        """(steps, UTF-16 offset) of the span's start and end, or None."""
+    def points(self, start: int, end: int) -> tuple[tuple[CfiStep, ...], int, tuple[CfiStep, ...], int, bool] | None:
+        """(steps, UTF-16 offset) of the span's start and end, and whether epub.js counts both
+        as the spec does; or None."""
         if self.xml is None or end <= start:
             return None
         lo, hi = self._to_xml(start, True, start, end), self._to_xml(end - 1, False, start, end)
@@ -101,10 +102,16 @@ class ChapterCfi:
         inside = [o for o in self.xml.origins[lo : hi + 1] if o >= 0]  # the characters the document holds
         if not inside:
             return None
-        first, last = inside[0], inside[-1]
-        chunk, i = self.xml.chunk_at(first)
-        end_chunk, j = self.xml.chunk_at(last)
-        return chunk.steps, _utf16(chunk.text[:i]), end_chunk.steps, _utf16(end_chunk.text[: j + 1])
+        origins = self.xml.origins
+        before = next((o for o in reversed(origins[max(0, lo - 64):lo]) if o >= 0), -1)  # kept characters around
+        after = next((o for o in origins[hi + 1 : hi + 65] if o >= 0), None)
+        a, i = _reader_start(self.xml, *self.xml.index_at(inside[0]), before)
+        b, j = self.xml.index_at(inside[-1])
+        b, j = _reader_end(self.xml, b, j + 1, after)
+        chunk, end_chunk = self.xml.chunks[a], self.xml.chunks[b]
+        alike = self.xml.counted_alike(a) and self.xml.counted_alike(b)  # epub.js finds both points
+        return (self.xml.steps(chunk), _utf16(chunk.text[:i]), self.xml.steps(end_chunk), _utf16(end_chunk.text[:j]),
+                alike)
 
 
     def offset_of(self, point: CfiPoint, after: bool) -> int:
@@ -120,11 +127,11 @@ class ChapterCfi:
         if cut is None:
             raise _not_found(f"the character offset {point.offset} is past its text ({_utf16(chunk.text)} UTF-16 units)",
                              "".join(str(s) for s in point.document))
-        origin = chunk.base + cut - (1 if after and cut else 0)
+        origin = chunk.base + cut - (1 if after else 0)  # after: the last character before the point
         if not self._inverse:
             self._inverse = [(o, pos) for pos, o in enumerate(self.xml.origins) if o >= 0]
         k = bisect_right(self._inverse, (origin, -1))  # the first kept character at or after the origin
-        if after and cut:
+        if after:
             k = bisect_right(self._inverse, (origin, len(self.xml.origins))) - 1
             pos = self._inverse[k][1] + 1 if k >= 0 else 0
         else:
@@ -140,6 +147,40 @@ class ChapterCfi:
             return 0
         a, b, size = self.blocks[i]
         return b + min(pos - a, size)
+
+
+SCAN_CHUNKS = 8  # how far a boundary may move over chunks without text of the chapter (whitespace)
+
+
+def _reader_start(xml: ChapterXml, index: int, offset: int, kept_before: int) -> tuple[int, int]:
+    """A span's start as a point epub.js resolves as the spec does (issue 43). In a chunk the
+    two count alike, it stays. Else, when no character of the chapter text lies between (the
+    span's chunk holds none before it; `kept_before` is the origin of the last one before the
+    span), it moves to the end of an earlier chunk counted alike, over at most SCAN_CHUNKS
+    chunks of markup whitespace and never over left-out text (ruby annotations): the same place."""
+    if xml.counted_alike(index):
+        return index, offset
+    for m in range(index - 1, max(-1, index - 1 - SCAN_CHUNKS), -1):
+        chunk = xml.chunks[m]
+        if m in xml.hidden_after or kept_before >= chunk.base + len(chunk.text):
+            break  # text between: not the same place
+        if xml.counted_alike(m):
+            return m, len(chunk.text)
+    return index, offset
+
+
+def _reader_end(xml: ChapterXml, index: int, offset: int, kept_after: int | None) -> tuple[int, int]:
+    """A span's end likewise: to the start of a later chunk counted alike (`kept_after`: the
+    origin of the first character of the chapter text after the span)."""
+    if xml.counted_alike(index):
+        return index, offset
+    for n in range(index + 1, min(len(xml.chunks), index + 1 + SCAN_CHUNKS)):
+        chunk = xml.chunks[n]
+        if n - 1 in xml.hidden_after or (kept_after is not None and kept_after < chunk.base):
+            break
+        if xml.counted_alike(n):
+            return n, 0
+    return index, offset
 
 
 def _not_found(why: str, steps: str) -> BookAgentError:
@@ -213,7 +254,7 @@ def span_cfi(chapter: ChapterCfi, package: tuple[CfiStep, CfiStep] | None, chapt
     if points is None:
         return {"epub_cfi": None, "epub_cfi_start": None, "cfi": "unavailable",
                 "why": "the span's text is not in the chapter's XML text"}
-    s_steps, s_off, e_steps, e_off = points
+    s_steps, s_off, e_steps, e_off, alike = points
     first, last = CfiPoint(package, s_steps, s_off), CfiPoint(package, e_steps, e_off)
     cfi = format_range(first, last)  # written as the tests read it back (tests/integration/test_epub_cfi.py)
     try:
@@ -223,4 +264,4 @@ def span_cfi(chapter: ChapterCfi, package: tuple[CfiStep, CfiStep] | None, chapt
     if found is None or squash(found) != squash(chapter_text[start:end]):
         return {"epub_cfi": None, "epub_cfi_start": None, "cfi": "unverified",
                 "why": "the CFI did not resolve back to the span's text"}
-    return {"epub_cfi": cfi, "epub_cfi_start": format_point(first), "cfi": "verified"}
+    return {"epub_cfi": cfi, "epub_cfi_start": format_point(first), "cfi": "verified", "epubjs": alike}

@@ -31,9 +31,12 @@ class NotXml(ValueError):
 
 @dataclass
 class Chunk:
-    """One chunk of character data: its steps from the root element (the last one odd) and text."""
+    """One chunk of character data: the element holding it (an index into ChapterXml.paths),
+    its odd step, and its text. Steps are kept as links to the parent element's path, not as
+    one tuple per chunk: a document nested d deep would otherwise hold d steps per chunk."""
 
-    steps: tuple[CfiStep, ...]
+    path: int
+    step: CfiStep
     text: str
     base: int  # origin of text[0] in the map's origin numbering
 
@@ -44,21 +47,60 @@ class ChapterXml:
     text: str
     origins: list[int]  # per character of text: an origin (see Chunk.base), or -1
     chunks: list[Chunk] = field(default_factory=list)
+    paths: list[tuple[int, CfiStep | None]] = field(default_factory=list)  # (parent, step); 0 is the root
+    hidden_after: set[int] = field(default_factory=set)  # chunks followed by text left out (ruby, script...)
     _bases: list[int] = field(default_factory=list)
-    _order: dict[tuple[CfiStep, ...], int] = field(default_factory=dict)
+    _agrees: list[bool] = field(default_factory=list)
+    _children: dict[tuple[int, int], int] = field(default_factory=dict)
+    _chunk_of: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def steps(self, chunk: Chunk) -> tuple[CfiStep, ...]:
+        """The chunk's steps from the root element (the last one odd)."""
+        out = [chunk.step]
+        node = chunk.path
+        while node > 0:
+            parent, step = self.paths[node]
+            assert step is not None
+            out.append(step)
+            node = parent
+        return tuple(reversed(out))
 
     def chunk_index(self, steps: tuple[CfiStep, ...]) -> int | None:
-        """The document-order index of the chunk these steps name."""
-        if not self._order:
-            self._order = {c.steps: n for n, c in enumerate(self.chunks)}
-        return self._order.get(steps)
+        """The document-order index of the chunk these steps name (indexes only: assertions
+        are checked by the caller against the tree)."""
+        if not self._chunk_of:
+            self._children = {(parent, step.index): n for n, (parent, step) in enumerate(self.paths)
+                              if step is not None}
+            self._chunk_of = {(c.path, c.step.index): n for n, c in enumerate(self.chunks)}
+        node: int | None = 0
+        for step in steps[:-1]:
+            node = self._children.get((node, step.index)) if node is not None else None
+        return self._chunk_of.get((node, steps[-1].index)) if node is not None and steps else None
 
     def chunk_at(self, origin: int) -> tuple[Chunk, int]:
         """The chunk an origin falls in and the code-point offset inside it."""
+        index, offset = self.index_at(origin)
+        return self.chunks[index], offset
+
+    def index_at(self, origin: int) -> tuple[int, int]:
+        """The index of the chunk an origin falls in and the code-point offset inside it."""
         if not self._bases:
             self._bases = [c.base for c in self.chunks]
-        chunk = self.chunks[bisect_right(self._bases, origin) - 1]
-        return chunk, origin - chunk.base
+        index = bisect_right(self._bases, origin) - 1
+        return index, origin - self.chunks[index].base
+
+    def counted_alike(self, index: int) -> bool:
+        """Whether epub.js finds this chunk by its step. EPUB CFI counts a parent's chunks
+        between its elements (the chunk after the k-th element is /2k+1, empty or not); epub.js
+        counts the parent's text nodes (its n-th text node is /2n-1). They agree on a chunk
+        only when every element before it in its parent has text before it."""
+        if not self._agrees:
+            seen: dict[int, int] = {}
+            for chunk in self.chunks:
+                n = seen.get(chunk.path, 0)
+                self._agrees.append(chunk.step.index == 2 * n + 1)
+                seen[chunk.path] = n + 1
+        return self._agrees[index]
 
 
 def _local(tag: object) -> str:
@@ -89,36 +131,50 @@ def element_id(element: ElementTree.Element) -> str | None:
     return element.get("id") or element.get(_XML_ID) or None
 
 
-def _body(root: ElementTree.Element) -> tuple[ElementTree.Element, tuple[CfiStep, ...]]:
-    """Where the chapter text starts (<body>, else the root) and its steps from the root."""
+def _note_hidden(xml: ChapterXml, node: ElementTree.Element, tag: str) -> None:
+    """Mark the last chunk as followed by text a reader's DOM has but the chapter text leaves out."""
+    if xml.chunks and tag and any(node.itertext()):
+        xml.hidden_after.add(len(xml.chunks) - 1)
+
+
+def _body(root: ElementTree.Element, paths: list[tuple[int, CfiStep | None]]) -> tuple[ElementTree.Element, int]:
+    """Where the chapter text starts (<body>, else the root) and its path index."""
     for k, child in enumerate(root):
         if _local(child.tag) == "body":
-            return child, (CfiStep(2 * (k + 1), element_id(child)),)
-    return root, ()
+            paths.append((0, CfiStep(2 * (k + 1), element_id(child))))
+            return child, len(paths) - 1
+    return root, 0
 
 
 def walk(data: bytes) -> ChapterXml:
-    """The chapter's text from its XML tree, with every character's origin."""
+    """The chapter's text from its XML tree, with every character's origin. Time and memory
+    are linear in the document's size, whatever its depth (each element's step is stored
+    once, linked to its parent's)."""
     root = parse_xml(data)
     out = _Builder(track=True)
-    chunks: list[Chunk] = []
+    xml = ChapterXml(root, "", [], paths=[(-1, None)])
     total = 0
 
-    def emit(raw: str | None, steps: tuple[CfiStep, ...], pre: bool) -> None:
+    def emit(raw: str | None, path: int, step: CfiStep, pre: bool, skip_newline: bool = False) -> None:
         nonlocal total
         if raw:
-            chunks.append(Chunk(steps, raw, total))
-            out.text(raw, pre, total)
+            xml.chunks.append(Chunk(path, step, raw, total))
+            if skip_newline:  # an HTML parser drops the newline that follows <pre>; the chapter text has none
+                out.text(raw[1:], True, total + 1)
+            else:
+                out.text(raw, pre, total)
             total += len(raw)
 
-    start, path = _body(root)
-    # iterative, as extract_chapter is: ("enter", element) or ("tail", text of a chunk) or ("leave", tag)
-    stack: list[tuple[str, ElementTree.Element, tuple[CfiStep, ...], bool]] = [("enter", start, path, False)]
+    start, start_path = _body(root, xml.paths)
+    # iterative, as extract_chapter is: ("enter", element, its path) or ("tail", element, the
+    # parent's path, the tail's odd step) or ("leave", element)
+    stack: list[tuple[str, ElementTree.Element, int, CfiStep | None, bool]] = [("enter", start, start_path, None, False)]
     while stack:
-        kind, node, steps, pre = stack.pop()
+        kind, node, path, step, pre = stack.pop()
         tag = _local(node.tag)
         if kind == "tail":
-            emit(node.tail, steps, pre)
+            assert step is not None
+            emit(node.tail, path, step, pre)
             continue
         if kind == "leave":
             if tag in BLOCK_TAGS:
@@ -127,6 +183,7 @@ def walk(data: bytes) -> ChapterXml:
                 out.add("\t")
             continue
         if tag in SKIP_TAGS or not tag:
+            _note_hidden(xml, node, tag)
             continue
         if tag in BLOCK_TAGS:
             out.newline()
@@ -136,20 +193,16 @@ def walk(data: bytes) -> ChapterXml:
             else:
                 out.newline()
         child_pre = pre or tag == "pre"
-        stack.append(("leave", node, steps, pre))
+        stack.append(("leave", node, path, None, pre))
         children = list(node)
+        first_child = len(xml.paths)
+        xml.paths.extend((path, CfiStep(2 * (k + 1), element_id(child))) for k, child in enumerate(children))
         for k in range(len(children) - 1, -1, -1):
-            child = children[k]
-            stack.append(("tail", child, (*steps, CfiStep(2 * k + 3)), child_pre))
-            stack.append(("enter", child, (*steps, CfiStep(2 * (k + 1), element_id(child))), child_pre))
+            stack.append(("tail", children[k], path, CfiStep(2 * k + 3), child_pre))
+            stack.append(("enter", children[k], first_child + k, None, child_pre))
         text = node.text
-        if tag == "pre" and text and text.startswith("\n"):
-            # an HTML parser drops the newline that follows <pre>; the chapter text has none
-            chunks.append(Chunk((*steps, CfiStep(1)), text, total))
-            out.text(text[1:], True, total + 1)
-            total += len(text)
-        else:
-            emit(text, (*steps, CfiStep(1)), child_pre)
-    text = out.result()
+        emit(text, path, CfiStep(1), child_pre, skip_newline=tag == "pre" and text is not None and text.startswith("\n"))
+    xml.text = out.result()
     assert out.origins is not None
-    return ChapterXml(root, text, out.origins, chunks)
+    xml.origins = out.origins
+    return xml

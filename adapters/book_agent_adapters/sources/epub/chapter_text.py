@@ -4,8 +4,9 @@ selectolax (lexbor) parses the XHTML as HTML, which is forgiving with real-world
 Text nodes have their whitespace collapsed as a browser would (except inside <pre>); block
 elements start on a new line; <head>, <script> and <style> are skipped. `fragments` maps
 each element id (and <a name>) to the offset where its text starts, so a locator's
-fragment can be turned into a position and back. `anchors` (from `extract_chapter`) keeps only
-the block-level ones: ids of block elements, and ids of other elements that open a line and
+fragment can be turned into a position and back. Ruby annotations (<rt>, <rp>, <rtc>) are left
+out: the text is the printed base text, and offsets count only it. `anchors` (from
+`extract_chapter`) keeps only the block-level ones: ids of block elements, and ids of other elements that open a line and
 are not links or note references, so that a locator's fragment names a paragraph (or
 heading, section...) rather than a footnote marker inside the previous paragraph.
 """
@@ -20,7 +21,10 @@ BLOCK_TAGS = frozenset(
     ["address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "thead", "tfoot", "tr", "ul"]
 )
 CELL_TAGS = frozenset({"td", "th"})
-SKIP_TAGS = frozenset({"head", "script", "style", "template", "svg", "math"})
+# Ruby annotations (furigana: <rt>, its fallback parentheses <rp>, a second annotation row
+# <rtc>) are printed beside the base text, not in it: a reader quotes 山路, not 山路やまみち.
+RUBY_ANNOTATION_TAGS = frozenset({"rt", "rp", "rtc"})
+SKIP_TAGS = frozenset({"head", "script", "style", "template", "svg", "math"}) | RUBY_ANNOTATION_TAGS
 _SPACE = re.compile(r"\s+")
 _COLLAPSING = re.compile(r"\s{2,}|[^\S ]")  # whitespace that collapsing to one space changes
 
@@ -109,10 +113,11 @@ def extract_chapter_text(xhtml: bytes | str) -> tuple[str, dict[str, int]]:
     return text, fragments
 
 
-def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, tuple[int, int]]]:
+def extract_chapter(xhtml: bytes | str | Any) -> tuple[str, dict[str, int], dict[str, tuple[int, int]]]:
     """(text, fragments, anchors): every id's offset, and the block-level ids' extents
-    [start, end) (an inline anchor opening a line extends to the end of that line)."""
-    tree = _parse(xhtml)
+    [start, end) (an inline anchor opening a line extends to the end of that line). `xhtml`
+    may be a tree parse_document made (parsed once for text and images)."""
+    tree = parse_document(xhtml)
     start = tree.body if tree.body is not None else tree.root
     out = _Builder()
     fragments: dict[str, int] = {}
@@ -160,9 +165,12 @@ def extract_chapter(xhtml: bytes | str) -> tuple[str, dict[str, int], dict[str, 
     return text, {k: min(v, len(text)) for k, v in fragments.items()}, _extents(text, anchors)
 
 
-def _parse(xhtml: bytes | str) -> Any:
+def parse_document(xhtml: bytes | str | Any) -> Any:
+    """The lexbor tree of a document (a tree is returned as it is)."""
     from selectolax.lexbor import LexborHTMLParser
 
+    if not isinstance(xhtml, (bytes, str)):
+        return xhtml
     return LexborHTMLParser(xhtml if isinstance(xhtml, str) else xhtml.decode("utf-8", errors="replace"))
 
 
@@ -187,9 +195,9 @@ def _extents(text: str, anchors: dict[str, list[int]]) -> dict[str, tuple[int, i
     return extents
 
 
-def image_sources(xhtml: bytes | str) -> list[str]:
+def image_sources(xhtml: bytes | str | Any) -> list[str]:
     """The src of every <img> (and SVG <image> href) in document order, as written."""
-    tree = _parse(xhtml)
+    tree = parse_document(xhtml)
     out: list[str] = []
     for node in tree.css("img, image"):
         attrs = node.attributes

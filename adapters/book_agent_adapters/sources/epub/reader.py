@@ -4,11 +4,13 @@ Hrefs (in records and locators) are relative to the package document (the OPF), 
 the OPF manifest; a full path inside the zip is accepted too. An href is refused when it
 is absolute, has a URL scheme, a backslash or NUL, or climbs out of the book with `..`
 (`source.href_invalid`), and when it names no file of the book (`source.href_missing`).
-Members larger than MAX_MEMBER_BYTES are refused rather than inflated (zip bombs).
+Members larger than MAX_MEMBER_BYTES are refused rather than inflated (zip bombs), markup nested
+deeper than markup_depth.MAX_DEPTH before it is parsed (`source.original_too_deep`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import threading
 import zipfile
@@ -25,7 +27,9 @@ from book_agent_adapters.sources.epub.chapter_text import (
     extract_chapter,
     extract_chapter_text,
     image_sources,
+    parse_document,
 )
+from book_agent_adapters.sources.epub.markup_depth import MARKUP_SUFFIXES, check_depth
 
 __all__ = ["Chapter", "EpubSource", "SpineItem", "extract_chapter_text"]
 
@@ -59,6 +63,9 @@ class EpubSource:
         self._lock = threading.RLock()
         self._zip: zipfile.ZipFile | None = None
         self._names: set[str] = set()
+        self._infos: dict[str, zipfile.ZipInfo] = {}
+        self._checked: set[str] = set()  # markup members within the depth limit
+        self._refused: dict[str, BookAgentError] = {}  # and those past it
         self._opf_dir = ""
         self._spine: list[SpineItem] | None = None
         self._chapters: dict[str, Chapter] = {}
@@ -75,20 +82,32 @@ class EpubSource:
 
     def _read(self, name: str) -> bytes:
         assert self._zip is not None
-        info = self._zip.getinfo(name)
+        refused = self._refused.get(name)
+        if refused is not None:  # a member over the depth limit: refused once, remembered
+            raise BookAgentError(refused.code, refused.message, details=refused.details, remediation=refused.remediation)
+        info = self._infos[name]
         if info.file_size > MAX_MEMBER_BYTES:
             raise self._corrupt(f"{name} inflates to {info.file_size} bytes, over the limit")
         try:
-            return self._zip.read(info)
+            data = self._zip.read(info)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
             raise self._corrupt(name, exc) from exc
+        if name.lower().endswith(MARKUP_SUFFIXES) and name not in self._checked:
+            try:  # before any parser: deep nesting costs them more than linear
+                check_depth(data, f"the EPUB's {name}", {"path": str(self.path), "member": name})
+            except BookAgentError as exc:
+                self._refused[name] = exc
+                raise
+            self._checked.add(name)
+        return data
 
     def _open(self) -> None:
         if self._spine is not None:
             return
         try:
             self._zip = zipfile.ZipFile(self.path)
-            self._names = set(self._zip.namelist())
+            self._infos = member_names(self._zip.infolist())
+            self._names = set(self._infos)
             opf_path = self._opf_path()
             root = ElementTree.fromstring(self._read(opf_path))
         except BookAgentError:
@@ -176,8 +195,9 @@ class EpubSource:
                 raise _href_error("source.href_missing", item.href, "the spine names a missing document")
             data = self._read(item.zip_path)
         try:
-            text, fragments, anchors = extract_chapter(data)
-            images = [self._image_path(item, src) for src in image_sources(data)]
+            tree = parse_document(data)
+            text, fragments, anchors = extract_chapter(tree)
+            images = [self._image_path(item, src) for src in image_sources(tree)]
         except Exception as exc:  # selectolax parses nearly anything; be safe anyway
             raise self._corrupt(item.zip_path, exc) from exc
         chapter = Chapter(item, text, fragments, [p for p in images if p], anchors)
@@ -237,6 +257,29 @@ class EpubSource:
             return None
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(item.zip_path), src))
         return joined if joined in self._names else None
+
+
+def member_names(infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
+    """{name: member} with names read as reading systems read them. A name without the UTF-8
+    flag (Info-ZIP under LC_ALL=C, old Windows tools) is its raw bytes as UTF-8 when they are
+    valid UTF-8 (what JSZip, and so epub.js, and Calibre do), else CP437 (the zip standard's
+    default, zipfile's reading). Two members that come to the same name (one flagged, one not,
+    or the same bytes twice): the flagged one, else the first in the central directory."""
+    out: dict[str, zipfile.ZipInfo] = {}
+    declared: set[str] = set()
+    for info in infos:
+        name = info.filename
+        flagged = bool(info.flag_bits & 0x800)
+        if not flagged:
+            with contextlib.suppress(UnicodeEncodeError, UnicodeDecodeError):  # not UTF-8: zipfile's CP437 stays
+                name = info.orig_filename.encode("cp437").decode("utf-8")
+        if name in out and (name in declared or not flagged):
+            continue
+        info.filename = name  # orig_filename stays: zipfile checks the local header against it
+        out[name] = info
+        if flagged:
+            declared.add(name)
+    return out
 
 
 def _href_error(code: str, href: Any, why: str) -> BookAgentError:

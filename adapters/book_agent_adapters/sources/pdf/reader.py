@@ -83,6 +83,8 @@ class PdfSource:
         self._texts: dict[int, str] = {}
         self._boxes: dict[int, array[float]] = {}  # per page: 4 floats a char (see bbox)
         self._labels: dict[int, str | None] = {}
+        self._has_labels: bool | None = None
+        self._folios: dict[int, str | None] = {}
 
     # -- document ------------------------------------------------------------------------
     def _document(self) -> Any:
@@ -203,6 +205,25 @@ class PdfSource:
                     label = ""
             self._labels[page_index] = label or None
         return self._labels[page_index]
+
+    def has_labels(self) -> bool:
+        """Whether the PDF labels any of its pages itself."""
+        if self._has_labels is None:
+            self._has_labels = any(self.page_label(i) is not None for i in range(self.page_count))
+        return self._has_labels
+
+    def folio(self, page_index: int) -> str | None:
+        """The page number printed on the page, read from its text and its neighbours'
+        (book_agent/domain/sources/folios.py), for a PDF without labels of its own; None when it has labels or no
+        consistent folio is found."""
+        from book_agent.domain.sources.folios import edges, infer_folio, window_pages
+
+        if self.has_labels():
+            return None
+        if page_index not in self._folios:
+            pages = window_pages(page_index, self.page_count)
+            self._folios[page_index] = infer_folio(page_index, {p: edges(self.page_text(p)) for p in pages})
+        return self._folios[page_index]
 
     # -- geometry and rendering ------------------------------------------------------------
     def page_box(self, page_index: int) -> PageBox:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,8 +74,9 @@ def inspect(path: Path) -> Inspection:
         try:  # the mapped files are closed however the checks end (a head without its terms table)
             _check_term_ends(con, postings.count)
             if postings.changed_files() and not _verified_before(path, postings.seen):
+                started = time.perf_counter()
                 postings.verify_all()
-                _remember_verified(path, postings.seen)
+                _remember_verified(path, postings.seen, time.perf_counter() - started, postings.count)
         finally:
             postings.close()
     except DamagedIndex as exc:
@@ -125,16 +127,36 @@ def _marked_damaged(path: Path) -> str | None:
     return str(marker["reason"]) if marker is not None and "reason" in marker else None
 
 
+_VERIFIED_HERE: set[str] = set()  # (head, states) verified by this process: a read-only data dir keeps no marker
+
+
+def _verified_key(path: Path, states: dict[str, str]) -> str:
+    return json.dumps([str(path), _head_identity(path), states], sort_keys=True)
+
+
 def _verified_before(path: Path, states: dict[str, str]) -> bool:
     """Whether these very postings file states (size, mtime, inode, ctime) under this very head
-    were verified block by block already: any write since changes a ctime, which nobody can set back."""
+    were verified block by block already (by this process, or any that could leave its marker):
+    any write since changes a ctime, which nobody can set back."""
+    if _verified_key(path, states) in _VERIFIED_HERE:
+        return True
     marker = _head_marker(path, VERIFIED_SUFFIX)
     return marker is not None and marker.get("states") == states
 
 
-def _remember_verified(path: Path, states: dict[str, str]) -> None:
-    """A read-only data dir verifies again next time, as it did before."""
-    _write_head_marker(path, VERIFIED_SUFFIX, None, states=states)
+def _remember_verified(path: Path, states: dict[str, str], seconds: float, postings: int) -> None:
+    """In memory, and beside the head where the data dir can be written: a read-only one (a
+    replica mounted read-only) verifies once per process (issue 48), not at every check."""
+    _VERIFIED_HERE.add(_verified_key(path, states))
+    _write_head_marker(path, VERIFIED_SUFFIX, None, states=states, seconds=round(seconds, 4), postings=postings,
+                       verified_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+
+def verified_copy(path: Path) -> dict[str, Any] | None:
+    """The marker of a copied index verified block by block (when, how long, how many postings);
+    None when there is none for this very head."""
+    marker = _head_marker(path, VERIFIED_SUFFIX)
+    return {k: marker.get(k) for k in ("verified_at", "seconds", "postings")} if marker is not None else None
 
 
 def require_regular_text(path: Path) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from book_agent_adapters.files.file_hash import sha256_file
+from book_agent_adapters.storage import copy_checks
 from book_agent_adapters.storage.atomic_write import write_atomic
 from book_agent_adapters.storage.safe_files import require_regular
 
@@ -59,11 +60,14 @@ def _intact(path: Path, stamp: dict[str, Any], name: str) -> bool:
 
     Hashing a 40 MiB matrix costs ~100 ms on every cold start, most of a memory-mapped
     load; a file whose size, mtime and inode are as recorded was not rewritten, so the hash
-    is checked only when one of them differs.
+    is checked only when one of them differs: once per new state (a copied data dir: the
+    verdict is remembered beside the file, or in memory where the data dir is read-only).
     """
-    if stamp.get(f"{name}_state") == _file_state(path):
+    st = require_regular(path)
+    if stamp.get(f"{name}_state") == copy_checks.file_state(st):
         return True
-    return sha256_file(path) == stamp.get(f"{name}_sha256")
+    recorded = stamp.get(f"{name}_sha256")
+    return isinstance(recorded, str) and copy_checks.holds(path, recorded, st)  # a copy: verified once
 
 
 def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
@@ -108,6 +112,8 @@ def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]
         if key == "sha256":
             if value is not None and stamp.get("database_sha256") != value:
                 return None, "stale: database sha256"
+        elif key in ("database", "mtime_ns") and want.sha256 is not None:
+            continue  # the content's hash ties it: a copied or moved package (new path, new mtime) keeps its sidecar
         elif stamp.get(key) != value:
             return None, f"stale: {key}"
     return stamp, "ok"

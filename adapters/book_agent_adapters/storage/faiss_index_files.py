@@ -27,6 +27,7 @@ from typing import IO, Any
 import numpy as np
 
 from book_agent_adapters.files.file_hash import sha256_file
+from book_agent_adapters.storage import copy_checks
 from book_agent_adapters.storage.safe_files import open_regular, require_regular
 from book_agent_adapters.storage.vector_sidecar import COPY_BELOW_BYTES
 
@@ -121,7 +122,8 @@ def file_state(path: Path) -> list[int]:
 
 def intact(folder: Path, pointer: dict[str, Any]) -> tuple[bool, str]:
     """Every file unchanged since written (size, mtime, inode as recorded), or else the same
-    bytes: hashing the index (~400 MB at 1M vectors) is left to a file touched since."""
+    bytes: hashing the index (~400 MB at 1M vectors) is left to a file touched since, once per
+    new file state (a copied data dir: copy_checks.py remembers the verdict)."""
     named = [(kind, pointer["files"][kind]) for kind in BASE_FILES]
     named += [(kind, segment[kind]) for segment in pointer.get("segments", []) for kind in FILES]
     for kind, facts in named:
@@ -132,7 +134,7 @@ def intact(folder: Path, pointer: dict[str, Any]) -> tuple[bool, str]:
                 continue  # a pointer of an earlier release recorded no ctime
             if path.stat().st_size != facts.get("size"):
                 return False, f"corrupt: its {kind} file's size changed"
-            if sha256_file(path) != facts.get("sha256"):
+            if not isinstance(facts.get("sha256"), str) or not copy_checks.holds(path, facts["sha256"]):
                 return False, f"corrupt: its {kind} file's bytes changed"
         except FileNotFoundError:
             return False, "missing"

@@ -7,11 +7,13 @@ sha256 of the other two. A sidecar is used only when every one of those checks p
 anything stale, truncated or altered is reported and rebuilt, never trusted.
 
 A matrix file truncated in place under a running process would fault its memory map (SIGBUS
-kills the process, every client's calls with it). So a matrix of at most `COPY_BELOW_BYTES` is
-read whole on open (nothing left to fault), and a larger one is mapped and checked before
-each use (`still_whole`: the mapped file, same inode, still as long as the map): a truncated
-one is dropped and loaded again (from SQLite, its sidecar being corrupt now). A file replaced
-by rename, as every writer here does, leaves the old mapping intact.
+kills the process, every client's calls with it), and a check before each use cannot close the
+gap: `cp -r backup/. DATA/` truncates and rewrites every file it copies, within microseconds
+of any check (issue 44). So a matrix that is searched (`read`: a book's full pass and its codes
+read every row) is read whole into memory, never mapped; only the rows-alone matrix of `read_matrix`
+(the library's approximate index) is mapped above `COPY_BELOW_BYTES`, and its holder reads
+rows from it with pread (row_reader.py), never through the map. `still_whole` tells such a
+holder that the file was truncated (it loads it again).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy.typing as npt
 from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.storage import copy_checks
 from book_agent_adapters.storage.atomic_write import write_atomic
-from book_agent_adapters.storage.safe_files import require_regular
+from book_agent_adapters.storage.safe_files import open_regular, require_regular
 
 FORMAT = 2  # 2: file states hold the ctime (a write in place changes it; no user can set it back)
 NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
@@ -83,19 +85,20 @@ def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
         return None, "corrupt: unreadable"
     if not isinstance(ids, list) or len(ids) != stamp.get("rows"):
         return None, "corrupt: shape"
-    mapped, reason = _mapped_matrix(folder, want, stamp)
-    if mapped is None:
+    matrix, reason = _checked_matrix(folder, want, stamp, mapped=False)
+    if matrix is None:
         return None, reason
-    return ([str(i) for i in ids], mapped), "ok"
+    return ([str(i) for i in ids], matrix), "ok"
 
 
 def read_matrix(folder: Path, want: Stamp) -> tuple[F32 | None, str]:
     """The memory-mapped matrix alone (no ids: a caller that keeps its own row -> id map, such
-    as the library's approximate vector index, need not parse them), else (None, why not)."""
+    as the library's approximate vector index, need not parse them), else (None, why not). Its
+    caller reads rows with pread (row_reader.py), never through the map."""
     stamp, reason = _sound_stamp(folder, want)
     if stamp is None:
         return None, reason
-    return _mapped_matrix(folder, want, stamp)
+    return _checked_matrix(folder, want, stamp, mapped=True)
 
 
 def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]:
@@ -119,17 +122,23 @@ def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]
     return stamp, "ok"
 
 
-def _mapped_matrix(folder: Path, want: Stamp, stamp: dict[str, Any]) -> tuple[F32 | None, str]:
+def _checked_matrix(folder: Path, want: Stamp, stamp: dict[str, Any], mapped: bool) -> tuple[F32 | None, str]:
     try:
         if not _intact(folder / NPY, stamp, "npy"):
             return None, "corrupt: matrix"
-        mapped = _open_matrix(folder / NPY)
-    except (OSError, ValueError):
+        matrix = _open_matrix(folder / NPY) if mapped else _read_matrix(folder / NPY)
+    except (OSError, ValueError, EOFError):
         return None, "corrupt: unreadable"
     rows = stamp.get("rows")
-    if mapped.dtype != np.dtype("<f4") or mapped.shape != (rows, want.dimensions) or not mapped.flags.c_contiguous:
+    if matrix.dtype != np.dtype("<f4") or matrix.shape != (rows, want.dimensions) or not matrix.flags.c_contiguous:
         return None, "corrupt: shape"
-    return np.asarray(mapped), "ok"
+    return np.asarray(matrix), "ok"
+
+
+def _read_matrix(path: Path) -> Any:
+    """The matrix in memory (a truncation under us then fails this read, never a later one)."""
+    with open_regular(path) as handle:
+        return np.load(handle, allow_pickle=False)
 
 
 def _open_matrix(path: Path) -> Any:

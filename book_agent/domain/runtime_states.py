@@ -12,6 +12,22 @@ from book_agent.domain.records import MarkdownSpan
 
 # A sidecar's stamp: the hashes and versions it was built from.
 Stamp = dict[str, str]
+class CopyVerdict(TypedDict):
+    """A derived file whose identity changed (a copied, restored or moved data dir), verified by
+    its content and found to be the file that was built."""
+
+    file: str
+    verified_at: str | None
+    seconds: float | None  # what verifying it took
+    bytes: int | None
+    remembered: str  # "on disk" (later processes trust it at once) | "in memory" (a read-only data dir)
+
+
+class CopyVerification(TypedDict):
+    verified: list[CopyVerdict]
+    note: str
+
+
 # A package's fingerprint: file -> [size, mtime_ns] (PackageStore.fingerprint).
 Fingerprint = dict[str, list[int]]
 

@@ -13,6 +13,7 @@ from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
 from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.domain.runtime_states import (
+    CopyVerification,
     Fingerprint,
     LanguageCheck,
     LexicalState,
@@ -189,6 +190,10 @@ class RuntimeStore(Protocol):
     def lexical_path(self, runtime_dir: Path) -> Path: ...
     def lexical_state(self, runtime_dir: Path, expected: Stamp) -> LexicalState:
         """{present, fresh, reason, path[, record_count]} against the expected stamp."""
+        ...
+    def copy_verification(self, runtime_dir: Path) -> CopyVerification:
+        """The derived files of the runtime dir recognised as a copy (new identity, same bytes)
+        and verified: when, how long it took, where the verdict is kept."""
         ...
     def build_lexical(self, database_path: Path, target: Path, expected: Stamp,
                       progress: Progress | None) -> int:

@@ -22,7 +22,7 @@ from book_agent.domain.package import PackageInfo
 from book_agent.domain.records import Record
 from book_agent.domain.registry_entry import RegistryEntry, conflict
 from book_agent.domain.runtime_config import RuntimeConfig
-from book_agent.domain.runtime_states import Fingerprint, LanguageCheck, LexicalState, Stamp
+from book_agent.domain.runtime_states import CopyVerification, Fingerprint, LanguageCheck, LexicalState, Stamp
 from book_agent.ports import (
     PackageStore,
     Progress,
@@ -187,6 +187,9 @@ class MemoryRuntime(RuntimeStore):
         fresh = all(stamp.get(k) == v for k, v in expected.items())
         return {"present": True, "fresh": fresh, "reason": None if fresh else "stale",
                 "record_count": int(stamp.get("record_count", "0"))}
+
+    def copy_verification(self, runtime_dir: Path) -> CopyVerification:
+        return {"verified": [], "note": "in memory: nothing is ever copied"}
 
     def build_lexical(self, database_path: Path, target: Path, expected: dict[str, str],
                       progress: Progress | None) -> int:

@@ -98,10 +98,11 @@ def which(path: Path, sha256s: list[str], st: os.stat_result | None = None) -> s
 def remember(path: Path, sha256: str, st: os.stat_result, seconds: float) -> None:
     """Remember that `path` in the state `st` holds the bytes of `sha256`: in memory, and beside
     it when its folder can be written (best effort: a read-only data dir keeps it in memory)."""
-    verdict = {"state": file_state(st), "sha256": sha256, "verified_at": time.strftime(
+    state = file_state(st)
+    verdict = {"state": state, "sha256": sha256, "verified_at": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 4), "bytes": st.st_size}
     with _LOCK:
-        _MEMORY[(str(path), tuple(verdict["state"]), sha256)] = verdict
+        _MEMORY[(str(path), tuple(state), sha256)] = verdict
         verdicts = read_verdicts(path.parent)
         verdicts.pop(path.name, None)
         verdicts[path.name] = verdict

@@ -16,7 +16,7 @@ from typing import cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.runtime_config import RuntimeConfig, check_config_endpoints
-from book_agent.domain.runtime_states import LanguageCheck, LexicalState, Stamp
+from book_agent.domain.runtime_states import CopyVerdict, CopyVerification, LanguageCheck, LexicalState, Stamp
 from book_agent.input_files import load_json_file
 from book_agent.ports import Progress, RuntimeStore
 from book_agent_adapters.storage import fts_lexical_index as fts
@@ -28,6 +28,9 @@ from book_agent_adapters.storage.safe_files import require_regular
 CONFIG_NAME = "config.json"
 MAX_CONFIG_BYTES = 1 << 20
 VECTOR_CHECK_NAME = "vector-check.json"
+COPY_NOTE = ("a derived file whose identity (inode, ctime) changed, as in a copied, restored or read-only "
+             "mounted data dir, is verified once by its content; listed here when it was (none: the files "
+             "are those built here, or not searched yet)")
 
 
 class RuntimeDirStore(RuntimeStore):
@@ -134,6 +137,12 @@ class RuntimeDirStore(RuntimeStore):
             return {"present": True, "fresh": False, "reason": "stale: " + ", ".join(stale), "path": str(path)}
         return {"present": True, "fresh": True, "reason": None, "path": str(path),
                 "record_count": int(stamp.get("record_count", "0"))}
+
+    def copy_verification(self, runtime_dir: Path) -> CopyVerification:
+        from book_agent_adapters.storage import copy_checks
+
+        verified = [v for folder in (runtime_dir, runtime_dir / "vectors") for v in copy_checks.verified_here(folder)]
+        return {"verified": cast(list[CopyVerdict], verified), "note": COPY_NOTE}
 
     def build_lexical(self, database_path: Path, target: Path, expected: dict[str, str],
                       progress: Progress | None) -> int:

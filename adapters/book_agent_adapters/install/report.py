@@ -27,9 +27,12 @@ def install_report(data_dir: Path, *, home: Path | None = None,
     """The doctor's report for an installation using `data_dir` (hosts looked for under `home`;
     `carriers` replaces the known carrier packages, for tests)."""
     capabilities = [*_local_models(data_dir, carriers), _faiss(), _pdf(), _remote(), _mcp(), *_hosts(data_dir, home)]
+    from book_agent_adapters.storage.copy_checks import estimate
+
     return {"version": _version("book-agent"), "python": platform.python_version(), "executable": sys.executable,
             "data_dir": str(data_dir), "capabilities": capabilities,
-            "missing": [c["id"] for c in capabilities if not c["available"]]}
+            "missing": [c["id"] for c in capabilities if not c["available"]],
+            "copy_verification": estimate(data_dir)}
 
 
 def _version(dist: str) -> str | None:

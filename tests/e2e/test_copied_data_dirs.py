@@ -182,3 +182,43 @@ def test_status_says_when_a_copy_was_recognised_and_verified(original, tmp_path)
     assert "lexical.sqlite" in names
     assert all(c["seconds"] >= 0 and c["bytes"] > 0 for c in copies["verified"])
     shutil.rmtree(copy)
+
+
+@pytest.mark.parametrize("mode", ["cp-a", "cp-r"])
+def test_a_moved_data_dir_serves_its_own_imported_packages(tmp_path, mode):
+    """Books imported from archives live in the data dir: a copy moved to another place (the
+    original removed) reads its own copies, whose files all have new identities, verified once."""
+    import zipfile
+
+    from book_agent import BookAgent
+
+    rng = np.random.default_rng(2)
+    records = [RecordSpec(f"r{i}", " ".join(rng.choice(WORDS, 12)) + f" x{i}", ["H"], 0) for i in range(60)]
+    package = make_book(tmp_path / "packages", "imported", records)
+    archive = tmp_path / "imported.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for path in sorted(package.rglob("*")):
+            if path.is_file():
+                out.write(path, f"imported/{path.relative_to(package)}")
+    with BookAgent(tmp_path / "data") as agent:
+        agent.init(archive)
+    vector = tmp_path / "vector.json"
+    v = rng.standard_normal(16)
+    vector.write_text(json.dumps(list(map(float, v / np.linalg.norm(v)))))
+    before = [summary(search(tmp_path / "data", book, vector)) for book in ("imported", "@all")]
+    moved = copied(tmp_path / "data", mode, tmp_path)
+    shutil.rmtree(tmp_path / "data")
+    for _ in range(2):
+        assert [summary(search(moved, book, vector)) for book in ("imported", "@all")] == before
+    (extracted,) = (moved / "packages").glob("*/imported/book.md")
+    extracted.parent.chmod(0o755)
+    if mode == "cp-a":  # the same bytes, but through a symlink whose target nobody watches: refused
+        outside = tmp_path / "outside.md"
+        shutil.copy2(extracted, outside)
+        extracted.unlink()
+        extracted.symlink_to(outside)
+    else:  # other bytes: refused, as before
+        extracted.chmod(0o644)
+        extracted.write_text(extracted.read_text() + " ")
+    out = search(moved, "imported", vector)
+    assert out["error"]["code"] == "package.changed"

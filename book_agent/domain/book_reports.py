@@ -11,7 +11,12 @@ runtime config's dict (`RuntimeConfig.to_dict()`) are the domain's; they appear 
 from typing import Any, NotRequired, Required, TypedDict
 
 from book_agent.domain.locators import LocatorBuild, LocatorStatus
-from book_agent.domain.runtime_states import CopyVerification, LanguageCheck, LexicalState, QueryAvailability
+from book_agent.domain.runtime_states import (
+    CopyVerification,
+    LanguageCheck,
+    LexicalState,
+    QueryAvailability,
+)
 
 PackageReport = dict[str, Any]  # PackageInfo.to_dict(): contracts/package-inspection.md
 ConfigDict = dict[str, Any]  # RuntimeConfig.to_dict(): contracts/core.md

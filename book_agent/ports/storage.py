@@ -14,10 +14,10 @@ from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.domain.runtime_states import (
     CopyVerification,
-    PackageVerdict,
     Fingerprint,
     LanguageCheck,
     LexicalState,
+    PackageVerdict,
     RecordPlace,
     Stamp,
     StoreInspection,

@@ -22,7 +22,14 @@ from book_agent.domain.package import PackageInfo
 from book_agent.domain.records import Record
 from book_agent.domain.registry_entry import RegistryEntry, conflict
 from book_agent.domain.runtime_config import RuntimeConfig
-from book_agent.domain.runtime_states import CopyVerification, PackageVerdict, Fingerprint, LanguageCheck, LexicalState, Stamp
+from book_agent.domain.runtime_states import (
+    CopyVerification,
+    Fingerprint,
+    LanguageCheck,
+    LexicalState,
+    PackageVerdict,
+    Stamp,
+)
 from book_agent.ports import (
     PackageStore,
     Progress,

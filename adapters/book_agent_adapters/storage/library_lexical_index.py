@@ -31,11 +31,8 @@ from book_agent.domain.progress import Tally
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 from book_agent_adapters.storage.impact_checks import VERIFIED_SUFFIX
 from book_agent_adapters.storage.impact_index import FORMAT, postings_files, write_index
-from book_agent_adapters.storage.library_lexical_search import (
-    DAMAGED_SUFFIX,
-    SqliteLibraryLexical,
-    inspect,
-)
+from book_agent_adapters.storage.library_head_markers import DAMAGED_SUFFIX
+from book_agent_adapters.storage.library_lexical_search import SqliteLibraryLexical, inspect
 from book_agent_adapters.storage.living_generation import (
     DELTA_PREFIX,
     POINTER_NAME,

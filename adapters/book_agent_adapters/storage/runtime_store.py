@@ -17,7 +17,14 @@ from typing import cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.runtime_config import RuntimeConfig, check_config_endpoints
-from book_agent.domain.runtime_states import CopyVerdict, CopyVerification, PackageVerdict, LanguageCheck, LexicalState, Stamp
+from book_agent.domain.runtime_states import (
+    CopyVerdict,
+    CopyVerification,
+    LanguageCheck,
+    LexicalState,
+    PackageVerdict,
+    Stamp,
+)
 from book_agent.input_files import load_json_file
 from book_agent.ports import Progress, RuntimeStore
 from book_agent_adapters.storage import fts_lexical_index as fts

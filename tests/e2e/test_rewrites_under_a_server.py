@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.support.library_support import WORDS, make_book
 from tests.support.package_builder import RecordSpec
@@ -25,6 +26,7 @@ from tests.support.stdio_session import RawSession, call
 
 ROUNDS = 12
 CLIENTS = 4  # searches in flight at once, as the report's four clients
+TIGHT = ("lexical.sqlite", "lexical.impact.npz", "vectors.f32.npy")  # a book's files, cut and restored in the tight loop
 
 
 def library(root: Path) -> Path:
@@ -76,7 +78,7 @@ def rewrite_loop(data: Path, backup: Path, stop: threading.Event) -> int:
         deadline = time.monotonic() + 0.5  # the tight loop: the postings the server reads, cut and written back
         while time.monotonic() < deadline:
             for name, good in kept.items():
-                if name.name.startswith("postings-"):
+                if name.name.startswith("postings-") or name.name in TIGHT:
                     truncate_and_restore(data / name, good)
         subprocess.run(["cp", "-r", f"{backup / 'library'}/.", str(data / "library")], check=True, timeout=120)
         subprocess.run(["cp", "-r", f"{backup / 'books'}/.", str(data / "books")], check=True, timeout=120)
@@ -100,11 +102,12 @@ def answered_or_coded(message: dict) -> str:
     return "hits"
 
 
-def test_a_server_answers_every_search_while_its_files_are_rewritten_truncated_and_replaced(tmp_path):
+@pytest.mark.parametrize("served", ["@all", "book-1"])
+def test_a_server_answers_every_search_while_its_files_are_rewritten_truncated_and_replaced(tmp_path, served):
     data = library(tmp_path)
     backup = tmp_path / "backup"
     subprocess.run(["cp", "-a", str(data), str(backup)], check=True)
-    session = RawSession(data, "@all", tmp_path / "stderr.txt")
+    session = RawSession(data, served, tmp_path / "stderr.txt")
     stop = threading.Event()
     rounds: list[int] = []
     writer = threading.Thread(target=lambda: rounds.append(rewrite_loop(data, backup, stop)))

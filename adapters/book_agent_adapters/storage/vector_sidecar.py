@@ -10,10 +10,12 @@ A matrix file truncated in place under a running process would fault its memory 
 kills the process, every client's calls with it), and a check before each use cannot close the
 gap: `cp -r backup/. DATA/` truncates and rewrites every file it copies, within microseconds
 of any check (issue 44). So a matrix that is searched (`read`: a book's full pass and its codes
-read every row) is read whole into memory, never mapped; only the rows-alone matrix of `read_matrix`
-(the library's approximate index) is mapped above `COPY_BELOW_BYTES`, and its holder reads
-rows from it with pread (row_reader.py), never through the map. `still_whole` tells such a
-holder that the file was truncated (it loads it again).
+read every row) is read whole into memory up to `READ_WHOLE_BELOW_BYTES` (a book of ~170k records
+at 384 dimensions); only a larger one is still mapped and checked before each use (`still_whole`:
+the mapped file, same inode, still as long as the map), which narrows the window to microseconds
+without closing it. The rows-alone matrix of `read_matrix` (the library's approximate index) is
+mapped above `COPY_BELOW_BYTES`, and its holder reads rows from it with pread (row_reader.py),
+never through the map; `still_whole` tells it that the file was truncated (it loads it again).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from book_agent_adapters.storage.safe_files import open_regular, require_regular
 
 FORMAT = 2  # 2: file states hold the ctime (a write in place changes it; no user can set it back)
 NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
-COPY_BELOW_BYTES = 32 << 20  # read whole below this (about 22k rows of 384 dims); mapped above
+COPY_BELOW_BYTES = 32 << 20  # rows alone (read_matrix): read whole below this (about 22k rows of 384 dims); mapped above
+READ_WHOLE_BELOW_BYTES = 256 << 20  # a searched matrix (read): in memory below this; mapped above (its RSS bounded)
 
 F32 = npt.NDArray[np.float32]
 
@@ -126,7 +129,7 @@ def _checked_matrix(folder: Path, want: Stamp, stamp: dict[str, Any], mapped: bo
     try:
         if not _intact(folder / NPY, stamp, "npy"):
             return None, "corrupt: matrix"
-        matrix = _open_matrix(folder / NPY) if mapped else _read_matrix(folder / NPY)
+        matrix = _open_matrix(folder / NPY, COPY_BELOW_BYTES if mapped else READ_WHOLE_BELOW_BYTES)
     except (OSError, ValueError, EOFError):
         return None, "corrupt: unreadable"
     rows = stamp.get("rows")
@@ -135,15 +138,10 @@ def _checked_matrix(folder: Path, want: Stamp, stamp: dict[str, Any], mapped: bo
     return np.asarray(matrix), "ok"
 
 
-def _read_matrix(path: Path) -> Any:
-    """The matrix in memory (a truncation under us then fails this read, never a later one)."""
+def _open_matrix(path: Path, read_whole_below: int) -> Any:
     with open_regular(path) as handle:
-        return np.load(handle, allow_pickle=False)
-
-
-def _open_matrix(path: Path) -> Any:
-    if path.stat().st_size <= COPY_BELOW_BYTES:
-        return np.load(path, allow_pickle=False)  # in memory: a later truncation cannot fault it
+        if os.fstat(handle.fileno()).st_size <= read_whole_below:
+            return np.load(handle, allow_pickle=False)  # in memory: a later truncation cannot fault it
     mapped = np.load(path, mmap_mode="r", allow_pickle=False)
     mapped.book_agent_inode = os.stat(path).st_ino  # what `still_whole` compares
     return mapped

@@ -94,5 +94,6 @@ def test_a_killed_init_leaves_nothing_that_changes_later_results_and_its_posting
     assert hits(data) == reference
     postings = {p.name for p in library.glob("postings-*")}
     assert postings == live_postings(library)  # the killed build's arrays are gone
-    assert not [p for p in library.rglob("*") if p.name.startswith(".") and p.name not in (".build.lock",)
-                and not p.name.endswith((".verified", ".damaged"))]  # no temp head, no half-written term counts
+    left = [p.name for p in library.rglob("*") if p.name.startswith(".") and p.name not in (".build.lock",)
+            and not p.name.endswith((".verified", ".damaged"))]
+    assert not left  # no temp head, no half-written term counts or markers

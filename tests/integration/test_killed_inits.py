@@ -23,7 +23,7 @@ import pytest
 from tests.support.library_support import WORDS, make_book
 from tests.support.package_builder import RecordSpec
 
-DELAYS = (0.0, 0.02, 0.1, 0.4)  # after the update's first file: temps only, postings half-written, a delta committed...
+DELAYS = (0.0, 0.02, 0.1)  # after the update's first file: temps only, postings half-written, a delta committed
 
 
 def cli(data: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

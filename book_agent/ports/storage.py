@@ -11,9 +11,11 @@ from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.book.registry_entry import RegistryEntry
 from book_agent.domain.book.runtime_config import RuntimeConfig
 from book_agent.domain.book.runtime_states import (
+    CopyVerification,
     Fingerprint,
     LanguageCheck,
     LexicalState,
+    PackageVerdict,
     RecordPlace,
     Stamp,
     StoreInspection,
@@ -189,6 +191,17 @@ class RuntimeStore(Protocol):
     def lexical_path(self, runtime_dir: Path) -> Path: ...
     def lexical_state(self, runtime_dir: Path, expected: Stamp) -> LexicalState:
         """{present, fresh, reason, path[, record_count]} against the expected stamp."""
+        ...
+    def read_package_verdict(self, runtime_dir: Path) -> PackageVerdict | None:
+        """The verdict write_package_verdict left (None: none, or unreadable)."""
+        ...
+    def write_package_verdict(self, runtime_dir: Path, verdict: PackageVerdict) -> None:
+        """Remember that the package, as fingerprinted in `verdict`, was verified to hold the
+        registered bytes. Best effort: a read-only data dir keeps nothing (never raises)."""
+        ...
+    def copy_verification(self, runtime_dir: Path) -> CopyVerification:
+        """The derived files of the runtime dir recognised as a copy (new identity, same bytes)
+        and verified: when, how long it took, where the verdict is kept."""
         ...
     def build_lexical(self, database_path: Path, target: Path, expected: Stamp,
                       progress: Progress | None) -> int:

@@ -13,15 +13,19 @@ from pathlib import Path
 
 from book_agent.domain.book.book_refs import one_book
 from book_agent.domain.book.registry_entry import RegistryEntry, registered_info
+from book_agent.domain.book.runtime_states import PackageVerdict
 from book_agent.domain.errors import BookAgentError
 from book_agent.services.context import Ports
 from book_agent.services.open_book import OpenBook
+
+ROOT_CHANGED = "."  # PackageStore.changes: the package root itself, or a folder above it, is not what it was
 
 
 class OpenBooks:
     def __init__(self, ports: Ports) -> None:
         self._ports = ports
         self._open: dict[str, OpenBook] = {}
+        self._copies: set[str] = set()  # packages verified as copies by this process
         self.lock = threading.RLock()
 
     def open(self, book_ref: str, entry: RegistryEntry | None = None) -> OpenBook:
@@ -38,6 +42,9 @@ class OpenBooks:
             current = cached if cached is not None and cached.entry == entry else None
             root = current.package_root if current is not None else Path(entry["package_root"])
             changed = ports.packages.changes(root, entry.get("fingerprint") or {})
+            if changed and entry.get("imported") and ROOT_CHANGED not in changed \
+                    and self._verified_copy(book_ref, root, entry):
+                changed = []  # an imported copy copied with its data dir (issue 48); an outside package stays refused (issue 13)
             if changed:
                 self.forget(book_ref)
                 raise _changed(book_ref, root, changed)
@@ -49,6 +56,34 @@ class OpenBooks:
                             ports.locators, ports.locator_refresh)
             self._open[book_ref] = book
             return book
+
+    def _verified_copy(self, book_ref: str, root: Path, entry: RegistryEntry) -> bool:
+        """Whether the imported package, whose files' identities changed since `init` (a copied,
+        restored or moved data dir: new ctimes, new mtimes after `cp -r`), holds the very bytes registered: its
+        manifest's sha256 as registered and every file's hash as the manifest lists it. Verified once
+        per new fingerprint; the verdict is kept in the book's runtime dir (or, read-only, in memory)."""
+        ports = self._ports
+        manifest = entry.get("manifest_sha256")
+        if not manifest or not ports.packages.exists(root):
+            return False
+        now = ports.packages.fingerprint(root)
+        if set(now) != set(entry.get("fingerprint") or {}):
+            return False  # a listed file is no longer a regular file (a symlink): never vouched for
+        verdict: PackageVerdict = {"package_root": str(root), "manifest_sha256": str(manifest), "fingerprint": now}
+        runtime_dir = ports.runtime_dir(book_ref)
+        key = repr(sorted(verdict.items()))
+        if key in self._copies or ports.runtime.read_package_verdict(runtime_dir) == verdict:
+            self._copies.add(key)
+            return True
+        try:
+            same = ports.packages.manifest_sha256(root) == manifest and \
+                not ports.packages.inspect(root, verify_hashes=True).has_errors
+        except (OSError, BookAgentError):
+            return False
+        if same and ports.packages.fingerprint(root) == now:  # and nothing changed while it was read
+            self._copies.add(key)
+            ports.runtime.write_package_verdict(runtime_dir, verdict)
+        return same
 
     def forget(self, book_id: str) -> None:
         """Close the book's open files; the next use reopens it (and reads new settings)."""

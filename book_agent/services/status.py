@@ -55,6 +55,7 @@ def book_status(ports: Ports, books: OpenBooks, book_ref: str, verify: bool = Fa
         "config": {"network": network, "query": asdict(config.query),
                    "reranker": asdict(config.reranker),
                    "auth_env_set": bool(config.network.auth_env and os.environ.get(config.network.auth_env))},
+        "copy_verification": ports.runtime.copy_verification(runtime_dir),
     }
 
 

@@ -19,7 +19,14 @@ from typing import Any
 from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.book.registry_entry import RegistryEntry, conflict
 from book_agent.domain.book.runtime_config import RuntimeConfig
-from book_agent.domain.book.runtime_states import Fingerprint, LanguageCheck, LexicalState, Stamp
+from book_agent.domain.book.runtime_states import (
+    CopyVerification,
+    Fingerprint,
+    LanguageCheck,
+    LexicalState,
+    PackageVerdict,
+    Stamp,
+)
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import Record
@@ -135,6 +142,7 @@ class MemoryRuntime(RuntimeStore):
         self.configs: dict[Path, RuntimeConfig] = {}
         self.sidecars: dict[Path, dict[str, str]] = {}
         self.vector_checks: dict[Path, LanguageCheck] = {}
+        self.package_verdicts: dict[Path, PackageVerdict] = {}
         self.fail_build: BookAgentError | None = None
 
     def create_dir(self, runtime_dir: Path) -> Callable[[], None]:
@@ -187,6 +195,15 @@ class MemoryRuntime(RuntimeStore):
         fresh = all(stamp.get(k) == v for k, v in expected.items())
         return {"present": True, "fresh": fresh, "reason": None if fresh else "stale",
                 "record_count": int(stamp.get("record_count", "0"))}
+
+    def read_package_verdict(self, runtime_dir: Path) -> PackageVerdict | None:
+        return self.package_verdicts.get(runtime_dir)
+
+    def write_package_verdict(self, runtime_dir: Path, verdict: PackageVerdict) -> None:
+        self.package_verdicts[runtime_dir] = verdict
+
+    def copy_verification(self, runtime_dir: Path) -> CopyVerification:
+        return {"verified": [], "note": "in memory: nothing is ever copied"}
 
     def build_lexical(self, database_path: Path, target: Path, expected: dict[str, str],
                       progress: Progress | None) -> int:

@@ -4,9 +4,11 @@ length and script; real files, written as a build writes them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from book_agent_adapters.library.local.vectors.faiss_index_files import (
     ChainedRowIds,
@@ -31,3 +33,20 @@ def test_several_ids_at_once_are_the_ids_one_at_a_time(tmp_path: Path) -> None:
                  np.zeros(0, dtype=np.int64)):
         rows = rows.astype(np.int64)
         assert chained.many(rows) == [chained[int(r)] for r in rows] == [everything[int(r)] for r in rows]
+
+
+@pytest.mark.parametrize("copy_below", [1 << 30, 0])  # read whole, or read with pread as a large file is
+def test_an_ids_file_truncated_under_its_reader_is_an_error_never_a_fault(tmp_path, monkeypatch, copy_below):
+    from book_agent_adapters.library.local.vectors import faiss_index_files
+
+    monkeypatch.setattr(faiss_index_files, "COPY_BELOW_BYTES", copy_below)
+    ids = [f"book#{i:07d}-第{i}" for i in range(2000)]
+    reader = written(tmp_path / "base.ids", ids)
+    assert reader.many(np.array([0, 1999])) == [ids[0], ids[1999]]
+    os.truncate(tmp_path / "base.ids", (len(ids) + 1) * 8 + 100)  # cut in place, as `cp` over it does first
+    if copy_below:
+        assert reader.many(np.array([1999])) == [ids[1999]]  # in memory: what it read stays
+    else:
+        with pytest.raises(ValueError):
+            reader.many(np.array([1999]))
+    assert reader.many(np.array([0])) == [ids[0]]

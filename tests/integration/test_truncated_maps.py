@@ -1,6 +1,6 @@
 """A vector matrix sidecar truncated in place under a running process: the process survives.
 
-The matrix is memory-mapped (above vector_sidecar.COPY_BELOW_BYTES) or read whole (below it);
+The matrix is memory-mapped (above vector_sidecar.READ_WHOLE_BELOW_BYTES) or read whole (below it);
 either way a search after `truncate` must answer (the matrix loaded again, from SQLite) instead
 of dying by SIGBUS. Each case runs in its own process: a fault would kill pytest itself.
 """
@@ -25,7 +25,7 @@ from book_agent_adapters.book.vectors import vector_sidecar
 from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
 package, sidecar, copy_below, cut = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-vector_sidecar.COPY_BELOW_BYTES = copy_below
+vector_sidecar.COPY_BELOW_BYTES = vector_sidecar.READ_WHOLE_BELOW_BYTES = copy_below
 manifest = json.loads((package / "vectors.json").read_text())
 dims = int(manifest["dimensions"])
 query = [1.0] + [0.0] * (dims - 1)

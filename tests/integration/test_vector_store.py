@@ -230,9 +230,10 @@ def test_unnormalised_vectors_claimed_normalised_warn(tmp_path: Path) -> None:
 @pytest.mark.parametrize("copy_below", [0, 1 << 30], ids=["mapped", "read-whole"])
 def test_sidecar_is_written_then_memory_mapped(pdf_package: Path, tmp_path: Path, copy_below: int,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """Above COPY_BELOW_BYTES the sidecar is memory-mapped; below, read whole (a truncation
-    under a running process cannot fault it: tests/integration/test_truncated_maps.py)."""
+    """Above READ_WHOLE_BELOW_BYTES the searched sidecar is memory-mapped; below, read whole (a
+    truncation under a running process cannot fault it: tests/integration/test_truncated_maps.py)."""
     monkeypatch.setattr(vector_sidecar, "COPY_BELOW_BYTES", copy_below)
+    monkeypatch.setattr(vector_sidecar, "READ_WHOLE_BELOW_BYTES", copy_below)
     side = tmp_path / "runtime"
     first = store_for(pdf_package, sidecar_dir=side)
     query = first.get_record("r0004").vector

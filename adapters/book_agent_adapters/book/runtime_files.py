@@ -26,7 +26,8 @@ LOCK_NAME = ".build.lock"
 LOCK_TIMEOUT_S = 600.0  # a large book's index may take minutes to build
 STALE_SECONDS = 15 * 60
 LOCKED_PREFIXES = (".lexical-", ".locators-")
-UNLOCKED_PREFIXES = (".config.json.", ".vectors.", ".render-", ".lexical.impact.npz.")  # written outside the lock
+UNLOCKED_PREFIXES = (".config.json.", ".vectors.", ".render-", ".lexical.impact.npz.",
+                     ".copies-verified-")  # written outside the lock
 
 
 @contextmanager

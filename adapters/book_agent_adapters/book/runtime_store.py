@@ -7,6 +7,7 @@ written atomically; builders hold the dir's build lock (adapters/book_agent_adap
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -15,7 +16,14 @@ from pathlib import Path
 from typing import cast
 
 from book_agent.domain.book.runtime_config import RuntimeConfig, check_config_endpoints
-from book_agent.domain.book.runtime_states import LanguageCheck, LexicalState, Stamp
+from book_agent.domain.book.runtime_states import (
+    CopyVerdict,
+    CopyVerification,
+    LanguageCheck,
+    LexicalState,
+    PackageVerdict,
+    Stamp,
+)
 from book_agent.domain.errors import BookAgentError
 from book_agent.input_files import load_json_file
 from book_agent.ports import Progress, RuntimeStore
@@ -29,6 +37,10 @@ from book_agent_adapters.registry.json_registry import write_json_atomic
 CONFIG_NAME = "config.json"
 MAX_CONFIG_BYTES = 1 << 20
 VECTOR_CHECK_NAME = "vector-check.json"
+PACKAGE_VERDICT_NAME = "package.verified.json"  # a copied package found to hold the registered bytes
+COPY_NOTE = ("a derived file whose identity (inode, ctime) changed, as in a copied, restored or read-only "
+             "mounted data dir, is verified once by its content; listed here when it was (none: the files "
+             "are those built here, or not searched yet)")
 
 
 class RuntimeDirStore(RuntimeStore):
@@ -135,6 +147,25 @@ class RuntimeDirStore(RuntimeStore):
             return {"present": True, "fresh": False, "reason": "stale: " + ", ".join(stale), "path": str(path)}
         return {"present": True, "fresh": True, "reason": None, "path": str(path),
                 "record_count": int(stamp.get("record_count", "0"))}
+
+    def read_package_verdict(self, runtime_dir: Path) -> PackageVerdict | None:
+        try:
+            require_regular(runtime_dir / PACKAGE_VERDICT_NAME)
+            data = json.loads((runtime_dir / PACKAGE_VERDICT_NAME).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return cast(PackageVerdict, data) if isinstance(data, dict) else None
+
+    def write_package_verdict(self, runtime_dir: Path, verdict: PackageVerdict) -> None:
+        with contextlib.suppress(OSError):
+            write_atomic(runtime_dir / PACKAGE_VERDICT_NAME, json.dumps(verdict).encode("utf-8"),
+                         prefix=".copies-verified-", suffix=".json")
+
+    def copy_verification(self, runtime_dir: Path) -> CopyVerification:
+        from book_agent_adapters.files import copy_checks
+
+        verified = [v for folder in (runtime_dir, runtime_dir / "vectors") for v in copy_checks.verified_here(folder)]
+        return {"verified": cast(list[CopyVerdict], verified), "note": COPY_NOTE}
 
     def build_lexical(self, database_path: Path, target: Path, expected: dict[str, str],
                       progress: Progress | None) -> int:

@@ -112,6 +112,17 @@ def map_open_npy(handle: IO[bytes], path: Path, dtype: str, count: int) -> np.nd
     """map_npy of a file opened by open_regular (the caller keeps or closes the handle)."""
     import numpy as np
 
+    offset = npy_data_offset(handle, path, dtype, count)
+    if count == 0:
+        return np.zeros(0, dtype)
+    return np.asarray(np.memmap(handle, dtype=dtype, mode="r", offset=offset, shape=(count,)))
+
+
+def npy_data_offset(handle: IO[bytes], path: Path, dtype: str, count: int) -> int:
+    """Where the items of a 1-d .npy file opened by open_regular begin, when it holds exactly
+    `count` items of `dtype` (ValueError otherwise)."""
+    import numpy as np
+
     handle.seek(0)
     version = np.lib.format.read_magic(handle)
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
@@ -122,9 +133,7 @@ def map_open_npy(handle: IO[bytes], path: Path, dtype: str, count: int) -> np.nd
         raise ValueError(f"{path.name} holds {found} {shape}, not {np.dtype(dtype)} ({count},)")
     if size != offset + count * found.itemsize:
         raise ValueError(f"{path.name} is {size} bytes, not {offset + count * found.itemsize}")
-    if count == 0:
-        return np.zeros(0, dtype)
-    return np.asarray(np.memmap(handle, dtype=dtype, mode="r", offset=offset, shape=(count,)))
+    return offset
 
 
 def portalocker_module(folder: Path) -> Any:

@@ -36,9 +36,12 @@ def install_report(data_dir: Path, *, home: Path | None = None,
             "library_backend", f"library backend: {backend['backend']}", healthy,
             f"{backend.get('uri')} {backend.get('server_version') or ''} ({backend.get('source')})" if healthy else
             str(backend.get("reason") or backend.get("health")), str(backend.get("remediation") or "")))
+    from book_agent_adapters.files.copy_checks import estimate
+
     return {"version": _version("book-agent"), "python": platform.python_version(), "executable": sys.executable,
             "data_dir": str(data_dir), "capabilities": capabilities, "library_backend": backend,
-            "missing": [c["id"] for c in capabilities if not c["available"]]}
+            "missing": [c["id"] for c in capabilities if not c["available"]],
+            "copy_verification": estimate(data_dir)}
 
 
 def library_backend_report(data_dir: Path) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,6 +66,24 @@ def _read_regular(path: Path) -> bytes:
     """The registry's bytes (at most the limit + 1); a FIFO or device is refused, not read."""
     with open_regular(path) as handle:
         return _read_open(handle, os.fstat(handle.fileno()).st_size)
+
+
+IMPORTED_NAME = re.compile(r"[0-9a-f]{16}")  # managed_dir/<first 16 hex of the archive's sha256> (archives/importer.py)
+
+
+def _moved(entry: dict[str, Any], root: str, here: str) -> dict[str, Any]:
+    """The entry with its package's root, and the paths below it that its inspection recorded,
+    at `here` instead of `root`."""
+    def moved(value: Any) -> Any:
+        if isinstance(value, str) and (value == root or value.startswith(root + os.sep)):
+            return here + value[len(root):]
+        return value
+
+    package = entry.get("package")
+    out = {**entry, "package_root": here}
+    if isinstance(package, dict):
+        out["package"] = {k: moved(v) for k, v in package.items()}
+    return out
 
 
 class JsonRegistry(Registry):
@@ -205,7 +224,21 @@ class JsonRegistry(Registry):
                 remediation="run `book-agent init PACKAGE` first, or `book-agent list` to see the registered books"
                 + (f" ({', '.join(known)})" if known else ""),
             )
-        return cast(RegistryEntry, dict(books[book_id]))
+        return cast(RegistryEntry, self._here(books[book_id]))
+
+    def _here(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """The entry, an imported package's root taken in this data dir: a copied or moved data
+        dir (cp -a, rsync, a backup restored on another disk) holds its own imported copy, in the
+        same content-named folder, and must read it, not the original's (which may be gone)."""
+        root = entry.get("package_root")
+        if not entry.get("imported") or not isinstance(root, str):
+            return dict(entry)
+        parts = Path(root).parts
+        for at in range(len(parts) - 2, 0, -1):
+            if parts[at] == "packages" and IMPORTED_NAME.fullmatch(parts[at + 1]):
+                here = str(self.path.parent.absolute() / "packages" / Path(*parts[at + 1:]))
+                return _moved(entry, root, here) if here != root and Path(here).is_dir() else dict(entry)
+        return dict(entry)
 
     def put(self, entry: RegistryEntry, replace: bool = False) -> RegistryEntry:
         book_id = entry["book_id"]
@@ -221,7 +254,7 @@ class JsonRegistry(Registry):
 
     def list(self) -> list[RegistryEntry]:
         books = self._read_cached()["books"]
-        return [cast(RegistryEntry, dict(books[k])) for k in sorted(books)]
+        return [cast(RegistryEntry, self._here(books[k])) for k in sorted(books)]
 
     def remove(self, book_id: str) -> None:
         """Unregister; a malformed entry can be removed too (that is how it is repaired)."""

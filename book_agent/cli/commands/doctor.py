@@ -76,3 +76,8 @@ def _render_report(report: dict[str, Any]) -> None:
             print(f"        fix: {row['fix']}")
     missing = report["missing"]
     print("\n" + (f"{len(missing)} missing: {', '.join(missing)}" if missing else "nothing missing"))
+    copies = report.get("copy_verification")
+    if copies:
+        print(f"\na copy of this data dir verifies {copies['derived_files']} derived files "
+              f"({copies['derived_bytes'] / 2**20:,.1f} MB) once: about {copies['estimated_seconds']} s at "
+              f"{copies['hash_mb_per_s']} MB/s (verified so far: {copies['verified_so_far']['files']} files)")

@@ -10,7 +10,12 @@ runtime config's dict (`RuntimeConfig.to_dict()`) are the domain's; they appear 
 # creation, and a string annotation would hide them from __required_keys__.
 from typing import Any, NotRequired, Required, TypedDict
 
-from book_agent.domain.book.runtime_states import LanguageCheck, LexicalState, QueryAvailability
+from book_agent.domain.book.runtime_states import (
+    CopyVerification,
+    LanguageCheck,
+    LexicalState,
+    QueryAvailability,
+)
 from book_agent.domain.sources.locators import LocatorBuild, LocatorStatus
 
 PackageReport = dict[str, Any]  # PackageInfo.to_dict(): contracts/package-inspection.md
@@ -137,3 +142,4 @@ class BookStatus(TypedDict):
     sidecars: Sidecars
     capabilities: dict[str, Capability]
     config: StatusConfig
+    copy_verification: NotRequired[CopyVerification]

@@ -10,10 +10,37 @@ from typing import NotRequired, Required, TypedDict
 
 from book_agent.domain.records import MarkdownSpan
 
+# A package's fingerprint: file -> [size, mtime_ns, ctime_ns] (PackageStore.fingerprint).
+Fingerprint = dict[str, list[int]]
+
 # A sidecar's stamp: the hashes and versions it was built from.
 Stamp = dict[str, str]
-# A package's fingerprint: file -> [size, mtime_ns] (PackageStore.fingerprint).
-Fingerprint = dict[str, list[int]]
+
+
+class CopyVerdict(TypedDict):
+    """A derived file whose identity changed (a copied, restored or moved data dir), verified by
+    its content and found to be the file that was built."""
+
+    file: str
+    verified_at: str | None
+    seconds: float | None  # what verifying it took
+    bytes: int | None
+    remembered: str  # "on disk" (later processes trust it at once) | "in memory" (a read-only data dir)
+
+
+class PackageVerdict(TypedDict):
+    """A package whose files' identities changed since `init`, verified to hold the registered bytes."""
+
+    package_root: str
+    manifest_sha256: str
+    fingerprint: Fingerprint
+
+
+class CopyVerification(TypedDict):
+    verified: list[CopyVerdict]
+    note: str
+
+
 
 
 class LexicalState(TypedDict, total=False):

@@ -15,6 +15,11 @@ def impact_path(sidecar: Path) -> Path:
 
 
 def identity(path: Path) -> list[int]:
-    """What the file is now (a rebuild is a new inode; a rename keeps inode and mtime)."""
+    """What the sidecar is now (a rebuild is a new inode; a rename keeps inode and mtime): the
+    identity of the build it is, or a verified copy of (a copied data dir keeps its impact files:
+    issue 48), else its own."""
+    from book_agent_adapters.book.lexical.sidecar_checks import built_identity
+
     st = os.stat(path)
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
+    built = built_identity(path)
+    return built if built is not None else [st.st_ino, st.st_size, st.st_mtime_ns]

@@ -7,11 +7,15 @@ sha256 of the other two. A sidecar is used only when every one of those checks p
 anything stale, truncated or altered is reported and rebuilt, never trusted.
 
 A matrix file truncated in place under a running process would fault its memory map (SIGBUS
-kills the process, every client's calls with it). So a matrix of at most `COPY_BELOW_BYTES` is
-read whole on open (nothing left to fault), and a larger one is mapped and checked before
-each use (`still_whole`: the mapped file, same inode, still as long as the map): a truncated
-one is dropped and loaded again (from SQLite, its sidecar being corrupt now). A file replaced
-by rename, as every writer here does, leaves the old mapping intact.
+kills the process, every client's calls with it), and a check before each use cannot close the
+gap: `cp -r backup/. DATA/` truncates and rewrites every file it copies, within microseconds
+of any check (issue 44). So a matrix that is searched (`read`: a book's full pass and its codes
+read every row) is read whole into memory up to `READ_WHOLE_BELOW_BYTES` (a book of ~170k records
+at 384 dimensions); only a larger one is still mapped and checked before each use (`still_whole`:
+the mapped file, same inode, still as long as the map), which narrows the window to microseconds
+without closing it. The rows-alone matrix of `read_matrix` (the library's approximate index) is
+mapped above `COPY_BELOW_BYTES`, and its holder reads rows from it with pread (row_reader.py),
+never through the map; `still_whole` tells it that the file was truncated (it loads it again).
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from book_agent_adapters.files import copy_checks
 from book_agent_adapters.files.atomic_write import write_atomic
 from book_agent_adapters.files.file_hash import sha256_file
-from book_agent_adapters.files.safe_files import require_regular
+from book_agent_adapters.files.safe_files import open_regular, require_regular
 
 FORMAT = 2  # 2: file states hold the ctime (a write in place changes it; no user can set it back)
 NPY, IDS, STAMP = "vectors.f32.npy", "vectors.ids.json", "vectors.stamp.json"
-COPY_BELOW_BYTES = 32 << 20  # read whole below this (about 22k rows of 384 dims); mapped above
+COPY_BELOW_BYTES = 32 << 20  # rows alone (read_matrix): read whole below this (about 22k rows of 384 dims); mapped above
+READ_WHOLE_BELOW_BYTES = 256 << 20  # a searched matrix (read): in memory below this; mapped above (its RSS bounded)
 
 F32 = npt.NDArray[np.float32]
 
@@ -59,11 +65,14 @@ def _intact(path: Path, stamp: dict[str, Any], name: str) -> bool:
 
     Hashing a 40 MiB matrix costs ~100 ms on every cold start, most of a memory-mapped
     load; a file whose size, mtime and inode are as recorded was not rewritten, so the hash
-    is checked only when one of them differs.
+    is checked only when one of them differs: once per new state (a copied data dir: the
+    verdict is remembered beside the file, or in memory where the data dir is read-only).
     """
-    if stamp.get(f"{name}_state") == _file_state(path):
+    st = require_regular(path)
+    if stamp.get(f"{name}_state") == copy_checks.file_state(st):
         return True
-    return sha256_file(path) == stamp.get(f"{name}_sha256")
+    recorded = stamp.get(f"{name}_sha256")
+    return isinstance(recorded, str) and copy_checks.holds(path, recorded, st)  # a copy: verified once
 
 
 def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
@@ -79,19 +88,20 @@ def read(folder: Path, want: Stamp) -> tuple[tuple[list[str], F32] | None, str]:
         return None, "corrupt: unreadable"
     if not isinstance(ids, list) or len(ids) != stamp.get("rows"):
         return None, "corrupt: shape"
-    mapped, reason = _mapped_matrix(folder, want, stamp)
-    if mapped is None:
+    matrix, reason = _checked_matrix(folder, want, stamp, mapped=False)
+    if matrix is None:
         return None, reason
-    return ([str(i) for i in ids], mapped), "ok"
+    return ([str(i) for i in ids], matrix), "ok"
 
 
 def read_matrix(folder: Path, want: Stamp) -> tuple[F32 | None, str]:
     """The memory-mapped matrix alone (no ids: a caller that keeps its own row -> id map, such
-    as the library's approximate vector index, need not parse them), else (None, why not)."""
+    as the library's approximate vector index, need not parse them), else (None, why not). Its
+    caller reads rows with pread (row_reader.py), never through the map."""
     stamp, reason = _sound_stamp(folder, want)
     if stamp is None:
         return None, reason
-    return _mapped_matrix(folder, want, stamp)
+    return _checked_matrix(folder, want, stamp, mapped=True)
 
 
 def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]:
@@ -108,27 +118,30 @@ def _sound_stamp(folder: Path, want: Stamp) -> tuple[dict[str, Any] | None, str]
         if key == "sha256":
             if value is not None and stamp.get("database_sha256") != value:
                 return None, "stale: database sha256"
+        elif key in ("database", "mtime_ns") and want.sha256 is not None:
+            continue  # the content's hash ties it: a copied or moved package (new path, new mtime) keeps its sidecar
         elif stamp.get(key) != value:
             return None, f"stale: {key}"
     return stamp, "ok"
 
 
-def _mapped_matrix(folder: Path, want: Stamp, stamp: dict[str, Any]) -> tuple[F32 | None, str]:
+def _checked_matrix(folder: Path, want: Stamp, stamp: dict[str, Any], mapped: bool) -> tuple[F32 | None, str]:
     try:
         if not _intact(folder / NPY, stamp, "npy"):
             return None, "corrupt: matrix"
-        mapped = _open_matrix(folder / NPY)
-    except (OSError, ValueError):
+        matrix = _open_matrix(folder / NPY, COPY_BELOW_BYTES if mapped else READ_WHOLE_BELOW_BYTES)
+    except (OSError, ValueError, EOFError):
         return None, "corrupt: unreadable"
     rows = stamp.get("rows")
-    if mapped.dtype != np.dtype("<f4") or mapped.shape != (rows, want.dimensions) or not mapped.flags.c_contiguous:
+    if matrix.dtype != np.dtype("<f4") or matrix.shape != (rows, want.dimensions) or not matrix.flags.c_contiguous:
         return None, "corrupt: shape"
-    return np.asarray(mapped), "ok"
+    return np.asarray(matrix), "ok"
 
 
-def _open_matrix(path: Path) -> Any:
-    if path.stat().st_size <= COPY_BELOW_BYTES:
-        return np.load(path, allow_pickle=False)  # in memory: a later truncation cannot fault it
+def _open_matrix(path: Path, read_whole_below: int) -> Any:
+    with open_regular(path) as handle:
+        if os.fstat(handle.fileno()).st_size <= read_whole_below:
+            return np.load(handle, allow_pickle=False)  # in memory: a later truncation cannot fault it
     mapped = np.load(path, mmap_mode="r", allow_pickle=False)
     mapped.book_agent_inode = os.stat(path).st_ino  # what `still_whole` compares
     return mapped

@@ -12,13 +12,18 @@ MemoryError), both arrays are regular files of the recorded dtype and length; `c
 adds the file states and, when one differs (the file was written since, or copied), verifies
 every block. A query verifies the blocks it reads, once per process (`Postings.slice`): an array
 edited in place (NaN, shuffled) fails the query with a coded error instead of answering.
+
+The arrays are read with pread from descriptors held open, never memory-mapped (issue 44): a
+file truncated or rewritten in place under a running server (`cp -r backup/. DATA/library/`
+opens each file with O_TRUNC) would fault a map's next read, SIGBUS killing the server and
+every client's call with it, whatever was checked a microsecond before. A pread past the end
+is a short read, reported as damage (coded; the library search rebuilds), and reads nothing
+into the process's resident set beyond the slice asked for.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import mmap
 import os
 import re
 import sqlite3
@@ -28,7 +33,7 @@ from typing import IO
 
 import numpy as np
 
-from book_agent_adapters.files.safe_files import map_open_npy, open_regular, require_regular
+from book_agent_adapters.files.safe_files import npy_data_offset, open_regular, require_regular
 
 BLOCK = 1 << 16  # postings per checked block (256 KiB of each array)
 MAX_RECORDS = 2**31 - 1  # rows are int32
@@ -78,16 +83,8 @@ def _int(meta: dict[str, str], key: str, low: int, high: int) -> int:
     return value
 
 
-def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
-    """The mmap an array read from a file is a view of (None: in memory, or no MADV_DONTNEED)."""
-    base: object = array
-    while base is not None and not isinstance(base, mmap.mmap):
-        base = getattr(base, "_mmap", None) or getattr(base, "base", None)
-    return base if isinstance(base, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED") else None
-
-
 class Postings:
-    """The two mapped arrays of an index, their blocks verified as they are first read."""
+    """The two arrays of an index, read with pread, their blocks verified as they are first read."""
 
     def __init__(self, con: sqlite3.Connection, folder: Path, meta: dict[str, str]) -> None:
         self.count = _int(meta, "postings_count", 0, 2**40)
@@ -109,9 +106,8 @@ class Postings:
         try:
             for kind, _ in ARRAYS:
                 self.handles[kind] = open_regular(self.paths[kind])
-            self.arrays = {kind: map_open_npy(self.handles[kind], self.paths[kind], dtype, self.count)
-                           for kind, dtype in ARRAYS}
-            self.maps = [m for m in map(_mapping_of, self.arrays.values()) if m is not None]
+            self.offsets = {kind: npy_data_offset(self.handles[kind], self.paths[kind], dtype, self.count)
+                            for kind, dtype in ARRAYS}
         except ValueError as exc:
             self.close()
             raise DamagedIndex(f"its postings are damaged ({exc})") from exc
@@ -147,20 +143,25 @@ class Postings:
     def verify(self, first: int, last: int) -> None:
         """Check blocks first..last-1 of both arrays against their CRCs (each once)."""
         for block in np.flatnonzero(~self.verified[first:last]) + first:
+            at = int(block) * self.block
             for kind, _ in ARRAYS:
-                values = self.arrays[kind][block * self.block:(block + 1) * self.block]
-                if zlib.crc32(memoryview(np.ascontiguousarray(values)).cast("B")) != int(self.crcs[kind][block]):
+                values = self._read(kind, at, min(self.block, self.count - at))
+                if zlib.crc32(values) != int(self.crcs[kind][block]):
                     raise DamagedIndex(f"its {kind} postings were changed since it was built (block {block})")
             self.verified[block] = True
 
     def release(self) -> None:
-        """Let go of the pages queries read through the maps (MADV_DONTNEED: the kernel keeps
-        them cached, the next read maps them again in a minor fault). A map's pages stay in the
-        process's resident set until then: ~120 MB after 50 queries at 1M records, towards
-        every posting (330 MB) in a long-running server (issue 29)."""
-        for mapped in self.maps:
-            with contextlib.suppress(OSError, ValueError):  # a closed map, or no madvise here
-                mapped.madvise(mmap.MADV_DONTNEED)
+        """Nothing to let go of: nothing is mapped (the slices read are the caller's copies)."""
+
+    def _read(self, kind: str, start: int, count: int) -> bytes:
+        """Items start..start+count-1 of one array, read with pread (never a map: a file
+        truncated under us gives a short read here, not SIGBUS)."""
+        width = 4  # both arrays hold 4-byte items (ARRAYS)
+        want = count * width
+        data = os.pread(self.handles[kind].fileno(), want, self.offsets[kind] + start * width)
+        if len(data) != want:
+            raise DamagedIndex(f"its {kind} postings were truncated while open")
+        return data
 
     def verify_all(self) -> None:
         self.verify(0, len(self.verified))
@@ -170,7 +171,8 @@ class Postings:
         if df < 1 or start < 0 or start + df > self.count:
             raise DamagedIndex(f"its head's term range {start}+{df} is outside its {self.count} postings")
         self.verify(start // self.block, (start + df - 1) // self.block + 1)
-        return self.arrays["docs"][start:start + df], self.arrays["impacts"][start:start + df]
+        return (np.frombuffer(self._read("docs", start, df), "<i4"),
+                np.frombuffer(self._read("impacts", start, df), "<f4"))
 
 
 def read_head(con: sqlite3.Connection, light: bool = False

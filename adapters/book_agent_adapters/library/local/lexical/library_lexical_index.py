@@ -37,8 +37,8 @@ from book_agent_adapters.library.local.lexical.impact_index import (
     postings_files,
     write_index,
 )
+from book_agent_adapters.library.local.lexical.library_head_markers import DAMAGED_SUFFIX
 from book_agent_adapters.library.local.lexical.library_lexical_search import (
-    DAMAGED_SUFFIX,
     SqliteLibraryLexical,
     inspect,
 )
@@ -232,13 +232,14 @@ def _fill(out: sqlite3.Connection, members: Sequence[LibraryMember], expected: d
 def sweep_dead_build(folder: Path) -> list[str]:
     """What an earlier writer that died left (call holding the build lock, so no live writer
     owns any of it): temp heads and pointers, added books' heads no generation names, postings
-    no head of the generation names, temp term counts."""
+    no head of the generation names, temp term counts, temp head markers."""
     found = inspect(folder / INDEX_NAME)
     _, living = held_generation(folder, found.stamp)
     heads = {d.head for d in living.deltas} if living else set()
     current = {found.stamp.get("postings", "")} | {
         "postings-" + h.removeprefix(DELTA_PREFIX).removesuffix(".sqlite") for h in heads}
     doomed = [*folder.glob(TEMP_PREFIX + "*"), *(folder / TERMS_DIR).glob(".*.tmp"), *folder.glob(f".{POINTER_NAME}.*"),
+              *folder.glob(f".{INDEX_NAME}.*.tmp"),  # a head marker (.verified, .damaged) half-written by a killed process
               *(p for p in folder.glob(DELTA_PREFIX + "*.sqlite") if p.name not in heads),
               *(p for p in folder.glob("postings-*.npy") if p.name.split(".")[0] not in current)]
     if living is None:

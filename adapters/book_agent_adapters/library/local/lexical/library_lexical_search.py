@@ -9,33 +9,35 @@ never hits computed from damaged data, never an uncoded error, never a hang on a
 
 from __future__ import annotations
 
-import contextlib
-import json
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryLexicalIndex
-from book_agent_adapters.files.atomic_write import write_atomic
-from book_agent_adapters.files.safe_files import open_regular, require_regular
+from book_agent_adapters.files.safe_files import require_regular
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.library.local.lexical.impact_checks import (
-    VERIFIED_SUFFIX,
     DamagedIndex,
     Postings,
     read_head,
 )
 from book_agent_adapters.library.local.lexical.impact_index import FORMAT, ImpactScorer, Segment
+from book_agent_adapters.library.local.lexical.library_head_markers import (
+    head_identity,
+    mark_damaged,
+    marked_damaged,
+    remember_verified,
+    verified_before,
+)
 from book_agent_adapters.library.local.lexical.living_generation import read_living
 from book_agent_adapters.text.fts_terms import FtsTerms
 
 OPEN_ATTEMPTS = 4  # a generation replaced while being opened is read again (writers commit in milliseconds)
-DAMAGED_SUFFIX = ".damaged"  # beside the head: "this head (inode, ctime) was found damaged by a search"
 REBUILD = "run `book-agent prepare @all` to rebuild the library index (a library search also rebuilds a damaged one)"
 
 
@@ -65,16 +67,17 @@ def inspect(path: Path) -> Inspection:
         meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta")}
         if meta.get("format") != FORMAT:
             return Inspection(meta, True, False, "of another format")
-        found = _marked_damaged(path)
+        found = marked_damaged(path)
         if found:
             return Inspection(meta, True, False, f"damaged: {found}")
         meta, _, _, _ = read_head(con, light=True)
         postings = Postings(con, path.parent, meta)
         try:  # the mapped files are closed however the checks end (a head without its terms table)
             _check_term_ends(con, postings.count)
-            if postings.changed_files() and not _verified_before(path, postings.seen):
+            if postings.changed_files() and not verified_before(path, postings.seen):
+                started = time.perf_counter()
                 postings.verify_all()
-                _remember_verified(path, postings.seen)
+                remember_verified(path, postings.seen, time.perf_counter() - started, postings.count)
         finally:
             postings.close()
     except DamagedIndex as exc:
@@ -96,56 +99,6 @@ def _check_term_ends(con: sqlite3.Connection, count: int) -> None:
             or last[0] + last[1] != count)):
         raise DamagedIndex("its head's terms do not cover its postings")
 
-
-def _head_identity(path: Path) -> str:
-    st = require_regular(path)
-    return f"{st.st_ino}:{st.st_ctime_ns}:{st.st_size}"
-
-
-def _head_marker(path: Path, suffix: str) -> dict[str, Any] | None:
-    """The marker beside the head (its name + `suffix`) when it names this very head, else None."""
-    try:
-        marker = json.loads(require_regular_text(path.with_name(path.name + suffix)))
-        return marker if isinstance(marker, dict) and marker.get("head") == _head_identity(path) else None
-    except (OSError, ValueError):
-        return None
-
-
-def _write_head_marker(path: Path, suffix: str, identity: str | None, **fields: object) -> None:
-    """A marker beside the head naming it (`identity`; None: the head as it is now). Best effort:
-    a read-only data dir cannot keep one."""
-    with contextlib.suppress(OSError):
-        head = identity if identity is not None else _head_identity(path)
-        write_atomic(path.with_name(path.name + suffix), json.dumps({"head": head, **fields}).encode("utf-8"))
-
-
-def _marked_damaged(path: Path) -> str | None:
-    """Why a search found this very head damaged (None: no search did)."""
-    marker = _head_marker(path, DAMAGED_SUFFIX)
-    return str(marker["reason"]) if marker is not None and "reason" in marker else None
-
-
-def _verified_before(path: Path, states: dict[str, str]) -> bool:
-    """Whether these very postings file states (size, mtime, inode, ctime) under this very head
-    were verified block by block already: any write since changes a ctime, which nobody can set back."""
-    marker = _head_marker(path, VERIFIED_SUFFIX)
-    return marker is not None and marker.get("states") == states
-
-
-def _remember_verified(path: Path, states: dict[str, str]) -> None:
-    """A read-only data dir verifies again next time, as it did before."""
-    _write_head_marker(path, VERIFIED_SUFFIX, None, states=states)
-
-
-def require_regular_text(path: Path) -> str:
-    with open_regular(path) as handle:
-        return handle.read(1 << 16).decode("utf-8")
-
-
-def mark_damaged(path: Path, identity: str, reason: str) -> None:
-    """Remember that this head is damaged, so that `state` says so and a build replaces it (best
-    effort: a read-only data dir cannot be repaired here anyway)."""
-    _write_head_marker(path, DAMAGED_SUFFIX, identity, reason=reason)
 
 class SqliteLibraryLexical(LibraryLexicalIndex):
     """BM25 over the whole library; hits are `book_id#record_id` (evidence ids). Safe to share
@@ -194,7 +147,7 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
         the pointer extends it); one retry when a writer replaced it while it was being opened."""
         if self._scorer is None:
             for attempt in range(1, OPEN_ATTEMPTS + 1):
-                identity = _head_identity(self.path)
+                identity = head_identity(self.path)
                 segments: list[Segment] = []
                 try:
                     segments.append(_segment(self.path))

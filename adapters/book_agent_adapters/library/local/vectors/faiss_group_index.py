@@ -126,7 +126,10 @@ class FaissGroupIndex(LibraryVectorIndex):
             book = int(owners[start])
             scores[start:end] = row_scores(self._rows_of(book, rows[start:end] - self.offsets[book]), query)
         best = np.lexsort((rows - self.offsets[owners], self.ranks[owners], -scores))[:depth]
-        ids = self.ids.many(rows[best])
+        try:
+            ids = self.ids.many(rows[best])
+        except (OSError, ValueError) as exc:  # its ids file cut or changed under the server
+            raise _unusable(f"its ids file cannot be read ({exc})") from exc
         return [(f"{self.book_ids[owner]}#{rid}", score)
                 for owner, rid, score in zip(owners[best].tolist(), ids, scores[best].tolist(), strict=True)]
 

@@ -9,8 +9,9 @@ rows in row order (base first, then each segment's), each with its member stamp 
 was removed since (a filter until the next full build). It is replaced in one rename after
 every file it names is in place, so it never names half a file.
 
-The ids file is read by memory map, a row's id decoded only when the row is a candidate: a
-million ids parsed from JSON cost ~0.4 s of a cold search. Layout: n+1 little-endian int64
+The ids file's offsets are read into memory and a row's id decoded only when the row is a
+candidate (a million ids parsed from JSON cost ~0.4 s of a cold search); its bytes are read whole
+when small, else with pread (never a memory map, issue 44). Layout: n+1 little-endian int64
 offsets, then the ids' UTF-8 bytes; row r's id is bytes[offset[r]:offset[r+1]].
 """
 
@@ -20,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -27,6 +29,7 @@ from typing import IO, Any
 import numpy as np
 
 from book_agent_adapters.book.vectors.vector_sidecar import COPY_BELOW_BYTES
+from book_agent_adapters.files import copy_checks
 from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.files.safe_files import open_regular, require_regular
 
@@ -121,7 +124,8 @@ def file_state(path: Path) -> list[int]:
 
 def intact(folder: Path, pointer: dict[str, Any]) -> tuple[bool, str]:
     """Every file unchanged since written (size, mtime, inode as recorded), or else the same
-    bytes: hashing the index (~400 MB at 1M vectors) is left to a file touched since."""
+    bytes: hashing the index (~400 MB at 1M vectors) is left to a file touched since, once per
+    new file state (a copied data dir: copy_checks.py remembers the verdict)."""
     named = [(kind, pointer["files"][kind]) for kind in BASE_FILES]
     named += [(kind, segment[kind]) for segment in pointer.get("segments", []) for kind in FILES]
     for kind, facts in named:
@@ -132,7 +136,7 @@ def intact(folder: Path, pointer: dict[str, Any]) -> tuple[bool, str]:
                 continue  # a pointer of an earlier release recorded no ctime
             if path.stat().st_size != facts.get("size"):
                 return False, f"corrupt: its {kind} file's size changed"
-            if sha256_file(path) != facts.get("sha256"):
+            if not isinstance(facts.get("sha256"), str) or not copy_checks.holds(path, facts["sha256"]):
                 return False, f"corrupt: its {kind} file's bytes changed"
         except FileNotFoundError:
             return False, "missing"
@@ -150,35 +154,62 @@ def write_row_ids(handle: IO[bytes], ids: Sequence[str]) -> None:
 
 
 class RowIds:
-    """Row -> record id, from a memory-mapped ids file of `rows` rows."""
+    """Row -> record id, from an ids file of `rows` rows: its offsets in memory, its bytes too
+    when the file is small, else read with pread from a descriptor held open (never a memory map:
+    a file truncated in place under a running server would fault a map's read, SIGBUS; a short
+    pread is an error instead)."""
 
     def __init__(self, path: Path, rows: int) -> None:
-        with open_regular(path) as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size <= COPY_BELOW_BYTES:  # read whole: a truncation under a running process cannot fault it
-                mapped = np.frombuffer(handle.read(), dtype=np.uint8)
-            else:
-                mapped = np.asarray(np.memmap(handle, dtype=np.uint8, mode="r"))
         head = (rows + 1) * 8
-        if len(mapped) < head:
-            raise ValueError("the ids file is shorter than its offsets")
-        self._offsets = np.frombuffer(mapped, dtype="<i8", count=rows + 1)
-        self._bytes = mapped[head:]
-        if self._offsets[0] != 0 or int(self._offsets[-1]) != len(self._bytes) \
+        handle = open_regular(path)
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            if size < head:
+                raise ValueError("the ids file is shorter than its offsets")
+            whole = size <= COPY_BELOW_BYTES  # read whole: a truncation under a running process cannot fault it
+            data = handle.read() if whole else handle.read(head)
+            if len(data) < (size if whole else head):
+                raise ValueError("the ids file was cut while it was read")
+        except BaseException:
+            handle.close()
+            raise
+        self._offsets = np.frombuffer(data, dtype="<i8", count=rows + 1)
+        self._head = head
+        self._bytes: memoryview | None = memoryview(data)[head:] if whole else None
+        self._fd = -1
+        self._closer: weakref.finalize[Any, Any] | None = None
+        if not whole:  # a descriptor of its own, closed with this reader (the generations' cache drops them)
+            self._fd = os.dup(handle.fileno())
+            self._closer = weakref.finalize(self, os.close, self._fd)
+        handle.close()
+        if self._offsets[0] != 0 or int(self._offsets[-1]) != size - head \
                 or bool((np.diff(self._offsets) < 0).any()):
+            self.close()
             raise ValueError("the ids file's offsets do not match its bytes")
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
     def __getitem__(self, row: int) -> str:
-        return bytes(self._bytes[int(self._offsets[row]):int(self._offsets[row + 1])]).decode("utf-8")
+        return self._text(int(self._offsets[row]), int(self._offsets[row + 1]))
 
     def many(self, rows: np.ndarray) -> list[str]:
         """The ids of several rows, in order (one gather of their offsets, no numpy scalar per row)."""
-        view = memoryview(self._bytes)
-        return [str(view[a:b], "utf-8") for a, b in zip(self._offsets[rows].tolist(), self._offsets[rows + 1].tolist(),
-                                                        strict=True)]
+        return [self._text(a, b) for a, b in zip(self._offsets[rows].tolist(), self._offsets[rows + 1].tolist(),
+                                                 strict=True)]
+
+    def _text(self, start: int, end: int) -> str:
+        if self._bytes is not None:
+            return str(self._bytes[start:end], "utf-8")
+        data = os.pread(self._fd, end - start, self._head + start)
+        if len(data) != end - start:
+            raise ValueError("the ids file was truncated under the index")
+        return data.decode("utf-8")
+
+    def close(self) -> None:
+        """Let go of the descriptor (a large file's; nothing for a small one)."""
+        if self._closer is not None:
+            self._closer()
 
 
 class ChainedRowIds:

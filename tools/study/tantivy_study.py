@@ -433,29 +433,58 @@ def kill_during_writes(rounds: int) -> dict[str, Any]:
 
 def rewrite_under_reader(seconds: float) -> dict[str, Any]:
     """Issue 44.2's case: `cp -r backup/. index/` (identical bytes, written in place) in a loop
-    while a reader searches the index through its memory maps."""
-    folder, backup = WORK / "rewrite", WORK / "rewrite-backup"
+    while a reader searches through its memory maps; tantivy's index, and ours (the 100k index
+    `speed` built, copied)."""
+    folder = WORK / "rewrite"
     index = Tantivy(folder, threads=1)
     for part in range(4):
         for key, body in synthetic_docs(part * 20_000, 20_000):
             index.writer.add_document(index.tv.Document(key=key, book="w", body=body, headings=""))
         index.writer.commit()
     index.writer.wait_merging_threads()
+    out = {f"tantivy_{k}": v for k, v in rewrite_loop("_reader", folder, seconds).items()}
+    ours = WORK / "ours-100000"
+    if ours.is_dir():
+        shutil.rmtree(WORK / "rewrite-ours", ignore_errors=True)
+        shutil.copytree(ours, WORK / "rewrite-ours")
+        out.update({f"ours_{k}": v for k, v in rewrite_loop("_reader_ours", WORK / "rewrite-ours", seconds).items()})
+    return out
+
+
+def rewrite_loop(role: str, folder: Path, seconds: float) -> dict[str, Any]:
+    backup = folder.with_name(folder.name + "-backup")
     shutil.rmtree(backup, ignore_errors=True)
     shutil.copytree(folder, backup)
-    reader = spawn("_reader", folder)
+    reader = spawn(role, folder)
     reader.stdout.readline()  # searching
     copies, ended = 0, time.monotonic() + seconds
     while time.monotonic() < ended and reader.poll() is None:
-        for path in backup.iterdir():
-            if path.is_file() and not path.name.startswith(".tantivy"):
-                shutil.copyfile(path, folder / path.name)  # truncate, then write: as cp does
+        for path in backup.rglob("*"):
+            if path.is_file() and not path.name.startswith("."):
+                shutil.copyfile(path, folder / path.relative_to(backup))  # truncate, then write: as cp does
         copies += 1
     code = reader.poll()
     if code is None:
         reader.kill()
         reader.wait()
     return {"rewrite_copies": copies, "reader_exit": code, "reader_sigbus": code == -7}
+
+
+def child_reader_ours(folder: Path) -> None:
+    from book_agent_adapters.library.local.lexical.library_lexical_search import (
+        SqliteLibraryLexical,
+    )
+
+    reader = SqliteLibraryLexical(folder / "lexical.sqlite")
+    n = 0
+    while True:
+        try:
+            reader.search(f"the of {n % 97} and", 10)
+        except Exception as exc:  # a coded error is what a survivor gives
+            print(f"error {getattr(exc, 'code', type(exc).__name__)}", flush=True)
+        n += 1
+        if n % 50 == 0:
+            print(n, flush=True)
 
 
 def read_only_mount() -> dict[str, Any]:
@@ -494,7 +523,8 @@ def child_read_only(folder: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=("quality", "speed", "both", "operational", "_writer", "_reader", "_readonly"))
+    parser.add_argument("what", choices=("quality", "speed", "both", "operational", "_writer", "_reader", "_reader_ours",
+                                                 "_readonly"))
     parser.add_argument("--folder", type=Path)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--sets", default=",".join(SETS))
@@ -503,7 +533,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="per query kind (three kinds)")
     args = parser.parse_args()
     if args.what.startswith("_"):
-        {"_writer": child_writer, "_reader": child_reader, "_readonly": child_read_only}[args.what](args.folder)
+        {"_writer": child_writer, "_reader": child_reader, "_reader_ours": child_reader_ours,
+         "_readonly": child_read_only}[args.what](args.folder)
         return
     import tantivy
 
@@ -512,7 +543,8 @@ def main() -> None:
         for name in args.sets.split(","):
             print(json.dumps(quality(name)), flush=True)
     if args.what == "operational":
-        print(json.dumps(kill_during_writes(args.rounds)), flush=True)
+        if args.rounds:
+            print(json.dumps(kill_during_writes(args.rounds)), flush=True)
         print(json.dumps(rewrite_under_reader(20.0)), flush=True)
         print(json.dumps(read_only_mount()), flush=True)
     if args.what in ("speed", "both"):

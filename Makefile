@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # 2 workers fit the 2-core machines the suite is sized for.
 XDIST := -n 2
 
-.PHONY: install install-milvus install-milvus-server host-cli reader-js test test-minima dist check-wheel test-fast test-slow test-unit lint demo bench bench-1m eval clean example-package
+.PHONY: install install-milvus install-milvus-server host-cli reader-js test test-minima dist check-wheel test-fast test-slow test-unit lint demo bench bench-1m study-tantivy eval clean example-package
 
 install: $(STAMP)
 
@@ -144,6 +144,12 @@ bench-1m: install $(BENCH_STAMP)
 	$(PY) tools/bench/library/bench_library_living.py --sizes 100000,1000000 --add 10000
 	$(PY) tools/bench/library/bench_library_living_vectors.py --sizes 100000,1000000 --add 10000
 	$(BENCH_VENV)/bin/python tools/bench/peers/bench_peers.py --sizes 1000000 --runs 100
+
+# tantivy as the local library's lexical engine against the impact index (issue 47; contracts/library.md)
+study-tantivy: install $(BENCH_STAMP)
+	$(BENCH_VENV)/bin/python tools/study/tantivy_study.py quality
+	$(BENCH_VENV)/bin/python tools/study/tantivy_study.py operational
+	$(BENCH_VENV)/bin/python tools/study/tantivy_study.py speed --sizes 100000,1000000
 
 # Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev
 EVAL_ARGS ?=

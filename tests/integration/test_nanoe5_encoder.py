@@ -109,7 +109,7 @@ def test_other_weights_are_refused_with_the_install_command_and_remote_encoding(
     with _book(tmp_path, passages, weights=_weights(sha256="ab" * 32)) as agent:
         vector = _vector_refusal(agent)
     assert vector["code"] == "query.local_weights_mismatch"
-    assert e5.INSTALL in vector["remediation"] and "--query-endpoint" in vector["remediation"]
+    assert e5.INSTALL in vector["remediation"] and "--query-vector" in vector["remediation"]
 
 
 @pytest.mark.parametrize("changes", [{"variant": "e5-small-enpt-q9"}, {"runtime": "llama.cpp"}, {"variant": "../x"}])

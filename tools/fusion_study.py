@@ -179,16 +179,19 @@ def convex(alpha: float, how: str, gate: bool = True) -> Method:
     return method
 
 
-def product(run: Run, depth: int = DEPTH) -> list[str]:
+def product(run: Run, depth: int = DEPTH, complete: bool = True) -> list[str]:
     """What the search service's fusion does (book_agent.domain.fusion), before its passage-reading
     step (round 5: `prox sib pairs w12 b0.4 n20` is the two together), for a check against the grid;
-    `depth` keeps each channel's first candidates only (the service fetches max(50, 5 top_k))."""
+    `depth` keeps each channel's first candidates only (the service fetches max(50, 5 top_k)).
+    `complete`: a channel that returned fewer than `depth` gives nothing to what it did not return
+    (issue 41, the product since); False: such a record counts at its lowest returned score (before)."""
     from book_agent.domain.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
 
     lexical = [(r, float(x)) for r, x in run["lexical"][:depth]]
     vector = [(r, float(x)) for r, x in run["vector"][:depth]]
-    return [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 1 - VECTOR_SHARE),
-                                              ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"])])]
+    return [h.record_id for h in fuse_scores([
+        ScoredChannel("lexical", lexical, 1 - VECTOR_SHARE, complete=complete and len(run["lexical"]) < depth),
+        ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"], complete=complete and len(run["vector"]) < depth)])]
 
 
 def evidence_weighted(strong: float, weak: float, agreement: float) -> Method:
@@ -239,6 +242,7 @@ def methods() -> dict[str, Method]:
                 out[f"evidence {strong}-{weak} votes {agreement}"] = evidence_weighted(strong, weak, agreement)
     for depth in (20, 30, 50):
         out[f"product, depth {depth}"] = lambda run, depth=depth: product(run, depth)
+        out[f"before 41, depth {depth}"] = lambda run, depth=depth: product(run, depth, complete=False)
     for k in (1, 2, 5, 10, 20, 30, 60):
         out[f"rrf+gate k={k}"] = rrf(k)
     for k in (5, 10, 20, 60):
@@ -250,7 +254,7 @@ def methods() -> dict[str, Method]:
     return out
 
 
-BASELINES = ("lexical", "vector", "plain-rrf", "ragflow-rule", "product")
+BASELINES = ("lexical", "vector", "plain-rrf", "ragflow-rule", "product", "before 41")
 
 
 def report(names: list[str], split: str, as_json: bool, only: str = "") -> None:

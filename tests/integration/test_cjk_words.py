@@ -1,8 +1,10 @@
 """The product's Chinese word segmenter (jieba): loaded only for CJK queries, its dictionary
-cache in the data dir's cache folder, never in the system temp dir (issue 28, item 5)."""
+cache in the data dir's cache folder, never in the system temp dir (issue 28, item 5), as a
+table that opens in milliseconds and cuts exactly as jieba's own dictionary does (issue 41)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -10,6 +12,8 @@ import sys
 from pathlib import Path
 
 from book_agent.agent import BookAgent
+from book_agent_adapters.text.cjk_prefix_dict import PrefixDict, write_table
+from book_agent_adapters.text.cjk_segmenter import Segmenter
 from tests.support.package_builder import RecordSpec, build_package
 
 # Runs a search in a fresh interpreter and reports whether jieba was imported.
@@ -51,12 +55,13 @@ def test_an_english_query_never_loads_the_segmenter_and_a_chinese_one_caches_in_
     assert not (data / "cache" / "jieba").exists()
     found = _search(data, "高血压与哪些因素有关", temp)
     assert found["jieba"] is True and found["hits"][0] == "r1"  # type: ignore[index]
-    cache = data / "cache" / "jieba" / "jieba.cache"
+    cache = data / "cache" / "jieba" / "prefix-dict.v1.bin"
     assert cache.is_file() and cache.stat().st_size > 1_000_000
     assert list(temp.iterdir()) == []  # nothing in the system temp dir
     before = cache.stat().st_mtime_ns
-    assert _search(data, "高血压与哪些因素有关", temp)["hits"] == found["hits"]
-    assert cache.stat().st_mtime_ns == before  # the second process read the cache, did not rebuild it
+    # the second process read the table, did not rebuild it, and cut without importing jieba
+    assert _search(data, "高血压与哪些因素有关", temp) == {"jieba": False, "hits": found["hits"]}
+    assert cache.stat().st_mtime_ns == before
 
 
 NO_CACHE_PROBE = """
@@ -144,7 +149,7 @@ def test_the_mcp_warm_up_loads_the_segmenter_for_a_chinese_book_only(tmp_path: P
     assert warmed("en") == {"warmed": True, "jieba": False}
     assert not (data / "cache" / "jieba").exists()
     assert warmed("zh") == {"warmed": True, "jieba": True}  # before any query: the first one is warm
-    assert (data / "cache" / "jieba" / "jieba.cache").is_file()
+    assert (data / "cache" / "jieba" / "prefix-dict.v1.bin").is_file()
 
 
 START_WARM_UP_PROBE = """
@@ -169,3 +174,75 @@ def test_the_start_up_warm_up_leaves_the_segmenter_for_later(tmp_path: Path):
     out = subprocess.run([sys.executable, "-c", START_WARM_UP_PROBE, str(data), "zh"], capture_output=True,
                          text=True, check=True, env=env, timeout=300)
     assert json.loads(out.stdout) == [False, True]
+
+
+def test_a_stale_or_damaged_table_is_rebuilt_and_cuts_the_same(tmp_path: Path):
+    data = _book(tmp_path)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    first = _search(data, "高血压与哪些因素有关", temp)
+    cache = data / "cache" / "jieba" / "prefix-dict.v1.bin"
+    good = cache.read_bytes()
+    cache.write_bytes(good[: len(good) // 2])  # cut short (a crash mid-copy, a full disk)
+    assert _search(data, "高血压与哪些因素有关", temp) == first
+    assert cache.read_bytes() == good
+    cache.write_bytes(good[:16] + b"9" * 64 + good[80:])  # made from another jieba's files
+    assert _search(data, "高血压与哪些因素有关", temp) == first
+    assert cache.read_bytes() == good and list(temp.iterdir()) == []
+
+
+def _question_runs() -> list[str]:
+    from book_agent.domain.search.lexical_text import CJK_RUN
+    from book_agent_adapters.text.cjk_fold import fold_chinese
+
+    sets = Path(__file__).resolve().parents[2] / "eval" / "sets"
+    runs: list[str] = []
+    for name in ("drcd", "xquad-zh", "cmdd-im"):
+        with gzip.open(sets / name / "queries.jsonl.gz", "rt", encoding="utf-8") as lines:
+            for line in lines:
+                text = fold_chinese(json.loads(line)["text"])
+                runs += [run for run in CJK_RUN.findall(text) if len(run) > 1]
+    return runs
+
+
+def test_the_table_cuts_every_eval_question_exactly_as_jiebas_own_dictionary(tmp_path: Path):
+    """The three Chinese sets' questions (~15k CJK runs, simplified as the index folds them):
+    the product's table against jieba's dictionary built in memory, word for word."""
+    import jieba
+
+    from book_agent_adapters.text import cjk_words
+
+    runs = _question_runs()
+    assert len(runs) > 10_000
+    (tmp_path / "cache").mkdir()
+    cjk_words.use_cache_dir(tmp_path / "cache")
+    previous, cjk_words._tokenizer = cjk_words._tokenizer, None
+    try:
+        ours = [cjk_words.segment_chinese(run) for run in runs]
+        assert isinstance(cjk_words._tokenizer, Segmenter)
+    finally:
+        cjk_words._tokenizer = previous
+        cjk_words.use_cache_dir(None)
+    reference = jieba.Tokenizer()
+    reference.FREQ, reference.total = reference.gen_pfdict(reference.get_dict_file())
+    reference.initialized = True
+    assert ours == [reference.lcut(run) for run in runs]
+
+
+def test_the_table_answers_jiebas_questions_as_its_dict_does(tmp_path: Path):
+    freq = {"高血压": 7, "高血": 0, "高": 120, "与": 9000, "哪些": 30, "哪": 50, "a": 1}
+    key = b"test".ljust(64, b"\0")
+    write_table(tmp_path / "t.bin", freq, 9208, key)
+    table = PrefixDict(tmp_path / "t.bin", key)
+    assert table.total == 9208 and len(table) == len(freq)
+    for word, count in freq.items():
+        assert word in table and table[word] == count and table.get(word) == count
+    for absent in ("", "血", "高血压与", "b", "哪些人"):
+        assert absent not in table and table.get(absent) is None and table.get(absent, 1) == 1
+    assert 3 not in table
+    try:
+        PrefixDict(tmp_path / "t.bin", b"other".ljust(64, b"\0"))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a table made from another dictionary was accepted")

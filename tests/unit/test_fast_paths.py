@@ -35,7 +35,7 @@ def reference_fuse_scores(channels: list[ScoredChannel]) -> list[FusedHit]:
     weighted = [c for c in channels if c.weight > 0 and c.hits]
     for channel in weighted:
         scores = normalised(channel.hits, channel.floor)
-        missing = min(scores.values())
+        missing = 0.0 if channel.complete else min(scores.values())  # issue 41: a complete channel gives nothing
         for record_id, hit in hits.items():
             if any(c.name in hit.ranks for c in weighted):
                 rank = tied_ranks(channel.hits).get(record_id)

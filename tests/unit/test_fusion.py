@@ -295,3 +295,35 @@ def test_digits_carry_no_script():
     assert script_letters("2008年北京") == {"latin": 0, "cjk": 3}
     assert query_vector_trust(script_letters("2008年北京"), ENGLISH_ONLY)[0] == 0.0
     assert query_vector_trust(script_letters("基于ANSYS的分析"), LanguageEvidence(["zh", "en"], "declared"))[0] == 1.0
+
+
+def test_a_channel_that_returned_all_it_found_gives_nothing_to_what_it_did_not_return():
+    """Issue 41: a rare word makes BM25 return two records, both close to its best score; the
+    vector channel (cut off at its depth) ranks a record BM25 did not find first. Credited at
+    BM25's lowest returned score, that record took the lexical winner's place; with the lexical
+    channel complete it gets nothing from it, and the lexical #1 leads."""
+    lexical = [("a", 10.0), ("b", 9.9)]
+    vector = [("c", 0.9), ("d", 0.85), ("e", 0.8)]
+    cut_off = fuse_scores([ScoredChannel("lexical", lexical, 0.5), ScoredChannel("vector", vector, 0.5)])
+    assert cut_off[0].record_id == "c"  # at most the last returned score, when more may have been cut off
+    complete = fuse_scores([ScoredChannel("lexical", lexical, 0.5, complete=True), ScoredChannel("vector", vector, 0.5)])
+    assert [h.record_id for h in complete][:2] == ["a", "b"]
+    by_id = {h.record_id: h.fused for h in complete}
+    assert by_id["c"] < {h.record_id: h.fused for h in cut_off}["c"]
+    assert by_id["a"] == {h.record_id: h.fused for h in cut_off}["a"]  # what it returned is scored as before
+
+
+@given(st.lists(st.floats(0.01, 100), min_size=1, max_size=6), st.lists(st.floats(0.01, 1), min_size=1, max_size=6))
+def test_completeness_only_ever_lowers_what_a_channel_did_not_return(lexical_scores, vector_scores):
+    lexical = [(f"l{i}", s) for i, s in enumerate(sorted(lexical_scores, reverse=True))]
+    vector = [(f"v{i}", s) for i, s in enumerate(sorted(vector_scores, reverse=True))]
+    before = {h.record_id: h.fused for h in fuse_scores([ScoredChannel("lexical", lexical, 0.5),
+                                                         ScoredChannel("vector", vector, 0.5)])}
+    after = {h.record_id: h.fused for h in fuse_scores([ScoredChannel("lexical", lexical, 0.5, complete=True),
+                                                        ScoredChannel("vector", vector, 0.5, complete=True)])}
+    assert before.keys() == after.keys()
+    for record_id, fused in after.items():
+        assert fused <= before[record_id] + 1e-12
+    for prefix in ("l", "v"):  # one channel's records lose the same other-channel credit: their order holds
+        ids = sorted(r for r in after if r.startswith(prefix))
+        assert [after[r] - before[r] for r in ids] == pytest.approx([after[ids[0]] - before[ids[0]]] * len(ids))

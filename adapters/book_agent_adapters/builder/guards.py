@@ -78,6 +78,36 @@ def check_markup(book: str, member: str, data: bytes) -> None:
                                     member=member)
 
 
+_DECLARED = re.compile(rb"""<\?xml[^>]*encoding=["']([A-Za-z0-9._-]{1,40})["']""")
+_META_CHARSET = re.compile(rb"""<meta[^>]*charset=["']?([A-Za-z0-9._-]{1,40})""", re.IGNORECASE)
+MAX_BAD_SHARE = 0.005  # undecodable sequences per character tolerated (a stray byte, not a wrong encoding)
+
+
+def check_encoding(book: str, member: str, data: bytes) -> None:
+    """A document in another encoding than UTF-8, or whose bytes do not decode as UTF-8, would
+    become records full of U+FFFD: refused, naming the document."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return  # UTF-16 with a byte order mark: the reader decodes it
+    found = _DECLARED.search(data[:1024]) or _META_CHARSET.search(data[:4096])
+    encoding = found.group(1).decode("ascii").lower() if found else "utf-8"
+    if encoding.replace("-", "").replace("_", "") not in ("utf8", "usascii", "ascii"):
+        # the runtime's reader (and so `locate`) reads chapters as UTF-8: records from another
+        # encoding would not verify
+        raise errors.error(errors.ORIGINAL_CORRUPT, f"{book}: {member} is in {encoding}; book-agent reads EPUB "
+                           "chapters in UTF-8", "convert the book's chapters to UTF-8 (e.g. Calibre's EPUB to "
+                           "EPUB conversion), then build again", book=book, member=member, encoding=encoding)
+    try:
+        text = data.decode(encoding, errors="replace")
+    except LookupError:
+        raise errors.corrupt(book, f"{member} declares the unknown encoding {encoding!r}", member=member) from None
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    if bad > max(3, MAX_BAD_SHARE * len(text)):
+        raise errors.error(errors.ORIGINAL_CORRUPT, f"{book}: {member} is not valid {encoding} ({bad} undecodable "
+                           "sequences): its text would be lost", "re-save the chapter in UTF-8 (or declare its real "
+                           "encoding in its <?xml encoding=...?>), then build again", book=book, member=member,
+                           encoding=encoding, undecodable=bad)
+
+
 def check_pdf_header(path: Path) -> None:
     with path.open("rb") as handle:
         head = handle.read(1024)

@@ -146,8 +146,13 @@ def detect_language(texts: Iterable[str], limit: int = 200_000) -> str:
     return lang if counts[lang] > 1.5 * counts["en"] or lang == "en" else "en"
 
 
+# what tools write when nobody filled the field in: not a title or an author
+_PLACEHOLDERS = {"anonymous", "unknown", "untitled", "author", "user", "administrator", "admin", "owner", "title"}
+
+
 def _clean(value: Any) -> str:
-    return " ".join(str(value).split()) if value else ""
+    text = " ".join(str(value).split()) if value else ""
+    return "" if text.lower() in _PLACEHOLDERS else text
 
 
 def _split_authors(text: str) -> list[str]:

@@ -123,6 +123,7 @@ def build(book: Path, out: Path, options: Options, progress: Progress | None = N
             "language": language, "metadata_from": {**declared.found, **({"language": "text"} if language !=
                                                     declared.language and not options.language else {})},
             "records": len(rows), "vectors": model.manifest["model"] if model and matrix is not None else None,
+            "model_from": model.location if model else None,
             "note": note or None, "extraction": _extraction_report(found, kind),
             "seconds": round(time.perf_counter() - started, 2)}
 

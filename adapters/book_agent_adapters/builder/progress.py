@@ -12,10 +12,11 @@ BAR = 24
 
 
 class Progress:
-    def __init__(self, quiet: bool = False, stream: TextIO | None = None) -> None:
+    def __init__(self, quiet: bool = False, stream: TextIO | None = None, every_s: float = LINE_EVERY_S) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
         self.live = self.stream.isatty()
+        self.every_s = every_s  # off a terminal: a line at most this often
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -43,7 +44,7 @@ class Phase:
             owner.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (BAR - filled)}] {done}/{total}  "
                                f"{spent:.0f} s, ETA {left:.0f} s   ")
             owner.stream.flush()
-        elif now - self.last >= LINE_EVERY_S and done < total:
+        elif now - self.last >= owner.every_s and done < total:
             self.last = now
             owner.say(f"{self.label}: {done}/{total} ({100 * done // total}%), {spent:.0f} s, ETA {left:.0f} s")
 

@@ -40,7 +40,7 @@ print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time()
 
 
 def texts_of(book: Path, limit: int) -> list[str]:
-    from book_agent_adapters.builder import chunks, embed
+    from book_agent_adapters.builder import chunks, embed, epub_chunks
 
     if book.is_dir():
         con = sqlite3.connect(f"file:{book / 'index.sqlite'}?mode=ro", uri=True)
@@ -48,7 +48,7 @@ def texts_of(book: Path, limit: int) -> list[str]:
         con.close()
     else:
         found = (chunks.pdf_extraction(book, lambda *_: None) if book.suffix.lower() == ".pdf"
-                 else chunks.epub_extraction(book, lambda *_: None)[0])
+                 else epub_chunks.epub_extraction(book, lambda *_: None)[0])
         rows = [(p.headings, p.text) for p in found.pieces]
     return [embed.passage_text(h, t) for h, t in rows[:limit]]
 

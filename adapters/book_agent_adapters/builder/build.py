@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import chunks, embed, errors, files, metadata
+from . import chunks, embed, epub_chunks, errors, files, metadata
 from .progress import Progress
 
 GENERATOR_NAME = "book-agent-build"
@@ -62,7 +62,7 @@ def read(book: Path, kind: str, progress: Progress) -> tuple[chunks.Extraction, 
         found = chunks.pdf_extraction(book, phase.tick)
         declared = metadata.pdf_metadata(book, _pdf_info(book))
     else:
-        found, opf = chunks.epub_extraction(book, phase.tick)
+        found, opf = epub_chunks.epub_extraction(book, phase.tick)
         declared = metadata.opf_metadata(opf)
     phase.done(f"{len(found.pieces)} records from {found.units} {'pages' if kind == '.pdf' else 'documents'}")
     _check_readable(book, kind, found)

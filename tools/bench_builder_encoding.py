@@ -39,6 +39,15 @@ print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time()
 """
 
 
+def _blas_variables() -> tuple[str, ...]:
+    from book_agent.blas import BLAS_VARIABLES as names
+
+    return tuple(names)
+
+
+BLAS_VARIABLES = _blas_variables()
+
+
 def texts_of(book: Path, limit: int) -> list[str]:
     from book_agent_adapters.builder import chunks, embed, epub_chunks
 
@@ -70,8 +79,11 @@ def theirs(python: str, folder: str, texts: list[str], prefix: str) -> dict[str,
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as handle:
         json.dump(texts, handle, ensure_ascii=False)
     try:
+        # the user's environment, less the BLAS variables `import book_agent` set for this process:
+        # torch picks its own thread count, as it does for anyone running sentence-transformers
+        env = {k: v for k, v in os.environ.items() if k not in BLAS_VARIABLES}
         done = subprocess.run([python, "-c", ST_SCRIPT, folder, handle.name, prefix], capture_output=True, text=True,
-                              check=False)
+                              check=False, env=env)
     finally:
         os.unlink(handle.name)
     if done.returncode != 0:

@@ -3,7 +3,8 @@
 A record is a run of units (an EPUB block, a PDF sentence) that closes once it holds
 MIN_TOKENS and never grows past MAX_TOKENS; a unit longer than MAX_TOKENS is cut at sentence
 ends, then at clause marks, then (a run-on with neither) at a space or anywhere. Tokens are
-estimated without a tokenizer: a Latin word ~1.3 word pieces, a CJK character one. MAX_TOKENS
+estimated without a tokenizer: a Latin word ~1.3 word pieces, a CJK character or a punctuation
+mark one (BERT splits every mark off: "\\begin{x}" is 5 pieces). MAX_TOKENS
 leaves room in all-MiniLM-L6-v2's 256-token window for the heading the encoder reads first
 (multilingual-e5-small reads 512).
 """
@@ -29,7 +30,7 @@ _CLAUSE_END = re.compile(r"(?:[,:，、：]\s*)|\s+")
 
 def tokens(text: str) -> int:
     words = len(_WORDS.findall(text))
-    return math.ceil(1.3 * words) + len(_CJK.findall(text)) + len(_MARKS.findall(text)) // 2
+    return math.ceil(1.3 * words) + len(_CJK.findall(text)) + len(_MARKS.findall(text))
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int] | None:

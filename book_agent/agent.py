@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from book_agent import blas
-from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
+from book_agent.domain.book.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_AROUND
-from book_agent.domain.search_results import Hints, SearchResult
+from book_agent.domain.search.search_results import Hints, SearchResult
 from book_agent.lazy import cached_under_lock
 from book_agent.services.book_search import BookSearch
 from book_agent.services.books import OpenBooks
 
 if TYPE_CHECKING:  # the services a one-book search does not use are imported when first used
-    from book_agent.domain.book_reports import (
+    from book_agent.domain.book.book_reports import (
         BookRow,
         BookStatus,
         Configured,
@@ -38,9 +38,9 @@ if TYPE_CHECKING:  # the services a one-book search does not use are imported wh
         Removal,
         Resolved,
     )
-    from book_agent.domain.contents import Neighbours, TableOfContents
-    from book_agent.domain.eval_results import EvalReport
-    from book_agent.domain.source_results import (
+    from book_agent.domain.search.eval_results import EvalReport
+    from book_agent.domain.sources.contents import Neighbours, TableOfContents
+    from book_agent.domain.sources.source_results import (
         Locator,
         MarkdownSlice,
         PageImage,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # the services a one-book search does not use are imported wh
     from book_agent.ports import Phases, Progress, Registry
     from book_agent.services.context import Ports
     from book_agent.services.hosts import Hosts
-    from book_agent.services.library import Library
+    from book_agent.services.library.search import Library
     from book_agent.services.reading import Reading
     from book_agent.services.registration import Registration
 
@@ -81,7 +81,7 @@ class BookAgent:
 
     @cached_under_lock
     def _library(self) -> Library:
-        from book_agent.services.library import Library
+        from book_agent.services.library.search import Library
 
         return Library(self.ports, self.books, self.ports.library)
 
@@ -210,10 +210,10 @@ class BookAgent:
 
     def serve_long(self, writer_in_process: bool = False) -> None:
         """This agent serves for a long time (an MCP server over stdio or HTTP): a background
-        writer (services/library_writer.py) brings the library's indexes up to date on its own
+        writer (book_agent/services/library/writer.py) brings the library's indexes up to date on its own
         timer, compacting and retraining when due, where a one-shot command leaves that to
         `init`, `remove` and `prepare @all`. Its jobs run in a child process at low priority
-        (book_agent/cli/library_writer.py, started by the adapters' library/child_writer.py), so their memory and CPU stay out of the server;
+        (book_agent/cli/commands/library_writer.py, started by the adapters' library/child_writer.py), so their memory and CPU stay out of the server;
         `writer_in_process` runs them in the writer's thread instead (ports that live in this
         process only, such as the testing fakes)."""
         if writer_in_process:
@@ -225,7 +225,7 @@ class BookAgent:
         self._library.write_in_background(child.run, child.stop)
 
     def maintain_library(self, lexical: str | None = "build", vectors: str | None = "build") -> dict[str, Any]:
-        """A library writer's job in this process (the child writer's, services/library_writer.py):
+        """A library writer's job in this process (the child writer's, book_agent/services/library/writer.py):
         `lexical` "build" or "compact", `vectors` "build" or "retrain", None to leave one alone."""
         from book_agent.domain.library import WriterJob
 

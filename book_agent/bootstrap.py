@@ -13,21 +13,21 @@ so the two form no import cycle. Nothing is built at import time, and the heavy 
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
-from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.query_runtime_spec import QueryRuntimeSpecDict
+from book_agent.domain.book.runtime_config import RuntimeConfig
 from book_agent.ports import (
     BookParts,
     LexicalIndex,
     MarkdownReader,
     PackageStore,
     PassageTerms,
-    Progress,
     QueryVectorizer,
     RecordSource,
     Registry,
@@ -40,14 +40,11 @@ from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
 
-if TYPE_CHECKING:  # types only: a one-book search loads neither the hosts' port nor the library's port and values
-    from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
+if TYPE_CHECKING:  # types only: a one-book search loads neither the hosts' port nor the library's port
     from book_agent.ports.hosts import HostInstaller
     from book_agent.ports.library import (
         LibraryBackend,
         LibraryIndex,
-        LibraryLexicalIndex,
-        LibraryVectorIndex,
         LibraryVectorIndexes,
         LibraryWriterProcess,
     )
@@ -63,20 +60,20 @@ class LocalBookParts(BookParts):
         self._passage_terms_lock = threading.Lock()
 
     def records(self, package: PackageInfo) -> RecordSource:
-        from book_agent_adapters.storage.sqlite_records import SqliteRecordReader
+        from book_agent_adapters.book.vectors.sqlite_records import SqliteRecordReader
 
         assert package.database_path is not None
         return SqliteRecordReader(package.database_path)
 
     def lexical_index(self, sidecar_path: Path) -> LexicalIndex:
-        from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex
+        from book_agent_adapters.book.lexical.fts_lexical_index import FtsLexicalIndex
 
         # the book's words and their terms, known when its impact file loads, are the passage
         # reader's too: a search then reads new passages without stemming their words (issue 29)
         return FtsLexicalIndex(sidecar_path, on_words=lambda words: self.passage_terms().learn(words))
 
     def vector_store(self, package: PackageInfo, runtime_dir: Path, database_sha256: str | None) -> VectorStore:
-        from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+        from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
         assert package.database_path is not None and package.vector_manifest is not None
         return PrebuiltVectorStoreAdapter(package.database_path, package.vector_manifest,
@@ -104,7 +101,7 @@ class LocalBookParts(BookParts):
         """One reader for every book of the process (its cache of read passages serves them all)."""
         with self._passage_terms_lock:
             if self._passage_terms is None:
-                from book_agent_adapters.storage.passage_terms import FtsPassageTerms
+                from book_agent_adapters.text.passage_terms import FtsPassageTerms
 
                 self._passage_terms = FtsPassageTerms()
             return self._passage_terms
@@ -135,54 +132,24 @@ class ChosenLibraryBackend:
             return self._backend
 
 
-# The two proxies below are LibraryIndex and LibraryVectorIndexes by their shape (the Protocols are
-# runtime-checkable; mypy checks them where build_ports passes them as those roles), not by
-# subclassing: defining a subclass would load the library's port (~1.3 ms of a cold one-book search).
-class ChosenLibraryIndex:
-    def __init__(self, chosen: ChosenLibraryBackend) -> None:
-        self.chosen = chosen
+def library_provider(chosen: ChosenLibraryBackend, library: LibraryIndex | None,
+                     library_vectors: LibraryVectorIndexes | None) -> Callable[[], LibraryBackend]:
+    """The services' lazy provider of the library backend: the chosen one, or (tests) the chosen
+    one with a role replaced. Nothing is loaded until a library use case first asks."""
+    if library is None and library_vectors is None:
+        return chosen.backend
 
-    def state(self, expected: dict[str, str]) -> LibraryIndexState:
-        return self.chosen.backend().lexical.state(expected)
+    @functools.cache
+    def with_replaced_roles() -> LibraryBackend:
+        from book_agent.ports.library import LibraryBackend
 
-    def build(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
-              wait: bool = True) -> int:
-        return self.chosen.backend().lexical.build(members, expected, progress, wait=wait)
+        if library is not None and library_vectors is not None:
+            return LibraryBackend("custom", library, library_vectors)
+        real = chosen.backend()
+        return LibraryBackend(real.name, library if library is not None else real.lexical,
+                              library_vectors if library_vectors is not None else real.vectors)
 
-    def compact(self, members: Sequence[LibraryMember], expected: dict[str, str], progress: Progress | None,
-                wait: bool = True) -> int:
-        return self.chosen.backend().lexical.compact(members, expected, progress, wait=wait)
-
-    def open(self) -> LibraryLexicalIndex:
-        return self.chosen.backend().lexical.open()
-
-
-class ChosenLibraryVectors:
-    def __init__(self, chosen: ChosenLibraryBackend) -> None:
-        self.chosen = chosen
-
-    @property
-    def min_vectors(self) -> int:  # the backend's, read when first asked
-        return self.chosen.backend().vectors.min_vectors
-
-    @min_vectors.setter
-    def min_vectors(self, value: int) -> None:
-        self.chosen.backend().vectors.min_vectors = value
-
-    def state(self, model: str, dimensions: int, expected: dict[str, str]) -> VectorIndexState:
-        return self.chosen.backend().vectors.state(model, dimensions, expected)
-
-    def build(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-              progress: Progress | None, wait: bool = True) -> int:
-        return self.chosen.backend().vectors.build(model, dimensions, expected, stores, progress, wait=wait)
-
-    def compact(self, model: str, dimensions: int, expected: dict[str, str], stores: Mapping[str, VectorStore],
-                progress: Progress | None, wait: bool = True) -> int:
-        return self.chosen.backend().vectors.compact(model, dimensions, expected, stores, progress, wait=wait)
-
-    def open(self, model: str, dimensions: int, expected: dict[str, str],
-             stores: Mapping[str, VectorStore], in_place: bool = False) -> LibraryVectorIndex:
-        return self.chosen.backend().vectors.open(model, dimensions, expected, stores, in_place=in_place)
+    return with_replaced_roles
 
 
 def host_adapter(host: str, home: str | None, data_dir: str | None, edition: str | None) -> HostInstaller:
@@ -197,7 +164,7 @@ def end_with_parent() -> None:
     child: its compaction must not run on, holding the library, after its server is gone)."""
     import os
 
-    from book_agent_adapters.storage.worker_processes import die_with_parent
+    from book_agent_adapters.processes.worker_processes import die_with_parent
 
     die_with_parent(os.getppid())
 
@@ -228,13 +195,13 @@ def build_ports(
     """The adapters for a data dir ($BOOK_AGENT_HOME or the user data dir when None).
     `library_backend` names the library's backend (else the settings choose it); `library`
     and `library_vectors` replace its roles outright (tests)."""
+    from book_agent_adapters.book.locator_refresh import PrepareProcessRefresh
+    from book_agent_adapters.book.locator_sidecar import SqliteLocatorStore
+    from book_agent_adapters.book.runtime_store import RuntimeDirStore
     from book_agent_adapters.package.store import FilesystemPackageStore
+    from book_agent_adapters.registry.json_registry import JsonRegistry
     from book_agent_adapters.sources.markdown_port import PackageMarkdownReader
-    from book_agent_adapters.storage.cjk_words import use_cache_dir
-    from book_agent_adapters.storage.json_registry import JsonRegistry
-    from book_agent_adapters.storage.locator_refresh import PrepareProcessRefresh
-    from book_agent_adapters.storage.locator_sidecar import SqliteLocatorStore
-    from book_agent_adapters.storage.runtime_store import RuntimeDirStore
+    from book_agent_adapters.text.cjk_words import use_cache_dir
 
     folder = resolve_data_dir(data_dir)
     use_cache_dir(folder / "cache")  # the Chinese word segmenter's dictionary cache (loaded on demand)
@@ -247,8 +214,7 @@ def build_ports(
         parts=parts if parts is not None else LocalBookParts(),
         markdown=markdown if markdown is not None else PackageMarkdownReader(),
         hosts=hosts if hosts is not None else host_adapter,
-        library=library if library is not None else ChosenLibraryIndex(chosen),
-        library_vectors=library_vectors if library_vectors is not None else ChosenLibraryVectors(chosen),
+        library_backend=library_provider(chosen, library, library_vectors),
         locators=locators if locators is not None else SqliteLocatorStore(),
         locator_refresh=locator_refresh if locator_refresh is not None else PrepareProcessRefresh(folder),
     )

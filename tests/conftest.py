@@ -57,9 +57,9 @@ def _installed_plugins() -> frozenset[tuple[str, str, str, str]]:
 def only_builtin_rerankers(monkeypatch: pytest.MonkeyPatch, _installed_plugins) -> None:
     """Reranker discovery sees the built-ins and what a test installs, never the plug-ins
     installed in the environment (see tests/support/plugins.py)."""
-    from book_agent_adapters.rerankers import plugins
+    from book_agent_adapters.plugins import entry_points
 
-    monkeypatch.setattr(plugins, "metadata", plugin_support.WithoutInstalledPlugins(_installed_plugins))
+    monkeypatch.setattr(entry_points, "metadata", plugin_support.WithoutInstalledPlugins(_installed_plugins))
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def no_library_writer_left_running():
     writer and is not always closed by its test: stop what a test left, so no writer thread (nor
     its child) outlives it."""
     yield
-    from book_agent.services.library_writer import running_writers
+    from book_agent.services.library.writer import running_writers
 
     for writer in running_writers():
         writer.stop()

@@ -80,7 +80,7 @@ def _register_commands() -> None:
     if _registered:
         return
     _registered = True
-    from book_agent.cli import (
+    from book_agent.cli.commands import (
         books,
         contents,
         doctor,

@@ -14,7 +14,7 @@ from book_agent.cli.output import argument_error, load_json_argument
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_TOP_K
 
-# option -> (destination, takes a value); must match the typer command in cli/search.py
+# option -> (destination, takes a value); must match the typer command in book_agent/cli/commands/search.py
 SEARCH_OPTIONS = {
     "--top-k": ("top_k", True), "-k": ("top_k", True), "--strict": ("strict", False),
     "--query-vector": ("query_vector", True), "--hint": ("hint", True),

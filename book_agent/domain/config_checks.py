@@ -1,4 +1,4 @@
-"""Strict shape checks shared by the config sections' models (domain/runtime_config.py and
+"""Strict shape checks shared by the config sections' models (book_agent/domain/book/runtime_config.py and
 the network section, domain/network.py): unknown keys and wrong types are refused, as
 ConfigError (a ValueError the callers turn into their own coded error)."""
 

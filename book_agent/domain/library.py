@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
+from book_agent.domain.book.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 
 
@@ -32,7 +32,7 @@ class LibraryIndexState:
     reason: str | None = None  # why it is not fresh (None when it is)
     intact: bool = False  # its integrity checks pass (perhaps stale): it may serve while it cannot be rebuilt
     # how far its frozen statistics are from an exact rebuild's, relative: for BM25 split as
-    # domain/bm25.py splits it, |live average length - frozen one| / frozen one (N and df are
+    # book_agent/domain/search/bm25.py splits it, |live average length - frozen one| / frozen one (N and df are
     # live at query time); 0 right after a full build or compaction
     drift: float = 0.0
     # books added or removed since its exact rebuild (0 right after a full build or compaction):
@@ -76,11 +76,11 @@ def library_stamp(members: list[LibraryMember], tokenizer_version: str) -> dict[
 
 # A model group with at least this many vectors is searched through an approximate index
 # (faiss IVF-SQ8, the best candidates rescored exactly); a smaller one book by book, exactly.
-# Measured on 2 cores (issue 29; tools/bench_library_vectors.py's 100k library, the eval sets'
+# Measured on 2 cores (issue 29; tools/bench/library/bench_library_vectors.py's 100k library, the eval sets'
 # real queries): exact search (8-bit pre-filter, certified) takes ~4.4 ms at 100k vectors of 384
 # dimensions, the index ~2.0 ms with 128 probes, finding .992 of exact search's top 50 (.995 of
 # its top 10; the hybrid top 10 overlaps .996) where 64 probes found .977 (so indexes under 150k
-# vectors probe 128 lists: storage/faiss_training.py). Below it exact search is fast enough and
+# vectors probe 128 lists: adapters/book_agent_adapters/library/local/vectors/faiss_training.py). Below it exact search is fast enough and
 # needs no index build (seconds) or file. (150,000 until issue 29's measurements.)
 APPROXIMATE_MIN_VECTORS = 100_000
 
@@ -138,7 +138,7 @@ def host_library(ref: str | BookRef, book_ids: Sequence[str] = (),
 class WriterJob:
     """What is due: `lexical` "build" (bring the index to the books registered) or "compact"
     (the exact rebuild), `vectors` "build" (add the books a group's index lacks) or "retrain"
-    (groups drifted past services/library_writer.py's RETRAIN_DRIFT, and what `build` does); None: nothing. `key` names the
+    (groups drifted past book_agent/services/library/writer.py's RETRAIN_DRIFT, and what `build` does); None: nothing. `key` names the
     library state it was judged on (a failed job is not tried again before that changes)."""
 
     lexical: str | None
@@ -146,5 +146,5 @@ class WriterJob:
     key: str = ""
 
     def argv(self) -> list[str]:
-        """The job as the child writer's arguments (book_agent/cli/library_writer.py)."""
+        """The job as the child writer's arguments (book_agent/cli/commands/library_writer.py)."""
         return ["--lexical", self.lexical or "none", "--vectors", self.vectors or "none"]

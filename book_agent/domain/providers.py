@@ -1,7 +1,7 @@
 """The providers a book's vectors (and its reranker) may name, and their default endpoints.
 
 One definition for the package validator (adapters/package/manifest_checks.py), the query
-runtime spec (domain/query_runtime_spec.py), the runtime config notes (app/config_store.py)
+runtime spec (book_agent/domain/book/query_runtime_spec.py), the runtime config notes (app/config_store.py)
 and the rerankers (adapters/rerankers/remote.py).
 """
 

@@ -34,7 +34,7 @@ from fastmcp.exceptions import FastMCPError
 from fastmcp.server.middleware import Middleware
 from mcp.shared.exceptions import MCPError
 
-from book_agent.domain.book_refs import ALL_BOOKS
+from book_agent.domain.book.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.unicode_text import scrub_text
 from book_agent.mcp.auth import allowed_books, not_served

@@ -1,13 +1,13 @@
 """Every use of FastMCP's, the MCP SDK's and sse-starlette's non-public API, in one place.
 
-book-agent runs FastMCP's low-level server over its own stdio transport (mcp/stdio.py) and
+book-agent runs FastMCP's low-level server over its own stdio transport (book_agent/mcp/stdio/transport.py) and
 keeps streamed answers alive through a graceful shutdown. Neither has a public API, so the
 few private names involved are used here and nowhere else, against the releases named in
 WRITTEN_AGAINST; tests/unit/test_mcp_internals.py checks that every one of them still
 exists in the installed releases (and `make test-minima` in the oldest ones allowed). The
 declared upper bounds (pyproject.toml: fastmcp<5, mcp<3, sse-starlette<4) stop at the next
 major, where these are most likely to move. (uvicorn's h11 protocol and its multiprocess
-supervisor, subclassed in mcp/http_uvicorn.py, are public modules whose constructor and
+supervisor, subclassed in book_agent/mcp/http/uvicorn_run.py, are public modules whose constructor and
 attributes still change within 0.x: uvicorn>=0.52,<1.)
 """
 

@@ -1,5 +1,5 @@
 """The FastMCP server for one book or a library (`a,b`, `@all`), and `serve`, which runs it
-over stdio (mcp/http.py serves the same server over streamable HTTP).
+over stdio (book_agent/mcp/http/serve.py serves the same server over streamable HTTP).
 
 Start-up order (why it is fast and fails early):
 1. `check_book` resolves the book and reads its status on the quick lane (a library:
@@ -21,16 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from book_agent.domain.book_refs import ALL_BOOKS
+from book_agent.domain.book.book_refs import ALL_BOOKS
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp import descriptions
 from book_agent.mcp.session import START, BookSession
+from book_agent.mcp.tools import descriptions
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
     from book_agent.agent import BookAgent
-    from book_agent.domain.book_reports import LibraryBook, Resolved
+    from book_agent.domain.book.book_reports import LibraryBook, Resolved
 
 SERVER_NAME = "book-agent"
 
@@ -85,7 +85,7 @@ def check_library(agent: BookAgent, ref: str) -> list[LibraryBook]:
 
 
 def is_library(ref: str) -> bool:
-    from book_agent.domain.book_refs import parse_book_ref
+    from book_agent.domain.book.book_refs import parse_book_ref
 
     return parse_book_ref(ref).library
 
@@ -111,10 +111,10 @@ def build_server(
     background after the handshake (mcp/warmup.py; `serve` turns it on)."""
     from fastmcp import FastMCP
 
-    from book_agent.mcp.middleware import ArgumentErrors
-    from book_agent.mcp.registration import register
-    from book_agent.mcp.resources import register_library_resources, register_resources
-    from book_agent.mcp.tools import TOOLS
+    from book_agent.mcp.arguments.middleware import ArgumentErrors
+    from book_agent.mcp.tools.registration import register
+    from book_agent.mcp.tools.resources import register_library_resources, register_resources
+    from book_agent.mcp.tools.table import TOOLS
     from book_agent.mcp.warmup import BackgroundWarmUp
 
     session = session or BookSession(book_id, agent=agent, data_dir=data_dir)
@@ -198,7 +198,7 @@ def serve(book_id: str, data_dir: Path | str | None = None, agent: BookAgent | N
         sys.stdout.flush()  # nothing of ours may sit in the buffer when the wire opens
         import anyio
 
-        from book_agent.mcp.stdio import serve_stdio
+        from book_agent.mcp.stdio.transport import serve_stdio
 
         anyio.run(serve_stdio, server)
     finally:

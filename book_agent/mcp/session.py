@@ -2,7 +2,7 @@
 
 Agent calls never run on the event loop, so it keeps answering `ping`, `tools/list` and
 malformed lines whatever a tool does. They run on two lanes, one thread each; each tool's
-lane is declared with it (book_agent/mcp/tools.py):
+lane is declared with it (book_agent/mcp/tools/table.py):
 
 - "work": search, locate_source, read_source, render_page: calls whose time depends on the
   input or on a remote endpoint (a long quotation, a 1200-dpi render, a slow reranker);

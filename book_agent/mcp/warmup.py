@@ -17,7 +17,7 @@ dictionary (jieba, 0.3-2 s).
 Calls queue behind it like any call: a search that arrives during the warm-up waits for it,
 never for more than the work it needed anyway. Nothing is queued speculatively after a call:
 jsonschema (~50 ms to import) explains refused arguments only, so the first refused call
-imports it (book_agent/mcp/schema_check.py). Imported as a job after the first answered call,
+imports it (book_agent/mcp/arguments/schema_check.py). Imported as a job after the first answered call,
 it held up the second search of every session by its import (30-45 ms, x10 a warm search),
 which a host sending searches one after another always pays; a refusal is the rare case.
 

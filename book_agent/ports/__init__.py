@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from book_agent.lazy import exported_lazily
 
 if TYPE_CHECKING:
+    from book_agent.domain.book.registry_entry import RegistryEntry
     from book_agent.domain.library import LibraryMember
-    from book_agent.domain.query_encoding import QueryEncoding
     from book_agent.domain.records import LexicalHit
-    from book_agent.domain.registry_entry import RegistryEntry
+    from book_agent.domain.search.query_encoding import QueryEncoding
     from book_agent.ports.book import (
         BookParts,
         MarkdownReader,
@@ -70,11 +70,11 @@ _EXPORTS: dict[str, str] = {
     "Phases": "book_agent.ports.storage",
     "Progress": "book_agent.ports.storage",
     "QueryEncoder": "book_agent.ports.search",
-    "QueryEncoding": "book_agent.domain.query_encoding",
+    "QueryEncoding": "book_agent.domain.search.query_encoding",
     "QueryVectorizer": "book_agent.ports.search",
     "RecordSource": "book_agent.ports.storage",
     "Registry": "book_agent.ports.storage",
-    "RegistryEntry": "book_agent.domain.registry_entry",
+    "RegistryEntry": "book_agent.domain.book.registry_entry",
     "Reranker": "book_agent.ports.search",
     "RuntimeStore": "book_agent.ports.storage",
     "SourceAndPages": "book_agent.ports.book",

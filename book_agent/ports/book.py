@@ -6,11 +6,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from book_agent.domain.contents import Neighbours, TableOfContents
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
-from book_agent.domain.runtime_config import RuntimeConfig
-from book_agent.domain.source_results import Locator, MarkdownSlice, PageImage, Skill, SourceText
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.query_runtime_spec import QueryRuntimeSpecDict
+from book_agent.domain.book.runtime_config import RuntimeConfig
+from book_agent.domain.sources.contents import Neighbours, TableOfContents
+from book_agent.domain.sources.source_results import (
+    Locator,
+    MarkdownSlice,
+    PageImage,
+    Skill,
+    SourceText,
+)
 from book_agent.ports.search import QueryVectorizer, Reranker
 from book_agent.ports.storage import LexicalIndex, PassageTerms, RecordSource, VectorStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from book_agent.domain.book_reports import PackageReport
+from book_agent.domain.book.book_reports import PackageReport
 from book_agent.domain.host_config import (
     ConfigEntry,
     HostDetection,

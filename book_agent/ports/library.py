@@ -10,7 +10,7 @@ and found through the entry-point group `book_agent.library_backends` (contracts
 The write side is *bring the index to these members*: `build(members, expected)` leaves the
 index holding exactly `members`, stamped `expected` (each member's stamp names what its
 records were built from). A living backend adds and removes only the members whose stamps
-changed, in a new generation, at the cost of those books (BM25 split as domain/bm25.py
+changed, in a new generation, at the cost of those books (BM25 split as book_agent/domain/search/bm25.py
 splits it: document-side weights under an average length frozen per generation, idf from the
 live document frequencies at query time); `compact(members, expected)` writes the exact
 rebuild, which every sequence of builds converges to (`state().drift` says how far the frozen
@@ -146,7 +146,7 @@ class LibraryVectorIndexes(Protocol):
 
 
 class LibraryWriterProcess(Protocol):
-    """Runs a long-running server's library writer jobs (services/library_writer.py) out of the
+    """Runs a long-running server's library writer jobs (book_agent/services/library/writer.py) out of the
     server's process, so a compaction's memory and CPU stay out of it (the local one: a child at
     low priority, the adapters' library/child_writer.py)."""
 

@@ -7,11 +7,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from book_agent.domain.locators import LocatorState
-from book_agent.domain.source_results import Locator
+from book_agent.domain.sources.locators import LocatorState
+from book_agent.domain.sources.source_results import Locator
 
 if TYPE_CHECKING:  # only a build makes one: a search never defines it
-    from book_agent.domain.locator_summary import LocatorSummary
+    from book_agent.domain.sources.locator_summary import LocatorSummary
 
 
 @runtime_checkable

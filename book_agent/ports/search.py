@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from book_agent.domain.query_encoding import QueryEncoding
+from book_agent.domain.book.runtime_states import QueryAvailability
 from book_agent.domain.records import Vector
-from book_agent.domain.runtime_states import QueryAvailability
-from book_agent.domain.search_results import ProviderInfo, RerankHealth, RerankOutcome, SearchHit
+from book_agent.domain.search.query_encoding import QueryEncoding
+from book_agent.domain.search.search_results import (
+    ProviderInfo,
+    RerankHealth,
+    RerankOutcome,
+    SearchHit,
+)
 
 
 @runtime_checkable

@@ -7,12 +7,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from book_agent.domain.diagnostics import Diagnostic
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
-from book_agent.domain.registry_entry import RegistryEntry
-from book_agent.domain.runtime_config import RuntimeConfig
-from book_agent.domain.runtime_states import (
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.registry_entry import RegistryEntry
+from book_agent.domain.book.runtime_config import RuntimeConfig
+from book_agent.domain.book.runtime_states import (
     Fingerprint,
     LanguageCheck,
     LexicalState,
@@ -20,6 +18,8 @@ from book_agent.domain.runtime_states import (
     Stamp,
     StoreInspection,
 )
+from book_agent.domain.diagnostics import Diagnostic
+from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
 
 Progress = Callable[[int, int], None]
 # long work in phases: a phase's label ("art-of-war: lexical index") -> that phase's progress
@@ -85,7 +85,7 @@ class LexicalIndex(Protocol):
 @runtime_checkable
 class PassageTerms(Protocol):
     """Text read into terms as the lexical channel reads it (stems, CJK bigrams, folded
-    script), for reading passages (domain/proximity.py): the query's terms, and where each
+    script), for reading passages (book_agent/domain/search/proximity.py): the query's terms, and where each
     stands in a passage. Pure reading: no index, no network; any text is safe."""
 
     def positions(self, query: str, texts: Sequence[str]) -> tuple[list[str], list[Mapping[str, Sequence[int]]]]:

@@ -1,6 +1,6 @@
 """Search and evaluate one registered book (the facade's `search` and `evaluate`).
 
-The ranking itself is services/search.py (HybridSearch); here the book is opened, the
+The ranking itself is book_agent/services/search/hybrid.py (HybridSearch); here the book is opened, the
 visual-fallback advice is added to a search, and an eval's question file is read.
 """
 
@@ -10,17 +10,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from book_agent.domain.book_refs import BookRef, parse_book_ref
+from book_agent.domain.book.book_refs import BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.search_results import Hints, SearchResult
-from book_agent.domain.visual_fallback import VisualFallbackPolicy
+from book_agent.domain.search.search_results import Hints, SearchResult
+from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
 from book_agent.services.books import OpenBooks
 
 if TYPE_CHECKING:  # a library and an eval import theirs when used: a one-book search needs neither
-    from book_agent.domain.eval_results import EvalReport, Question
-    from book_agent.services.library import Library
-    from book_agent.services.search import HybridSearch
+    from book_agent.domain.search.eval_results import EvalReport, Question
+    from book_agent.services.library.search import Library
+    from book_agent.services.search.hybrid import HybridSearch
 
 
 class BookSearch:
@@ -44,13 +44,13 @@ class BookSearch:
     def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True,
                 dry_search: bool = True) -> dict[str, bool]:
         """Load the search parts now: one book's, or a library's (its indexes, loaded by a dry
-        library search, and what it uses of each book: services/library_warm_up.py); the local
+        library search, and what it uses of each book: book_agent/services/library/warm_up.py); the local
         encoder too unless `encoder` is False (it then loads with the first text query), a
         Chinese book's word segmenter unless `segmenter` is False (OpenBook.warm_up)."""
         ref = parse_book_ref(book_ref)
         if ref.single:
             return self._books.open(book_ref).warm_up(encoder, segmenter, dry_search)
-        from book_agent.services.library_warm_up import warm_up_library
+        from book_agent.services.library.warm_up import warm_up_library
         from book_agent.services.open_book import DRY_QUERY
 
         library = self._library()
@@ -65,7 +65,7 @@ class BookSearch:
 
     def evaluate(self, book_ref: str, questions_path: str | Path, k: int = 10) -> EvalReport:
         """recall@k, MRR@10 and nDCG@10 for lexical only, vector only, plain RRF and hybrid."""
-        from book_agent.services.evaluation import evaluate, parse_questions
+        from book_agent.services.search.evaluation import evaluate, parse_questions
 
         questions = parse_questions(_question_lines(questions_path))
         ref = parse_book_ref(book_ref)
@@ -94,7 +94,7 @@ def _question_lines(questions_path: str | Path) -> list[str]:
 def _qualified(question: Question, searcher: HybridSearch) -> Question:
     """A library is ranked by evidence id: a relevant record id given alone means that
     record in whichever searched book holds it."""
-    from book_agent.services.library_channels import LibraryRecords
+    from book_agent.services.library.channels import LibraryRecords
 
     relevant = question["relevant"]
     grades = relevant if isinstance(relevant, dict) else {rid: 1 for rid in relevant}

@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from book_agent.domain.book_refs import one_book
+from book_agent.domain.book.book_refs import one_book
+from book_agent.domain.book.registry_entry import RegistryEntry, registered_info
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.registry_entry import RegistryEntry, registered_info
 from book_agent.services.context import Ports
 from book_agent.services.open_book import OpenBook
 

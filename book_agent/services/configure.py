@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from book_agent.domain.book_refs import one_book
-from book_agent.domain.book_reports import Configured
+from book_agent.domain.book.book_refs import one_book
+from book_agent.domain.book.book_reports import Configured
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.runtime_config import ConfigError, RuntimeConfig, check_config_endpoints
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
 from book_agent.domain.providers import REMOTE_PROVIDERS, SILICONFLOW_RERANK_ENDPOINT
-from book_agent.domain.runtime_config import ConfigError, RuntimeConfig, check_config_endpoints
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
 

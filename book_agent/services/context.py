@@ -15,7 +15,7 @@ from book_agent.ports.locators import LocatorRefresh, LocatorStore
 
 if TYPE_CHECKING:  # types only: a one-book search never defines the hosts' or the library's ports
     from book_agent.ports.hosts import HostInstaller
-    from book_agent.ports.library import LibraryIndex, LibraryVectorIndexes
+    from book_agent.ports.library import LibraryBackend, LibraryIndex, LibraryVectorIndexes
 
 # (host, home, data_dir, edition) -> the contract's HostAdapter facade (or a fake of it)
 HostFactory = Callable[[str, str | None, str | None, str | None], "HostInstaller"]
@@ -31,10 +31,19 @@ class Ports(NamedTuple):
     parts: BookParts
     markdown: MarkdownReader
     hosts: HostFactory
-    library: LibraryIndex
-    library_vectors: LibraryVectorIndexes  # approximate indexes of large model groups
+    library_backend: Callable[[], LibraryBackend]  # lazy: a one-book use case never loads a backend
     locators: LocatorStore  # each book's verified locators (runtime dir)
     locator_refresh: LocatorRefresh | None = None  # rebuilds stale ones in the background (None: never)
+
+    @property
+    def library(self) -> LibraryIndex:
+        """The library's lexical index (the backend's, loaded on first use)."""
+        return self.library_backend().lexical
+
+    @property
+    def library_vectors(self) -> LibraryVectorIndexes:
+        """The approximate indexes of the library's large model groups (the backend's)."""
+        return self.library_backend().vectors
 
     def runtime_dir(self, book_id: str) -> Path:
         return self.data_dir / "books" / book_id

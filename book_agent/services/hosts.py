@@ -5,7 +5,7 @@
 NAME, never a value) and hand it to the host facade the composition root built. `install`
 and `uninstall` are dry runs unless `apply` is True.
 
-A library reference (`a,b` or `@all`, domain/book_refs.py) resolves to a `HostLibrary`
+A library reference (`a,b` or `@all`, book_agent/domain/book/book_refs.py) resolves to a `HostLibrary`
 instead of a package: the facade installs one library server and one library skill. A
 list's ids must be registered (`book.not_registered` names the first that is not); `@all`
 may be empty (its server serves books registered later). No auth_env is forwarded for a
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from book_agent.domain.book_refs import ALL_BOOKS, BookRef, parse_book_ref
+from book_agent.domain.book.book_refs import ALL_BOOKS, BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.host_config import HostInspection, HostPlan, HostVerification
 from book_agent.domain.library import host_library

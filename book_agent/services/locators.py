@@ -15,18 +15,18 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.registry_entry import RegistryEntry, database_sha
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import (
+from book_agent.domain.records import ids_by_book
+from book_agent.domain.sources.locators import (
     LocatorBuild,
     LocatorState,
     LocatorStatus,
     locator_stamp,
     older_verifier,
 )
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.records import ids_by_book
-from book_agent.domain.registry_entry import RegistryEntry, database_sha
-from book_agent.domain.source_results import Locator
+from book_agent.domain.sources.source_results import Locator
 from book_agent.ports import SourceReader
 from book_agent.ports.locators import LocatorLookup, LocatorRefresh, LocatorStore, RefreshJob
 

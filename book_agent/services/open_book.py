@@ -13,15 +13,15 @@ from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.query_runtime_spec import resolve_query_runtime
+from book_agent.domain.book.registry_entry import RegistryEntry, database_sha
+from book_agent.domain.book.runtime_config import RuntimeConfig
+from book_agent.domain.book.runtime_states import LanguageCheck
+from book_agent.domain.book.sidecar_stamps import lexical_stamp, vector_check_stamp
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.lexical_text import is_chinese_language
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.query_runtime_spec import resolve_query_runtime
-from book_agent.domain.registry_entry import RegistryEntry, database_sha
-from book_agent.domain.runtime_config import RuntimeConfig
-from book_agent.domain.runtime_states import LanguageCheck
-from book_agent.domain.sidecar_stamps import lexical_stamp, vector_check_stamp
-from book_agent.domain.vector_trust import LanguageEvidence
+from book_agent.domain.search.lexical_text import is_chinese_language
+from book_agent.domain.search.vector_trust import LanguageEvidence
 from book_agent.lazy import cached_under_lock
 from book_agent.ports import (
     BookParts,
@@ -36,7 +36,7 @@ from book_agent.ports import (
 )
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.locators import BookLocators, database_stamp, open_locators
-from book_agent.services.search import HybridSearch, SearchChannels
+from book_agent.services.search.hybrid import HybridSearch, SearchChannels
 from book_agent.services.vector_check import language_evidence, measured_reads
 
 DRY_QUERY = "warm up"
@@ -176,7 +176,7 @@ class OpenBook:
         a lexical index of its own and, from 100k vectors, a vector index, so neither the book's
         impact file (~120 MB at 250k records) nor a one-book dry search (it reads the whole matrix)
         is loaded: a library of 1M records warmed book by book held 2.6 GB against 0.5 GB (issue
-        29). The library's dry search loads what its search does (services/library_warm_up.py).
+        29). The library's dry search loads what its search does (book_agent/services/library/warm_up.py).
         Here: the local encoder with `encoder`, the book's words taught to the passage reader
         (from its impact file, not loaded), and a small book's passages read ahead."""
         with self._lock:

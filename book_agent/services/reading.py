@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
-from book_agent.domain.contents import Neighbours, TableOfContents
 from book_agent.domain.limits import DEFAULT_AROUND
-from book_agent.domain.source_results import (
+from book_agent.domain.sources.contents import Neighbours, TableOfContents
+from book_agent.domain.sources.source_results import (
     Locator,
     MarkdownSlice,
     PageImage,

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from book_agent.domain.book_refs import one_book
-from book_agent.domain.book_reports import BookRow, PackageReport, Prepared, Removal
+from book_agent.domain.book.book_refs import one_book
+from book_agent.domain.book.book_reports import BookRow, PackageReport, Prepared, Removal
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.registry_entry import RegistryEntry, conflict, database_sha, new_entry
+from book_agent.domain.book.runtime_states import LanguageCheck, unstamped
+from book_agent.domain.book.sidecar_stamps import lexical_stamp
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.locators import LocatorBuild
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.registry_entry import RegistryEntry, conflict, database_sha, new_entry
-from book_agent.domain.runtime_states import LanguageCheck, unstamped
-from book_agent.domain.sidecar_stamps import lexical_stamp
+from book_agent.domain.sources.locators import LocatorBuild
 from book_agent.ports import Phases, Progress
 from book_agent.services.books import OpenBooks
 from book_agent.services.configure import apply_settings

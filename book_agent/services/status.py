@@ -9,12 +9,12 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from book_agent.domain.book_refs import one_book
-from book_agent.domain.book_reports import BookStatus, Capability
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.registry_entry import database_sha
-from book_agent.domain.runtime_states import LexicalState, unstamped
-from book_agent.domain.sidecar_stamps import lexical_stamp
+from book_agent.domain.book.book_refs import one_book
+from book_agent.domain.book.book_reports import BookStatus, Capability
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.registry_entry import database_sha
+from book_agent.domain.book.runtime_states import LexicalState, unstamped
+from book_agent.domain.book.sidecar_stamps import lexical_stamp
 from book_agent.services.books import OpenBooks
 from book_agent.services.context import Ports
 from book_agent.services.locators import database_stamp, locator_status

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from book_agent.domain.lexical_text import CJK_RUN, cjk_share
-from book_agent.domain.query_encoding import QueryEncoding
+from book_agent.domain.book.runtime_states import LanguageCheck
 from book_agent.domain.records import Record
-from book_agent.domain.runtime_states import LanguageCheck
-from book_agent.domain.vector_trust import query_script
+from book_agent.domain.search.lexical_text import CJK_RUN, cjk_share
+from book_agent.domain.search.query_encoding import QueryEncoding
+from book_agent.domain.search.vector_trust import query_script
 from book_agent.ports import QueryVectorizer, VectorStore
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.search_results import RerankOutcome, SearchHit
+from book_agent.domain.search.search_results import RerankOutcome, SearchHit
 from book_agent_adapters.rerankers.base import ScoringReranker
 from book_agent_adapters.rerankers.results import check_request
 

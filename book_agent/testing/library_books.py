@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from book_agent.domain.package import DATABASE_SCHEMA_SQL
+from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
 from book_agent.domain.records import Record
 
 F32 = npt.NDArray[np.float32]

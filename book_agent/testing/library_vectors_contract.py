@@ -58,7 +58,7 @@ class LibraryVectorIndexesContract:
 
     @pytest.fixture
     def make_stores(self, tmp_path: Path) -> StoreFactory:
-        from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+        from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
         def stores(books: Mapping[str, SampleBook]) -> dict[str, VectorStore]:
             out: dict[str, VectorStore] = {}

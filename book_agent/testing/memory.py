@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.registry_entry import RegistryEntry, conflict
+from book_agent.domain.book.runtime_config import RuntimeConfig
+from book_agent.domain.book.runtime_states import Fingerprint, LanguageCheck, LexicalState, Stamp
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
 from book_agent.domain.records import Record
-from book_agent.domain.registry_entry import RegistryEntry, conflict
-from book_agent.domain.runtime_config import RuntimeConfig
-from book_agent.domain.runtime_states import Fingerprint, LanguageCheck, LexicalState, Stamp
 from book_agent.ports import (
     PackageStore,
     Progress,

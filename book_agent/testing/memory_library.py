@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from book_agent.domain.book.runtime_states import RecordPlace, StoreInspection
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember, VectorIndexState
 from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
-from book_agent.domain.runtime_states import RecordPlace, StoreInspection
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import (
     LibraryIndex,

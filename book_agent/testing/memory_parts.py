@@ -7,12 +7,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.query_runtime_spec import QueryRuntimeSpecDict
+from book_agent.domain.book.runtime_config import RuntimeConfig
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.records import LexicalHit, Record
-from book_agent.domain.runtime_config import RuntimeConfig
-from book_agent.domain.source_results import MarkdownSlice, Skill
+from book_agent.domain.sources.source_results import MarkdownSlice, Skill
 from book_agent.ports import (
     BookParts,
     LexicalIndex,

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 import pytest
 
+from book_agent.domain.book.registry_entry import RegistryEntry
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.registry_entry import RegistryEntry
 from book_agent.ports import Registry
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from book_agent import __version__
 from book_agent.agent import BookAgent
-from book_agent_adapters.storage.json_registry import JsonRegistry
+from book_agent_adapters.registry.json_registry import JsonRegistry
 from tests.support.package_builder import RecordSpec, build_package, synthetic_records
 from tests.support.parts import require_real_part
 

@@ -1,7 +1,7 @@
 """Cold start: light commands import nothing heavy, the weights are mapped in place, the
 model's hash is checked once per file version, one BLAS threads policy, the MCP warm-up.
 
-No timings are asserted here (the machine is shared): tools/bench_cold.py measures them.
+No timings are asserted here (the machine is shared): tools/bench/bench_cold.py measures them.
 """
 
 from __future__ import annotations
@@ -24,18 +24,18 @@ from fastmcp import Client
 from book_agent import blas
 from book_agent.agent import BookAgent
 from book_agent.mcp.server import build_server
+from book_agent_adapters.book.runtime_store import RuntimeDirStore
 from book_agent_adapters.encoders.local import LocalQueryEncoder, bert_numpy, clear_model_cache
 from book_agent_adapters.encoders.local import verify as verify_mod
 from book_agent_adapters.encoders.local.loaded_model import load
 from book_agent_adapters.encoders.local.weights import load_weights, pack
-from book_agent_adapters.storage.runtime_store import RuntimeDirStore
 from tests.support import tiny_bert
 from tests.support.module_probe import modules_imported_by
 from tests.support.one_shot_book import vector_book
 from tests.support.package_builder import build_package
 
 HEAVY = ("numpy", "fastmcp", "httpx", "pypdfium2", "tokenizers", "book_agent_adapters.encoders.local", "faiss",
-         "jieba")  # jieba: only a CJK query loads the word segmenter (storage/cjk_words.py)
+         "jieba")  # jieba: only a CJK query loads the word segmenter (adapters/book_agent_adapters/text/cjk_words.py)
 
 
 def _env_without_blas_settings() -> dict[str, str]:
@@ -87,7 +87,7 @@ def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lex
                                   "general")
     hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
                                  "--query-vector", str(vector))
-    assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
+    assert "book_agent_adapters.book.vectors.sqlite_vector_store" in hybrid  # the vector channel ran
     assert [m for m in NEEDLESS_FOR_A_SEARCH if m in lexical | hybrid] == []
 
 
@@ -96,13 +96,13 @@ def test_a_one_shot_search_imports_no_module_it_does_not_use(tmp_path: Path, lex
 # values, the hosts' port, the local model's loading code (its route needs only the model's
 # folder), and the word segmenter (no Chinese here)
 NOT_FOR_ONE_BOOK = (
-    "book_agent.services.library", "book_agent.services.library_vector_indexes", "book_agent.services.library_writer",
+    "book_agent.services.library.search", "book_agent.services.library.vector_indexes", "book_agent.services.library.writer",
     "book_agent.services.registration", "book_agent.services.reading", "book_agent.services.hosts",
-    "book_agent.services.evaluation", "book_agent.services.status", "book_agent.services.configure",
-    "book_agent.domain.library", "book_agent.domain.eval_results", "book_agent.ports.hosts",
+    "book_agent.services.search.evaluation", "book_agent.services.status", "book_agent.services.configure",
+    "book_agent.domain.library", "book_agent.domain.search.eval_results", "book_agent.ports.hosts",
     "book_agent_adapters.encoders.local.st_config", "book_agent_adapters.encoders.local.verify", "jieba",
     "book_agent.ports.library",  # the root's library proxies are the roles by shape, not by subclassing
-    "book_agent.domain.locator_summary",  # a build's summary: a search reads locators only
+    "book_agent.domain.sources.locator_summary",  # a build's summary: a search reads locators only
 )
 
 
@@ -111,7 +111,7 @@ def test_a_one_book_search_with_a_vector_defines_no_other_use_case(tmp_path: Pat
     data, vector = vector_data
     hybrid = modules_imported_by(tmp_path, "--data-dir", str(data), "--json", "search", "vec", "rivers",
                                  "--query-vector", str(vector))
-    assert "book_agent_adapters.storage.sqlite_vector_store" in hybrid  # the vector channel ran
+    assert "book_agent_adapters.book.vectors.sqlite_vector_store" in hybrid  # the vector channel ran
     assert [m for m in NOT_FOR_ONE_BOOK if m in hybrid] == []
 
 
@@ -119,7 +119,8 @@ COMPILED_PATTERNS = """
 import json, sys
 from book_agent.cli.entry import run
 from book_agent.cli import output
-from book_agent.domain import lexical_text, network
+from book_agent.domain.search import lexical_text
+from book_agent.domain import network
 from book_agent.lazy import LazyPattern
 try:
     run(sys.argv[1:])

@@ -22,7 +22,7 @@ from unittest import mock
 import pytest
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.services.library import Library
+from book_agent.services.library.search import Library
 from tests.support import REPO_ROOT
 from tests.support.library_support import WORDS, make_book
 from tests.support.package_builder import SAMPLE_RECORDS, RecordSpec, build_package

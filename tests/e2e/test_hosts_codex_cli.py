@@ -1,4 +1,4 @@
-"""The real Codex CLI reads back the server we wrote (tools/install_codex_cli.sh installs it)."""
+"""The real Codex CLI reads back the server we wrote (tools/dev/install_codex_cli.sh installs it)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`book-agent serve` refuses DNS rebinding: a real server process on 127.0.0.1 answers only the
-Host names and browser Origins it may (mcp/http_origin.py), with the CLI's JSON errors."""
+Host names and browser Origins it may (book_agent/mcp/http/origin.py), with the CLI's JSON errors."""
 
 from __future__ import annotations
 

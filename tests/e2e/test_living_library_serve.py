@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from book_agent import BookAgent
-from book_agent.services.library_writer import BACKGROUND_CHANGES
+from book_agent.services.library.writer import BACKGROUND_CHANGES
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.http_serve import (

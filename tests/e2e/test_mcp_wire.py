@@ -19,8 +19,8 @@ from mcp_types import JSONRPCResponse
 
 from book_agent.agent import BookAgent
 from book_agent.domain.unicode_text import has_lone_surrogate, scrub, scrub_text, surrogate_paths
-from book_agent.mcp.stdio import read_bounded
-from book_agent.mcp.wire import encode, read_line
+from book_agent.mcp.stdio.transport import read_bounded
+from book_agent.mcp.stdio.wire import encode, read_line
 from tests.support.package_builder import tree_fingerprint
 from tests.support.stdio_session import RawSession, call, rpc
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from book_agent.mcp.auth import JwtSettings
-from book_agent.mcp.http import ServeOptions
+from book_agent.mcp.http.serve import ServeOptions
 from tests.support.http_serve import start_server, stop_server
 from tests.support.library_support import three_book_library
 
@@ -40,7 +40,7 @@ def test_serve_announces_where_what_how_and_its_stop(tmp_path: Path) -> None:
          "(issuer https://id.example.org, audience books, no exp allowed, at most 3600 s)"),
 ])
 def test_the_authentication_named(options: ServeOptions, says: str) -> None:
-    from book_agent.cli.serve_cmd import serving_lines
+    from book_agent.cli.commands.serve_cmd import serving_lines
 
     lines = serving_lines(options, [{"book_id": "a"}])
     assert any(says in line for line in lines), lines
@@ -48,7 +48,7 @@ def test_the_authentication_named(options: ServeOptions, says: str) -> None:
 
 
 def test_a_named_book_list_and_workers_are_said() -> None:
-    from book_agent.cli.serve_cmd import serving_lines
+    from book_agent.cli.commands.serve_cmd import serving_lines
 
     lines = serving_lines(ServeOptions(book_ref="a,b", host="::1", port=9000, workers=3), [])
     assert lines[0] == ("book-agent serve: listening on http://[::1]:9000/mcp (MCP streamable HTTP, 3 worker "

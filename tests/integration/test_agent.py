@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from book_agent import BookAgent, BookAgentError
-from book_agent_adapters.storage.runtime_store import RuntimeDirStore
+from book_agent_adapters.book.runtime_store import RuntimeDirStore
 from tests.support.package_builder import build_package
 
 lexical_path = RuntimeDirStore().lexical_path

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import book_agent
 from tests.support import REPO_ROOT, SOURCE_ROOTS, source_files
+from tests.support.sizes import MAX_FOLDER_MODULES, MAX_MODULE_LINES, crowded_folders, long_modules
 
 ROOT = REPO_ROOT
 CORE = ["book_agent/domain", "book_agent/services", "book_agent/ports"]
@@ -98,23 +99,22 @@ def test_adapters_are_grouped_by_capability():
     loose = [p.name for p in adapters.glob("*.py") if p.name != "__init__.py"]
     assert loose == []
     assert {p.name for p in adapters.iterdir() if p.is_dir() and p.name != "__pycache__"} >= {
-        "archives", "package", "storage", "encoders", "sources", "rerankers", "hosts"}
+        "archives", "package", "book", "library", "files", "text", "encoders", "sources", "rerankers", "hosts"}
 
 
-# -- size: no function over 60 lines, no module over 300 (no exemptions) ------------------
+# -- size: no function over 60 lines; modules warned of near 500 lines, refused past 800 ------
+# The module rule was a hard 300 lines until issue 47: it cut concepts in two (book_impact x4,
+# library_lexical_index + _search). Now `make lint` lists modules past WARN_MODULE_LINES
+# (tests/support/sizes.py) and only MAX_MODULE_LINES fails. Folders stay small instead: no
+# source folder holds more than MAX_FOLDER_MODULES modules side by side.
 
 MAX_FUNCTION_LINES = 60
-MAX_MODULE_LINES = 300
-
-
-def package_modules() -> list[Path]:
-    return source_files()
 
 
 def long_functions(limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, str, int]]:
     """(module:line, name, lines) of every def whose `def` line to last line exceeds `limit`."""
     found = []
-    for path in package_modules():
+    for path in source_files():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
@@ -123,32 +123,29 @@ def long_functions(limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, str, int]
     return found
 
 
-def long_modules(limit: int = MAX_MODULE_LINES) -> list[tuple[str, int]]:
-    found = []
-    for path in package_modules():
-        lines = len(path.read_text(encoding="utf-8").splitlines())
-        if lines > limit:
-            found.append((str(path.relative_to(ROOT)), lines))
-    return found
-
-
 def test_no_function_over_60_lines():
     assert long_functions() == []
 
 
-def test_no_module_over_300_lines():
-    assert long_modules() == []
+def test_no_module_past_the_ceiling():
+    assert long_modules(MAX_MODULE_LINES) == []
 
 
-def test_the_size_checker_finds_long_code():
-    assert long_functions(limit=1) and long_modules(limit=1)  # the scan itself works
+def test_no_folder_holds_more_than_15_modules_side_by_side():
+    assert crowded_folders(MAX_FOLDER_MODULES) == []
+
+
+def test_the_size_checkers_find_long_code_and_crowded_folders():
+    assert long_functions(limit=1) and long_modules(limit=1)  # the scans themselves work
+    crowded = dict(crowded_folders(limit=1))
+    assert crowded[ROOT / "book_agent" / "domain"] == len(list((ROOT / "book_agent" / "domain").glob("*.py")))
 
 
 def test_source_scans_cover_both_roots():
     files = source_files()
     for root in SOURCE_ROOTS:
         assert any(root in f.parents for f in files), root
-    assert ADAPTERS / "storage" / "json_registry.py" in files
+    assert ADAPTERS / "registry" / "json_registry.py" in files
 
 
 def test_import_linter_fails_when_a_service_imports_an_adapter(tmp_path):
@@ -165,8 +162,8 @@ def test_import_linter_fails_when_a_service_imports_an_adapter(tmp_path):
     clean = subprocess.run(lint, cwd=copy, env=env, capture_output=True, text=True)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     service = copy / "book_agent" / "services" / "status.py"
-    service.write_text(service.read_text(encoding="utf-8") + "\nimport book_agent_adapters.storage.json_registry\n",
+    service.write_text(service.read_text(encoding="utf-8") + "\nimport book_agent_adapters.registry.json_registry\n",
                        encoding="utf-8")
     broken = subprocess.run(lint, cwd=copy, env=env, capture_output=True, text=True)
     assert broken.returncode != 0
-    assert "book_agent.services.status -> book_agent_adapters.storage.json_registry" in broken.stdout
+    assert "book_agent.services.status -> book_agent_adapters.registry.json_registry" in broken.stdout

@@ -42,7 +42,9 @@ class TestMemoryLibraryIndex(InMemoryMembers, LibraryIndexContract):
 class TestSqliteLibraryIndex(LibraryIndexContract):
     @pytest.fixture
     def make_index(self, tmp_path):
-        from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
+        from book_agent_adapters.library.local.lexical.library_lexical_index import (
+            SqliteLibraryIndex,
+        )
 
         return lambda: SqliteLibraryIndex(tmp_path / f"library-{next(_folders)}")
 
@@ -86,7 +88,7 @@ class TestMemoryVectorStore(VectorStoreContract):
 class TestPrebuiltVectorStore(VectorStoreContract):
     @pytest.fixture
     def make_store(self, tmp_path):
-        from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+        from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
         def store(records: list[Record], matrix):
             path = write_package_database(tmp_path / f"book-{next(_folders)}", "b0", records, matrix)
@@ -104,7 +106,10 @@ class TestWordOverlapIndex(LexicalIndexContract):
 class TestFtsLexicalIndex(LexicalIndexContract):
     @pytest.fixture
     def make_lexical(self, tmp_path):
-        from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar
+        from book_agent_adapters.book.lexical.fts_lexical_index import (
+            FtsLexicalIndex,
+            build_sidecar,
+        )
 
         def lexical(records: Sequence[Record]):
             database = write_package_database(tmp_path / "book", "b0", list(records))
@@ -124,6 +129,6 @@ class TestMemoryRegistry(RegistryContract):
 class TestJsonRegistry(RegistryContract):
     @pytest.fixture
     def make_registry(self, tmp_path: Path):
-        from book_agent_adapters.storage.json_registry import JsonRegistry
+        from book_agent_adapters.registry.json_registry import JsonRegistry
 
         return lambda: JsonRegistry(tmp_path / "data")

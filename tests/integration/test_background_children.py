@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from book_agent.domain.library import WriterJob
+from book_agent_adapters.book.locator_refresh import PrepareProcessRefresh
 from book_agent_adapters.library import child_writer
 from book_agent_adapters.processes.low_priority import (
     LIBRARY_WRITER_NICENESS,
@@ -22,7 +23,6 @@ from book_agent_adapters.processes.low_priority import (
     python_module_command,
     start_low_priority,
 )
-from book_agent_adapters.storage.locator_refresh import PrepareProcessRefresh
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="niceness and sessions are POSIX's")
 PROBE = "tests.support.report_niceness"

@@ -1,4 +1,4 @@
-"""On a real book (examples/art-of-war-package), BM25 split as domain/bm25.py splits it (each
+"""On a real book (examples/art-of-war-package), BM25 split as book_agent/domain/search/bm25.py splits it (each
 posting's document weight, stored as float32, times the term's idf from N and df) scores every
 record as FTS5's bm25() does, and as the library's impact index does, to float32 precision.
 This is the formula both library backends store (the local postings, an engine's sparse vectors)."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from book_agent.domain.bm25 import average_length, document_weights, idf, length_norm
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.fts_lexical_index import build_sidecar
-from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
-from book_agent_adapters.storage.term_counts import count_terms
+from book_agent.domain.search.bm25 import average_length, document_weights, idf, length_norm
+from book_agent_adapters.book.lexical.fts_lexical_index import build_sidecar
+from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.library.local.lexical.term_counts import count_terms
+from book_agent_adapters.text.fts_terms import FtsTerms
 from tests.support import REPO_ROOT
 from tests.support.fts_scores import fts_scores
 

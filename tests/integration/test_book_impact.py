@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from book_agent_adapters.storage.book_impact import FILE_NAME, build_impact, impact_path
-from book_agent_adapters.storage.book_impact_search import PhraseTerms
-from book_agent_adapters.storage.fts_lexical_index import (
+from book_agent_adapters.book.lexical.book_impact import FILE_NAME, build_impact, impact_path
+from book_agent_adapters.book.lexical.book_impact_search import PhraseTerms
+from book_agent_adapters.book.lexical.fts_lexical_index import (
     HEADINGS_WEIGHT,
     RANK_SQL,
     FtsLexicalIndex,
@@ -201,7 +201,7 @@ def test_the_impact_file_is_built_for_a_sidecar_built_before_it_existed(tmp_path
 def test_a_left_over_temp_of_the_impact_file_is_swept_once_old(tmp_path: Path) -> None:
     """The background build writes outside the build lock: its temp is swept by age, as a
     config's is (a build in progress is young)."""
-    from book_agent_adapters.storage.runtime_files import STALE_SECONDS, sweep_stale_temps
+    from book_agent_adapters.book.runtime_files import STALE_SECONDS, sweep_stale_temps
 
     leftover = tmp_path / f".{FILE_NAME}.abc123.tmp"
     leftover.write_bytes(b"half")

@@ -187,3 +187,16 @@ def test_the_builder_is_a_console_script_of_the_distribution() -> None:
     path = shutil.which("book-agent-build") or str(Path(sys.executable).parent / "book-agent-build")
     done = subprocess.run([path, "--help"], capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0 and "--no-vectors" in done.stdout and "--book-id" in done.stdout
+
+
+def test_the_builder_contract_covers_every_runtime_package() -> None:
+    """pyproject's "never imports the package builder" contract lists every adapters package
+    but the builder: a new one must be added there, or it could import the builder unseen."""
+    import tomllib
+
+    contracts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    contract = next(c for c in contracts["contracts"] if "package builder" in c["name"])
+    root = REPO_ROOT / "adapters" / "book_agent_adapters"
+    packages = {f"book_agent_adapters.{p.name}" for p in root.iterdir() if (p / "__init__.py").is_file()}
+    assert set(contract["source_modules"]) == (packages - {"book_agent_adapters.builder"}) | {"book_agent"}
+    assert contract["forbidden_modules"] == ["book_agent_adapters.builder"]

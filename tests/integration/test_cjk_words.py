@@ -61,7 +61,7 @@ def test_an_english_query_never_loads_the_segmenter_and_a_chinese_one_caches_in_
 
 NO_CACHE_PROBE = """
 import sys
-from book_agent_adapters.storage.cjk_words import segment_chinese, use_cache_dir
+from book_agent_adapters.text.cjk_words import segment_chinese, use_cache_dir
 use_cache_dir(None)
 print("/".join(segment_chinese("高血压与哪些因素有关")))
 """
@@ -80,7 +80,7 @@ def test_without_a_cache_dir_the_dictionary_is_built_in_memory_and_written_nowhe
 MISSING_DATA_DIR_PROBE = """
 import sys
 from pathlib import Path
-from book_agent_adapters.storage.cjk_words import segment_chinese, use_cache_dir
+from book_agent_adapters.text.cjk_words import segment_chinese, use_cache_dir
 use_cache_dir(Path(sys.argv[1]) / "cache")
 print("/".join(segment_chinese("高血压与哪些因素有关")))
 """

@@ -1,6 +1,6 @@
 """Issue 24, items 4 and 6: highlighted page renders, the table of contents, a record's neighbours.
 
-Real parts: packages built by tools/build_package.py from four real pages of lshort-zh-cn (the
+Real parts: packages built by tools/build/build_package.py from four real pages of lshort-zh-cn (the
 GFDL's text, tests/support/data/books) and the repository's Art of War EPUB; PDFs with outlines
 written by reportlab (one outline item edited to point at no object); the CLI and a FastMCP
 client against the real servers (one book and `@all`).
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import tools.build.build_package as build_package  # noqa: E402
 from book_agent.agent import build_agent
 from book_agent.domain.errors import BookAgentError
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.pdf_boxes import _rebuild_xref
-
-sys.path.insert(0, str(REPO_ROOT / "tools"))
-import build_package  # noqa: E402
 
 PDF = REPO_ROOT / "tests" / "support" / "data" / "books" / "lshort-zh-cn-gfdl-pages.pdf"
 EPUB = REPO_ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"

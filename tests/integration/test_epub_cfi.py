@@ -14,11 +14,17 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.epub_cfi import CfiPoint, CfiStep, format_point, format_range, parse_cfi
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.sources.epub import EpubSource
-from book_agent_adapters.sources.epub_cfi import ChapterCfi, package_steps, span_cfi
-from book_agent_adapters.sources.epub_chapter_text import extract_chapter_text
+from book_agent.domain.sources.epub_cfi import (
+    CfiPoint,
+    CfiStep,
+    format_point,
+    format_range,
+    parse_cfi,
+)
+from book_agent_adapters.sources.epub.cfi import ChapterCfi, package_steps, span_cfi
+from book_agent_adapters.sources.epub.chapter_text import extract_chapter_text
+from book_agent_adapters.sources.epub.reader import EpubSource
 from tests.support.cfi_resolver import Resolver
 
 XHTML = "http://www.w3.org/1999/xhtml"

@@ -9,7 +9,6 @@ import functools
 import hashlib
 import importlib.util
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -39,13 +38,9 @@ def convert() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def eval_sets() -> ModuleType:
-    sys.path.insert(0, str(REPO_ROOT / "tools"))
-    try:
-        import eval_sets
+    import tools.eval.eval_sets as eval_sets
 
-        return eval_sets
-    finally:
-        sys.path.remove(str(REPO_ROOT / "tools"))
+    return eval_sets
 
 
 def _set_folders() -> list[str]:

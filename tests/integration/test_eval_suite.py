@@ -1,4 +1,4 @@
-"""`make eval`'s harness (tools/eval_suite.py) end to end on a tiny BEIR-layout set it writes:
+"""`make eval`'s harness (tools/eval/eval_suite.py) end to end on a tiny BEIR-layout set it writes:
 package built and registered, real MiniLM vectors (cached), every column and check reported,
 and a second run served from the caches."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -50,11 +49,8 @@ def test_the_suite_reports_every_channel_and_reuses_its_caches(tmp_path: Path, c
     from tests.support.parts import require_real_part
 
     require_real_part(minilm_available(), f"the {MODEL} weights")
-    sys.path.insert(0, str(TOOLS))
-    try:
-        import eval_suite
-    finally:
-        sys.path.remove(str(TOOLS))
+    import tools.eval.eval_suite as eval_suite
+
     sets_dir, work = _write_set(tmp_path), tmp_path / "work"
     argv = ["--sets", "tiny", "--sets-dir", str(sets_dir), "--work-dir", str(work), "--json", "--p50-queries", "3"]
     eval_suite.main(argv)

@@ -4,8 +4,6 @@ cache fails here instead of skewing `make eval`."""
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -14,23 +12,19 @@ from tests.support.eval_books import MODEL, minilm_available
 
 ROOT = REPO_ROOT
 TOOLS = ROOT / "tools"
-# The committed caches (tools/eval_sets.py COMMITTED_VECTORS; lisa's and npl's are made by make eval)
+# The committed caches (tools/eval/eval_sets.py COMMITTED_VECTORS; lisa's and npl's are made by make eval)
 SETS = ("fairytaleqa", "covid-qa", "pubmedqa", "xquad-en", "cacm", "cfc", "medline", "drcd", "xquad-zh", "cmdd-im")
-# The splits `make eval` asks questions of (tools/eval_suite.py --split test|dev): the cache
+# The splits `make eval` asks questions of (tools/eval/eval_suite.py --split test|dev): the cache
 # holds the documents of each one's book (a set with a book per split, as FairytaleQA, has several).
 EVAL_SPLITS = ("test", "dev")
 
 
 @pytest.fixture(scope="module")
 def tools_modules():
-    sys.path.insert(0, str(TOOLS))
-    try:
-        import eval_sets
-        import eval_vectors
+    import tools.eval.eval_sets as eval_sets
+    import tools.eval.eval_vectors as eval_vectors
 
-        yield eval_sets, eval_vectors
-    finally:
-        sys.path.remove(str(TOOLS))
+    return eval_sets, eval_vectors
 
 
 @pytest.mark.realweights

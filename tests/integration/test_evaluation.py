@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from book_agent import BookAgent, BookAgentError
-from book_agent.domain.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
+from book_agent.domain.search.metrics import grades, mrr_at_k, ndcg_at_k, recall_at_k
 from tests.support.cli_support import run_cli
 from tests.support.loopback import Reply
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,9 @@ from tests.support import REPO_ROOT
 ROOT = REPO_ROOT
 PACKAGE = ROOT / "examples" / "art-of-war-package"
 EPUB = ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
-sys.path.insert(0, str(ROOT / "tools"))
 
-from build_example_package import BOOK_ID, DIMS, MODEL, build  # noqa: E402
-from example_chunks import MAX_WORDS, chunk_book, words  # noqa: E402
+from tools.build.build_example_package import BOOK_ID, DIMS, MODEL, build  # noqa: E402
+from tools.build.example_chunks import MAX_WORDS, chunk_book, words  # noqa: E402
 
 
 def committed_records() -> list[dict[str, Any]]:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent_adapters.storage.faiss_group_index import FaissGroupIndex
-from book_agent_adapters.storage.vector_matrix import row_scores
+from book_agent_adapters.book.vectors.vector_matrix import row_scores
+from book_agent_adapters.library.local.vectors.faiss_group_index import FaissGroupIndex
 
 DIMS = 8
 

@@ -11,9 +11,9 @@ import tomlkit
 import typer
 from typer.testing import CliRunner
 
-from book_agent.cli import host as host_cli
 from book_agent.cli.argv import GlobalOptions
-from book_agent.domain.package import PackageInfo
+from book_agent.cli.commands import host as host_cli
+from book_agent.domain.book.package import PackageInfo
 from tests.support.hosts_helpers import AUTH_ENV, SECRET, make_package, snapshot
 
 

@@ -9,10 +9,10 @@ import pytest
 import tomlkit
 
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.hosts import json_config
+from book_agent_adapters.hosts.apps.codex import CodexHost
+from book_agent_adapters.hosts.apps.trae import TraeHost
 from book_agent_adapters.hosts.base import HostContext
-from book_agent_adapters.hosts.codex import CodexHost
-from book_agent_adapters.hosts.trae import TraeHost
+from book_agent_adapters.hosts.files import json_config
 
 ARGV = ["/opt/py/bin/python", "-m", "book_agent", "--data-dir", "/data dir", "mcp", "b1"]
 PATH = Path("/nowhere/config")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import tomlkit
 
+from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
 from book_agent_adapters.hosts import HostAdapter, install, mcp_command
 from book_agent_adapters.hosts.skills import MANIFEST_NAME, sha256
 from tests.support.hosts_helpers import (

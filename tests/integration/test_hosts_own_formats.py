@@ -22,12 +22,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
 from book_agent_adapters.hosts import HostAdapter, mcp_command
+from book_agent_adapters.hosts.apps.codex import CodexHost
+from book_agent_adapters.hosts.apps.trae import TraeHost
 from book_agent_adapters.hosts.base import HostContext
-from book_agent_adapters.hosts.codex import CodexHost
-from book_agent_adapters.hosts.trae import TraeHost
 from tests.support.hosts_helpers import make_package
 
 PATH = Path("/nowhere/mcp.json")

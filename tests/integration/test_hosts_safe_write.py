@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from book_agent_adapters.hosts import safe_write
+from book_agent_adapters.hosts.files import safe_write
 
 
 def test_atomic_write_keeps_mode_and_leaves_no_temp_file(tmp_path: Path) -> None:

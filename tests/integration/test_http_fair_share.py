@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.mcp.http_calls import PROTOCOL_METHODS, is_protocol_call
-from book_agent.mcp.http_connections import ConnectionLedger
-from book_agent.mcp.http_limits import HttpLimits
-from book_agent.mcp.http_slots import RateBuckets, Slots
+from book_agent.mcp.http.calls import PROTOCOL_METHODS, is_protocol_call
+from book_agent.mcp.http.connections import ConnectionLedger
+from book_agent.mcp.http.limits import HttpLimits
+from book_agent.mcp.http.slots import RateBuckets, Slots
 
 
 def message(method: str | None, **extra: Any) -> dict[str, Any]:

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp.access_log import AccessLog, describe_call, error_code
 from book_agent.mcp.auth import DigestTokenVerifier, TokenEntry, digest_label, token_labeler
-from book_agent.mcp.http_calls import client_key
-from book_agent.mcp.http_limits import HttpLimits, RequestLimits
+from book_agent.mcp.http.access_log import AccessLog, describe_call, error_code
+from book_agent.mcp.http.calls import client_key
+from book_agent.mcp.http.limits import HttpLimits, RequestLimits
 
 
 def call(name: str, arguments: dict[str, Any]) -> bytes:
@@ -198,7 +198,7 @@ def test_a_client_gone_mid_call_cancels_it_frees_its_slot_and_is_logged() -> Non
 def test_renders_run_one_at_a_time() -> None:
     """The global cap on renders: render_page runs on the work lane, which has one thread."""
     from book_agent.mcp.session import BookSession
-    from book_agent.mcp.tools import TOOLS
+    from book_agent.mcp.tools.table import TOOLS
 
     session = BookSession("any", agent=object())
     try:

@@ -29,7 +29,7 @@ def test_import_linter_fails_on_a_cycle_between_modules_or_packages(tmp_path: Pa
     # resolver imports verify: verify naming the resolver's class closes a loop of two modules
     _append(planted / "sources" / "verify.py", TYPE_ONLY.format(module="book_agent_adapters.sources.resolver"))
     # storage's vector store imports the package checks: a package check importing storage closes one of packages
-    _append(planted / "package" / "record_checks.py", TYPE_ONLY.format(module="book_agent_adapters.storage.sqlite_records"))
+    _append(planted / "package" / "record_checks.py", TYPE_ONLY.format(module="book_agent_adapters.book.vectors.sqlite_records"))
     # the testing fakes: the same, in the core's root
     _append(copy / "book_agent" / "testing" / "memory_parts.py", TYPE_ONLY.format(module="book_agent.testing.memory"))
     lint = [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", "--no-logo"]

@@ -22,8 +22,8 @@ import pytest
 
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.storage.json_registry import JsonRegistry
-from book_agent_adapters.storage.runtime_files import STALE_SECONDS, build_lock
+from book_agent_adapters.book.runtime_files import STALE_SECONDS, build_lock
+from book_agent_adapters.registry.json_registry import JsonRegistry
 from tests.support.package_builder import build_package, synthetic_records, tree_fingerprint
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.auth import JwtSettings, jwt_verifier
-from book_agent.mcp.http import jwt_settings
+from book_agent.mcp.http.serve import jwt_settings
 from tests.support.cli_support import run_cli
 from tests.support.jwt_tokens import ABSENT, AUDIENCE, ISSUER, TestIdp
 
@@ -87,7 +87,7 @@ def test_the_cli_refuses_allow_no_exp_without_a_maximum(idp: TestIdp, tmp_path: 
 
 
 def test_the_settings_reach_worker_processes() -> None:
-    from book_agent.mcp.http import ServeOptions
+    from book_agent.mcp.http.serve import ServeOptions
 
     options = ServeOptions(jwt=JwtSettings(ISSUER, AUDIENCE, Path("/k.pem"), max_lifetime_s=HOUR, allow_no_exp=True))
     assert ServeOptions.from_json(options.to_json()).jwt == options.jwt

@@ -20,7 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex, sweep_dead_build
+from book_agent_adapters.library.local.lexical.library_lexical_index import (
+    SqliteLibraryIndex,
+    sweep_dead_build,
+)
 from tests.integration.test_library_impact_index import members_of, records
 from tests.support import REPO_ROOT
 
@@ -28,8 +31,8 @@ CHILD = """
 import json, multiprocessing, os, sys, threading, time
 from pathlib import Path
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage import term_counts
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.library.local.lexical import term_counts
+from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
 
 term_counts.os.cpu_count = lambda: 2
 folder, fifos = Path(sys.argv[1]), sys.argv[2:]

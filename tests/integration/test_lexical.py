@@ -8,14 +8,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import (
+from book_agent.domain.search.lexical_text import (
     MAX_QUERY_TERMS,
     MAX_TERM_REPEATS,
     cjk_tokens,
     index_text,
     query_terms,
 )
-from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar, read_stamp
+from book_agent_adapters.book.lexical.fts_lexical_index import (
+    FtsLexicalIndex,
+    build_sidecar,
+    read_stamp,
+)
 from tests.support.package_builder import RecordSpec, build_package
 
 RECORDS = [
@@ -78,7 +82,7 @@ def test_common_words_do_not_swamp_the_ranking(index):
 
 
 def test_a_repeated_content_word_counts_up_to_the_repeat_limit_and_stopwords_never(monkeypatch):
-    from book_agent.domain import lexical_text
+    from book_agent.domain.search import lexical_text
 
     query = "the garden, the Garden and the GARDEN of flowers"
     assert query_terms(query) == ['"garden"'] * min(3, MAX_TERM_REPEATS) + ['"flowers"']
@@ -150,7 +154,7 @@ def test_simplified_queries_find_traditional_text(index, query, expected):
 
 
 def test_folding_leaves_latin_text_alone():
-    from book_agent_adapters.storage.cjk_fold import fold_chinese
+    from book_agent_adapters.text.cjk_fold import fold_chinese
 
     assert fold_chinese("Running rivers") == "Running rivers"
     assert fold_chinese("用間") == "用间"

@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar
-from book_agent_adapters.storage.library_lexical_index import TERMS_DIR, SqliteLibraryIndex
+from book_agent_adapters.book.lexical.fts_lexical_index import FtsLexicalIndex, build_sidecar
+from book_agent_adapters.library.local.lexical.library_lexical_index import (
+    TERMS_DIR,
+    SqliteLibraryIndex,
+)
 from tests.support.fts_scores import fts_scores
 from tests.support.mixed_records import mixed_records
 from tests.support.package_builder import RecordSpec, build_package
@@ -206,7 +209,7 @@ def test_a_reader_keeps_its_index_through_a_rebuild_and_old_postings_are_dropped
 
 def test_a_data_dir_where_the_index_cannot_be_rebuilt_is_a_coded_error(tmp_path):
     from book_agent.domain.errors import BookAgentError
-    from book_agent_adapters.storage.runtime_files import LOCK_NAME
+    from book_agent_adapters.book.runtime_files import LOCK_NAME
 
     members = members_of(tmp_path, records(20, seed=6), 1)
     folder = tmp_path / "library"
@@ -220,7 +223,7 @@ def test_a_data_dir_where_the_index_cannot_be_rebuilt_is_a_coded_error(tmp_path)
 
 
 def test_books_counted_in_worker_processes_index_as_counted_in_process(tmp_path, monkeypatch):
-    from book_agent_adapters.storage import term_counts
+    from book_agent_adapters.library.local.lexical import term_counts
 
     members = members_of(tmp_path, records(150, seed=8), 3)
     serial = SqliteLibraryIndex(tmp_path / "serial")
@@ -236,7 +239,7 @@ def test_books_counted_in_worker_processes_index_as_counted_in_process(tmp_path,
 
 
 def test_when_worker_processes_cannot_start_the_books_are_counted_in_process(tmp_path, monkeypatch):
-    from book_agent_adapters.storage import term_counts
+    from book_agent_adapters.library.local.lexical import term_counts
 
     class NoPool:
         def __init__(self, *args: object, **kwargs: object) -> None:
@@ -302,7 +305,7 @@ def test_a_top_k_is_the_first_k_of_the_whole_ranking_ties_at_the_cut_included(co
 def test_query_words_stemmed_once_are_the_terms_fts5_gives_them_afresh(monkeypatch):
     # A query's words are stemmed by FTS5 once per process, then remembered (a bounded memory,
     # forgotten at once when full): the terms are those a fresh stemmer gives, whatever it remembered.
-    from book_agent_adapters.storage import fts_terms
+    from book_agent_adapters.text import fts_terms
 
     monkeypatch.setattr(fts_terms, "QUERY_STEMS_KEPT", 5)
     warm = fts_terms.FtsTerms()

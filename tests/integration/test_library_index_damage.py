@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
 from tests.integration.test_library_impact_index import QUERIES, members_of, records
 
 STAMP = {"books": "two"}
@@ -273,7 +273,7 @@ def test_a_copied_index_is_verified_once_and_an_edit_after_that_is_still_caught(
     """A copied library's postings differ in file state from their build: the first state check
     verifies every block and remembers the states it verified; later checks of the same files do
     not read every block again (~40 ms at 100k records), but a write in place since still fails."""
-    from book_agent_adapters.storage import impact_checks
+    from book_agent_adapters.library.local.lexical import impact_checks
 
     index = copy_of(built, tmp_path)
     calls = []

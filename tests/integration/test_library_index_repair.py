@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from book_agent.services.library_lexical import GENERATION_RECHECK_S
+from book_agent.services.library.lexical import GENERATION_RECHECK_S
 from tests.support.cli_support import run_cli
 from tests.support.library_support import three_book_library
 
@@ -110,7 +110,7 @@ def test_a_faiss_pointer_with_impossible_values_is_rebuilt(tmp_path, field, valu
     import importlib.util
 
     from book_agent.agent import build_agent
-    from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors
+    from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
     from tests.integration.test_library_vectors import group_key, make_book
     from tests.support.parts import require_real_part
 

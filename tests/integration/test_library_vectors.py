@@ -21,10 +21,15 @@ import pytest
 from book_agent.agent import BookAgent, build_agent
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import APPROXIMATE_MIN_VECTORS
-from book_agent_adapters.storage import faiss_vector_index, vector_matrix
-from book_agent_adapters.storage.faiss_index_files import read_pointer
-from book_agent_adapters.storage.faiss_training import probes_for
-from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key, lists_for
+from book_agent_adapters.book.vectors import vector_matrix
+from book_agent_adapters.library.local.vectors import faiss_vector_index
+from book_agent_adapters.library.local.vectors.faiss_index_files import read_pointer
+from book_agent_adapters.library.local.vectors.faiss_training import probes_for
+from book_agent_adapters.library.local.vectors.faiss_vector_index import (
+    FaissLibraryVectors,
+    group_key,
+    lists_for,
+)
 from tests.support import REPO_ROOT
 from tests.support.build_lock_holder import another_writer_holding
 from tests.support.library_support import register_only
@@ -221,7 +226,7 @@ def test_while_another_writer_holds_the_library_a_search_serves_in_place_and_say
     nor fails; the group's generation in place serves the books it holds, the book registered
     since is searched exactly and merged, and the result names the generation served and why it
     is stale. Once the writer is done the next search brings the index up to date."""
-    from book_agent.services import library_vector_indexes
+    from book_agent.services.library import vector_indexes as library_vector_indexes
 
     approximate, _ = library
     monkeypatch.setattr(library_vector_indexes, "BUSY_RETRY_S", 0.0)
@@ -245,7 +250,8 @@ def test_a_long_running_server_retrains_a_drifted_group_in_the_background(librar
     """A server (serve_long) whose group drifted past RETRAIN_DRIFT retrains it by its background
     writer, on the writer's own timer (no search asks for it); searches keep answering from the
     generation they have, then move to the new base."""
-    from book_agent.services import library_vector_indexes, library_writer
+    from book_agent.services.library import vector_indexes as library_vector_indexes
+    from book_agent.services.library import writer as library_writer
 
     approximate, _ = library
     monkeypatch.setattr(library_vector_indexes, "GENERATION_RECHECK_S", 0.0)
@@ -357,7 +363,7 @@ def test_an_index_that_cannot_be_looked_up_any_more_is_searched_exactly(library,
     """The index open and cached, then its backend fails when the search re-checks it (a Milvus
     server gone between two searches; seen only when the re-check window had passed, so the
     test makes every search re-check): the channel answers exactly, with the code said."""
-    from book_agent.services import library_vector_indexes
+    from book_agent.services.library import vector_indexes as library_vector_indexes
 
     approximate, exact = library
     vector = queries()[0]
@@ -457,7 +463,7 @@ def test_a_small_library_never_imports_faiss(library):
 @pytest.mark.skipif(not Path("/proc/self/maps").is_file(), reason="reads /proc/self/maps (Linux)")
 def test_the_index_is_searched_from_memory_not_mapped_from_its_file(library):
     """A mapped IVF-SQ8 index scanned its lists through the page cache (3.3x the CPU of the
-    same search in memory at 100k vectors, tools/bench_peers.py): a reader holds its own copy,
+    same search in memory at 100k vectors, tools/bench/peers/bench_peers.py): a reader holds its own copy,
     which a rewrite of the file in place cannot reach."""
     approximate, _ = library
     approximate.prepare("@all")

@@ -22,7 +22,10 @@ import pytest
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex, sweep_dead_build
+from book_agent_adapters.library.local.lexical.library_lexical_index import (
+    SqliteLibraryIndex,
+    sweep_dead_build,
+)
 from tests.integration.test_library_impact_index import QUERIES, members_of, records
 from tests.support import REPO_ROOT
 from tests.support.build_lock_holder import another_writer_holding
@@ -203,7 +206,7 @@ KILLED = """
 import os, sys
 from pathlib import Path
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage import library_lexical_index as lli
+from book_agent_adapters.library.local.lexical import library_lexical_index as lli
 
 folder, point, action, spec = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 members = [LibraryMember(b, Path(p), int(n), s) for b, p, n, s in (m.split("|") for m in spec.split(","))]
@@ -272,7 +275,7 @@ WRITER = """
 import sys
 from pathlib import Path
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
 
 folder, spec = Path(sys.argv[1]), sys.argv[2]
 members = [LibraryMember(b, Path(p), int(n), s) for b, p, n, s in (m.split("|") for m in spec.split(","))]

@@ -16,9 +16,9 @@ import pytest
 
 from book_agent import BookAgent
 from book_agent.domain.errors import BookAgentError
-from book_agent.services import library_lexical as library_service
-from book_agent.services import library_writer
-from book_agent_adapters.storage import library_lexical_index as library_index
+from book_agent.services.library import lexical as library_service
+from book_agent.services.library import writer as library_writer
+from book_agent_adapters.library.local.lexical import library_lexical_index as library_index
 from tests.support.cli_support import run_cli
 from tests.support.library_support import corpus, make_book, register_only
 

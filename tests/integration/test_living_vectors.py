@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.services.library_writer import RETRAIN_DRIFT
+from book_agent.services.library.writer import RETRAIN_DRIFT
 from book_agent.testing.library_books import (
     DIMENSIONS,
     MODEL,
@@ -33,9 +33,12 @@ from book_agent.testing.library_books import (
     write_package_database,
 )
 from book_agent.testing.library_vectors_contract import stamp
-from book_agent_adapters.storage.faiss_index_files import named_files, read_pointer
-from book_agent_adapters.storage.faiss_vector_index import FaissLibraryVectors, group_key
-from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent_adapters.library.local.vectors.faiss_index_files import named_files, read_pointer
+from book_agent_adapters.library.local.vectors.faiss_vector_index import (
+    FaissLibraryVectors,
+    group_key,
+)
 from tests.support import REPO_ROOT
 from tests.support.build_lock_holder import another_writer_holding
 from tests.support.parts import require_real_part
@@ -153,10 +156,10 @@ KILLED = """
 import json, os, sys
 from pathlib import Path
 from book_agent.testing.library_books import DIMENSIONS, MODEL
-from book_agent.services.library_writer import RETRAIN_DRIFT
+from book_agent.services.library.writer import RETRAIN_DRIFT
 from book_agent.testing.library_vectors_contract import stamp
-from book_agent_adapters.storage import faiss_vector_index as fvi
-from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent_adapters.library.local.vectors import faiss_vector_index as fvi
+from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
 folder, point, action, spec = Path(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 stores = {b: PrebuiltVectorStoreAdapter(Path(p), m, sidecar_dir=folder.parent / "child" / b, book_id=b)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from book_agent.agent import BookAgent
-from book_agent.domain.locators import VERIFIER_VERSION, older_verifier
-from book_agent_adapters.storage.runtime_files import build_lock
+from book_agent.domain.sources.locators import VERIFIER_VERSION, older_verifier
+from book_agent_adapters.book.runtime_files import build_lock
 
 BOOK = "test-book"
 QUERY = "battle general calculations water"

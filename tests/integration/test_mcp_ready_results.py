@@ -1,4 +1,4 @@
-"""ready_result (book_agent/mcp/results.py) makes of a tool's answer exactly the result FastMCP's own
+"""ready_result (book_agent/mcp/tools/results.py) makes of a tool's answer exactly the result FastMCP's own
 conversion makes (issue 29: that conversion serialised each answer four times): the same text
 block, the same structuredContent, the same wire form; and it hands back (None) whatever FastMCP
 must decide itself: a lone surrogate (scrubbed first), a NaN or infinity, a value that is not
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from book_agent.agent import BookAgent
 from book_agent.domain.unicode_text import has_lone_surrogate
-from book_agent.mcp.results import ready_result
+from book_agent.mcp.tools.results import ready_result
 
 
 async def search(query: str) -> Any:  # the shape of every published tool: return annotation Any

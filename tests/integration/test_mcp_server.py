@@ -19,9 +19,9 @@ from book_agent import __version__
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DPI_RANGE, MAX_TOP_K
-from book_agent.mcp.images import MAX_IMAGE_BYTES, with_image
 from book_agent.mcp.published import document
 from book_agent.mcp.server import build_server, check_book, serve
+from book_agent.mcp.tools.images import MAX_IMAGE_BYTES, with_image
 from tests.support import REPO_ROOT, published_tool_names
 from tests.support.package_builder import break_package
 

@@ -1,4 +1,4 @@
-"""Each MCP tool is declared once (book_agent/mcp/tools.py) and serves both servers: every tool
+"""Each MCP tool is declared once (book_agent/mcp/tools/table.py) and serves both servers: every tool
 has a lane and a library variant, and each call runs on the lane its declaration names."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from fastmcp import Client
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp.registration import PER_BOOK, Tool, Variant
 from book_agent.mcp.server import build_server
 from book_agent.mcp.session import BookSession, Lane
-from book_agent.mcp.tools import TOOLS
+from book_agent.mcp.tools.registration import PER_BOOK, Tool, Variant
+from book_agent.mcp.tools.table import TOOLS
 from tests.support import published_tool_names
 
 

@@ -127,8 +127,8 @@ def test_a_build_dying_half_way_leaves_the_generation_serving_and_is_rolled_back
         write_package_database,
     )
     from book_agent.testing.library_vectors_contract import stamp
+    from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
     from book_agent_adapters.library.milvus.engine import MilvusEngine
-    from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
     books = sample_library(40)
     stores = {b.book_id: PrebuiltVectorStoreAdapter(

@@ -19,7 +19,7 @@ import pytest
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
 from tests.support import REPO_ROOT, milvus
 from tests.support.library_support import corpus, index_scores, make_book
 

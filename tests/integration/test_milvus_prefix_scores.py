@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.storage.fts_lexical_index import build_sidecar
-from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.book.lexical.fts_lexical_index import build_sidecar
+from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.text.fts_terms import FtsTerms
 from tests.support import REPO_ROOT, milvus
 from tests.support.fts_scores import fts_scores
 from tests.support.library_support import index_scores

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import CJK_RUN, STOPWORDS, query_terms
-from book_agent.domain.package import DATABASE_SCHEMA_SQL
-from book_agent_adapters.storage.cjk_fold import fold_chinese
-from book_agent_adapters.storage.fts_lexical_index import FtsLexicalIndex, build_sidecar
+from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
+from book_agent.domain.search.lexical_text import CJK_RUN, STOPWORDS, query_terms
+from book_agent_adapters.book.lexical.fts_lexical_index import FtsLexicalIndex, build_sidecar
+from book_agent_adapters.text.cjk_fold import fold_chinese
 
 # Common simplified characters, kept only where the traditional->simplified fold leaves them
 # alone, so a substring of the folded record is the fold of the substring.

@@ -25,7 +25,7 @@ def make_dry_run(target: str) -> str:
 
 def test_make_demo_needs_neither_npm_nor_the_codex_cli() -> None:
     plan = make_dry_run("demo")
-    assert "tools/demo.py" in plan
+    assert "tools/dev/demo.py" in plan
     assert "install_codex_cli" not in plan and "npm" not in plan
 
 

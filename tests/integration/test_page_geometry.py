@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
 from book_agent_adapters.sources.resolver import SourceResolver
 from tests.support.pdf_boxes import A4, write_boxed_pdf
 from tests.support.real_books import LSHORT_PDF

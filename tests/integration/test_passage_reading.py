@@ -1,4 +1,4 @@
-"""The search's passage-reading step (services/passage_reading.py, domain/proximity.py) through
+"""The search's passage-reading step (book_agent/services/search/passage_reading.py, book_agent/domain/search/proximity.py) through
 the real search service on real packages, and its reader (FtsPassageTerms) against FTS5's own
 reading of the texts."""
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent import BookAgent
-from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.passage_terms import FtsPassageTerms
+from book_agent_adapters.text.fts_terms import FtsTerms
+from book_agent_adapters.text.passage_terms import FtsPassageTerms
 from tests.support.library_support import make_book, unit
 from tests.support.package_builder import RecordSpec
 
@@ -178,7 +178,7 @@ def test_learnt_terms_never_change_a_reading():
 
 
 def test_a_vast_books_words_are_not_learnt(monkeypatch):
-    from book_agent_adapters.storage import passage_terms
+    from book_agent_adapters.text import passage_terms
 
     monkeypatch.setattr(passage_terms, "MAX_LEARNT", 2)
     reader = FtsPassageTerms()
@@ -195,7 +195,7 @@ def test_a_vast_books_words_are_not_learnt(monkeypatch):
 def test_stemming_plain_words_in_one_row_is_stemming_each_alone(words: list[str]):
     """ᦰ (New Tai Lue): a letter to Python that FTS5's unicode61 splits a word on; such a word
     must keep a row of its own."""
-    from book_agent_adapters.storage.book_impact import tokenizer, tokens_of
+    from book_agent_adapters.book.lexical.book_impact import tokenizer, tokens_of
 
     terms, reference = FtsTerms(), tokenizer()  # the reference: the impact file's tokenizer, a row per word
     try:
@@ -240,7 +240,7 @@ def test_a_library_members_words_are_taught_without_loading_its_impact_postings(
     """A library member's warm-up (OpenBook.warm_up_as_member) teaches the passage reader the
     book's words from its impact file's words alone: the file's postings stay unread (the library
     searches its own index), and a book of more words than the reader learns teaches nothing."""
-    from book_agent_adapters.storage import book_impact_words
+    from book_agent_adapters.book.lexical import book_impact_words
     from tests.support import REPO_ROOT
 
     with BookAgent(tmp_path / "data") as agent:

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from book_agent_adapters.storage import sqlite_vector_store
-from book_agent_adapters.storage.quantized_rows import QuantizedRows
-from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
-from book_agent_adapters.storage.vector_matrix import row_scores
+from book_agent_adapters.book.vectors import sqlite_vector_store
+from book_agent_adapters.book.vectors.quantized_rows import QuantizedRows
+from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent_adapters.book.vectors.vector_matrix import row_scores
 from tests.support.package_builder import RecordSpec, build_package
 
 pytest.importorskip("faiss")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.query_runtime_spec import resolve_query_runtime
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.book.query_runtime_spec import resolve_query_runtime
 from book_agent_adapters.encoders.query_runtime import QueryRuntime
 from tests.support import tiny_bert
 from tests.support.package_builder import build_package

@@ -1,7 +1,7 @@
 """Long quotations locate in near-linear time, with the same verdicts (issue 13, finding 2).
 
 Quote location was quadratic: 22 s for 20,000 characters, minutes for 100,000. The bounds
-here are generous (a slow CI machine must pass), the figures are in tools/bench_quotes.py.
+here are generous (a slow CI machine must pass), the figures are in tools/bench/search/bench_quotes.py.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.text_align import SMALL, matched, matching_blocks
-from book_agent.domain.text_match import (
+from book_agent.domain.sources.text_align import SMALL, matched, matching_blocks
+from book_agent.domain.sources.text_match import (
     FUZZY_THRESHOLD,
     find_fuzzy,
     fuzzy_bound,

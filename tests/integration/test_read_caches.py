@@ -11,9 +11,9 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from book_agent.domain import visual_fallback
-from book_agent_adapters.storage.locator_sidecar import SqliteLocatorLookup, SqliteLocatorStore
-from book_agent_adapters.storage.sqlite_records import SqliteRecordReader
+from book_agent.domain.search import visual_fallback
+from book_agent_adapters.book.locator_sidecar import SqliteLocatorLookup, SqliteLocatorStore
+from book_agent_adapters.book.vectors.sqlite_records import SqliteRecordReader
 from tests.support.package_builder import build_package
 
 

@@ -19,7 +19,7 @@ from fastmcp import Client
 
 from book_agent.agent import BookAgent
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.text_match import normalize_key
+from book_agent.domain.sources.text_match import normalize_key
 from book_agent.mcp.server import build_server
 from tests.support.cfi_resolver import epub_resolver
 from tests.support.cli_support import run_cli

@@ -10,7 +10,7 @@ import threading
 from contextlib import closing
 from pathlib import Path
 
-from book_agent_adapters.storage.sqlite_records import SqliteRecordReader
+from book_agent_adapters.book.vectors.sqlite_records import SqliteRecordReader
 from tests.support.package_builder import build_package
 
 

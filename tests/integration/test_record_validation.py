@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from book_agent_adapters.package.inspector import PackageInspector
-from book_agent_adapters.storage.json_registry import JsonRegistry
+from book_agent_adapters.registry.json_registry import JsonRegistry
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import rehash, tree_fingerprint

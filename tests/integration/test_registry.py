@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from book_agent import BookAgentError
-from book_agent_adapters.storage.json_registry import JsonRegistry
+from book_agent_adapters.registry.json_registry import JsonRegistry
 
 
 def test_put_get_list_remove(tmp_path):
@@ -45,7 +45,7 @@ def test_registry_holds_exactly_what_was_put(tmp_path_factory, ids):
 def test_reads_are_cached_while_the_file_is_the_same_and_see_every_change(tmp_path, monkeypatch):
     import json
 
-    from book_agent_adapters.storage import json_registry
+    from book_agent_adapters.registry import json_registry
 
     reader, writer = JsonRegistry(tmp_path), JsonRegistry(tmp_path)  # a server and another process
     assert reader.list() == []

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.sources.page_render import plan_clip
-from book_agent_adapters.sources.pdf import PageBox
+from book_agent_adapters.sources.pdf.page_render import plan_clip
+from book_agent_adapters.sources.pdf.reader import PageBox
 from book_agent_adapters.sources.resolver import SourceResolver
 from tests.support.package_builder import BLANK_PAGE
 from tests.support.sources_support import package_info

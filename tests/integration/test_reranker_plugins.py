@@ -15,8 +15,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from book_agent.cli import plugins as plugins_cli
 from book_agent.cli.argv import GlobalOptions
+from book_agent.cli.commands import plugins as plugins_cli
 from book_agent.domain.errors import BookAgentError
 from book_agent.testing.fakes import sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract

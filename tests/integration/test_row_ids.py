@@ -8,7 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from book_agent_adapters.storage.faiss_index_files import ChainedRowIds, RowIds, write_row_ids
+from book_agent_adapters.library.local.vectors.faiss_index_files import (
+    ChainedRowIds,
+    RowIds,
+    write_row_ids,
+)
 
 
 def written(path: Path, ids: list[str]) -> RowIds:

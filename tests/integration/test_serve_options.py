@@ -8,8 +8,8 @@ import pytest
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.auth import JwtSettings
-from book_agent.mcp.http import ServeOptions
-from book_agent.mcp.http_limits import HttpLimits
+from book_agent.mcp.http.limits import HttpLimits
+from book_agent.mcp.http.serve import ServeOptions
 
 
 def test_the_options_survive_the_trip_to_a_worker() -> None:
@@ -45,7 +45,7 @@ def test_every_http_limit_is_a_serve_option_with_the_same_default() -> None:
 
     import typer
 
-    from book_agent.cli import serve_cmd
+    from book_agent.cli.commands import serve_cmd
 
     app = typer.Typer()
     serve_cmd.register(app)

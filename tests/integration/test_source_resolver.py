@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.sources.epub import extract_chapter_text
+from book_agent_adapters.sources.epub.reader import extract_chapter_text
 from book_agent_adapters.sources.resolver import SourceResolver
 from tests.support.package_builder import BLANK_PAGE, SAMPLE_RECORDS, tree_fingerprint
 from tests.support.sources_support import package_info, record_source, set_record, sources_cli
@@ -230,10 +230,10 @@ def test_extract_chapter_text_offsets_and_skipping() -> None:
 
 # -- CLI --------------------------------------------------------------------------------------
 
-# BookAgent's own record store (adapters/storage/sqlite_records.py) leaves a SQLite connection to the
+# BookAgent's own record store (adapters/book_agent_adapters/book/vectors/sqlite_records.py) leaves a SQLite connection to the
 # garbage collector when a CLI command ends: reported to the lead; not this module's resource.
 def test_cli_source_commands_end_to_end(pdf_package: Path, tmp_path: Path) -> None:
-    """The commands of book_agent/cli/sources.py on a registered book, through BookAgent."""
+    """The commands of book_agent/cli/commands/sources.py on a registered book, through BookAgent."""
     app = sources_cli(pdf_package, tmp_path / "data", json_output=True)
     runner = CliRunner()
 

@@ -11,14 +11,14 @@ import typer
 from typer.testing import CliRunner
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.text_match import (
+from book_agent.domain.sources.text_match import (
     FUZZY_THRESHOLD,
     find_fuzzy,
     normalize,
     normalize_key,
     snap_to_words,
 )
-from book_agent_adapters.sources.epub_chapter_text import extract_chapter
+from book_agent_adapters.sources.epub.chapter_text import extract_chapter
 from book_agent_adapters.sources.markdown_reader import read_markdown
 from book_agent_adapters.sources.passage_search import UnitTexts, find_passage
 from book_agent_adapters.sources.resolver import SourceResolver

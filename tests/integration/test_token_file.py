@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.mcp.auth import DigestTokenVerifier, read_token_file
-from book_agent.mcp.http import check_bind
+from book_agent.mcp.http.serve import check_bind
 
 
 def sha(token: str) -> str:

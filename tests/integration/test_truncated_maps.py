@@ -20,8 +20,9 @@ from tests.support.library_support import corpus, make_book
 SCRIPT = r"""
 import json, os, sys
 from pathlib import Path
-from book_agent_adapters.storage import vector_matrix, vector_sidecar
-from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent_adapters.book.vectors import vector_matrix
+from book_agent_adapters.book.vectors import vector_sidecar
+from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 
 package, sidecar, copy_below, cut = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 vector_sidecar.COPY_BELOW_BYTES = copy_below

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.ports import VectorStore
-from book_agent_adapters.storage import vector_matrix, vector_sidecar
-from book_agent_adapters.storage.sqlite_vector_store import PrebuiltVectorStoreAdapter
+from book_agent_adapters.book.vectors import vector_matrix, vector_sidecar
+from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
 from tests.support.package_builder import (
     SAMPLE_RECORDS,
     RecordSpec,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from book_agent.agent import BookAgent
-from book_agent.domain import locators as locator_rules
+from book_agent.domain.sources import locators as locator_rules
 from tests.support.package_builder import rehash
 from tests.support.sources_support import set_record
 

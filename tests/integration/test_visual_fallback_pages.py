@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from book_agent.domain.visual_fallback import VisualFallbackPolicy
+from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import eval_visual_fallback as evaluation  # noqa: E402
+import tools.eval.eval_visual_fallback as evaluation  # noqa: E402
 
 ROWS = [json.loads(line) for line in (ROOT / "eval" / "visual_fallback" / "labels.jsonl").read_text().splitlines()]
 

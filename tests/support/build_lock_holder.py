@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from book_agent_adapters.storage.runtime_files import build_lock
+from book_agent_adapters.book.runtime_files import build_lock
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""An EPUB CFI resolver of the tests' own, independent of the product's (book_agent/domain/epub_cfi.py,
+"""An EPUB CFI resolver of the tests' own, independent of the product's (book_agent/domain/sources/epub_cfi.py,
 book_agent_adapters/sources/epub_cfi*.py): its own reading of the syntax (regular expressions), the
 package document and chapters parsed with xml.dom.minidom (a DOM with comment, CDATA and text
 nodes, as a reading system has), and the EPUB CFI 1.1 rules applied to that DOM directly:

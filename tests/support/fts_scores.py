@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from book_agent_adapters.storage.fts_lexical_index import RANK_SQL, match_expression
+from book_agent_adapters.book.lexical.fts_lexical_index import RANK_SQL, match_expression
 
 
 def fts_scores(sidecar: Path, query: str) -> dict[str, float]:

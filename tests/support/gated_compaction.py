@@ -22,7 +22,7 @@ from pathlib import Path
 
 def main() -> None:
     from book_agent_adapters.library import child_writer
-    from book_agent_adapters.storage import library_lexical_index
+    from book_agent_adapters.library.local.lexical import library_lexical_index
 
     gate = Path(os.environ["BOOK_AGENT_TEST_GATE"])
 
@@ -37,7 +37,7 @@ def main() -> None:
 
     library_lexical_index.crash_point = held_commit
     if "--lexical" in sys.argv:  # started as the child writer (WriterJob.argv names it), not as the server
-        from book_agent.cli.library_writer import main as writer
+        from book_agent.cli.commands.library_writer import main as writer
 
         sys.exit(writer(sys.argv[1:]))
     child_writer.WRITER_MODULE = "tests.support.gated_compaction"  # its argv then starts with --data-dir

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from book_agent.domain.package import PackageInfo
+from book_agent.domain.book.package import PackageInfo
 
 from .package_builder import build_package
 

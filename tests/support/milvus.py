@@ -1,7 +1,7 @@
 """The Milvus server the library backend's tests use, and fresh backends on it.
 
 `session_server` yields $BOOK_AGENT_TEST_MILVUS_URI when it is set (any Milvus 2.5+), else
-starts milvus-lite (tools/milvus_test_server.py) for the session. Every backend a test makes
+starts milvus-lite (tools/dev/milvus_test_server.py) for the session. Every backend a test makes
 has its own collection prefix, so tests share one server without seeing each other's data;
 the prefixes' collections are dropped when the session ends (an external server is left as
 it was found).
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,10 +28,7 @@ _prefixes = itertools.count()
 
 
 def _server_module():
-    if str(TOOLS) not in sys.path:
-        sys.path.insert(0, str(TOOLS))
-    import milvus_test_server
-
+    import tools.dev.milvus_test_server as milvus_test_server
     return milvus_test_server
 
 

@@ -158,7 +158,7 @@ def write_database(
     vectors: np.ndarray | None,
     meta_extra: dict[str, str] | None = None,
 ) -> None:
-    from book_agent.domain.package import DATABASE_SCHEMA_SQL
+    from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
 
     con = sqlite3.connect(path)
     con.executescript(DATABASE_SCHEMA_SQL)

@@ -5,7 +5,8 @@ from its source folder (the `example_plugin` fixture in tests/conftest.py).
 
 book-agent has no switch for "no third-party plug-ins" (simonw/llm, for one, skips entry
 points under test and has LLM_LOAD_PLUGINS), so discovery's view of importlib.metadata is
-replaced, for book_agent_adapters.rerankers.plugins only, by one that leaves out the
+replaced, for the plug-in loader (book_agent_adapters.plugins.entry_points) and the reranker
+group only, by one that leaves out the
 distributions found installed when the session started. book-agent's own distribution
 (it registers the built-ins through the same group) and any distribution a test adds stay.
 """
@@ -62,13 +63,13 @@ class WithoutInstalledPlugins(ModuleType):
 
 
 def install_dist(site: Path, dist: str, module: str | None, entries: dict[str, str], source: str = "",
-                 version: str = "1.0") -> None:
+                 version: str = "1.0", group: str = GROUP) -> None:
     """A real installed distribution as importlib.metadata finds it: dist-info (+ module)."""
     info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
     lines = "\n".join(f"{name} = {value}" for name, value in entries.items())
-    (info / "entry_points.txt").write_text(f"[{GROUP}]\n{lines}\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}\n")
     if module is not None:
         (site / f"{module}.py").write_text(textwrap.dedent(source))
 

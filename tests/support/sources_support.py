@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from book_agent.domain.package import PackageInfo
+from book_agent.domain.book.package import PackageInfo
 
 
 def package_info(root: Path) -> PackageInfo:
@@ -54,8 +54,8 @@ def set_record(root: Path, record_id: str, source: dict[str, Any] | None = None,
 def sources_cli(package_root: Path, data_dir: Path, json_output: bool) -> typer.Typer:
     """A typer app with the source commands, on `package_root` registered in `data_dir`."""
     from book_agent.agent import BookAgent
-    from book_agent.cli import sources
     from book_agent.cli.argv import GlobalOptions
+    from book_agent.cli.commands import sources
 
     with BookAgent(data_dir=data_dir) as agent:
         agent.init(package_root)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from book_agent.domain.text_match import (
+from book_agent.domain.sources.text_match import (
     NormalizedText,
     TextMatch,
     find_exact,

@@ -1,4 +1,4 @@
-"""domain/bm25.py: BM25 split into a document side (stored per posting) and a query side (idf at
+"""book_agent/domain/search/bm25.py: BM25 split into a document side (stored per posting) and a query side (idf at
 search) multiplies back to FTS5's per-term score, and the weight inverts to its count."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from book_agent.domain.bm25 import (
+from book_agent.domain.search.bm25 import (
     K1,
     MIN_IDF,
     B,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import CJK_RUN, index_text, may_hold_cjk
+from book_agent.domain.search.lexical_text import CJK_RUN, index_text, may_hold_cjk
 
 near_the_edge = st.characters(min_codepoint=0x2FF0, max_codepoint=0x3100)
 

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from book_agent.domain.book.runtime_config import ConfigError, RuntimeConfig
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy
-from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
 from book_agent_adapters.rerankers import parse_config
 
 URL = "https://api.example.com/v1/rerank"

@@ -13,7 +13,7 @@ AREAS = ("package", "archive", "query", "network", "vector", "record", "search",
          "markdown", "skill", "http", "model", "engine")
 CODE = re.compile(r"^(?:" + "|".join(AREAS) + r")\.[a-z][a-z0-9_]*$")
 FILE_SUFFIXES = ("json", "toml", "sqlite", "lock", "md", "npy", "txt", "png")
-NOT_CODES = {"http.request", "http.disconnect"}  # ASGI message types (mcp/http_limits.py)
+NOT_CODES = {"http.request", "http.disconnect"}  # ASGI message types (book_agent/mcp/http/limits.py)
 
 
 def codes_in_source() -> dict[str, str]:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain import visual_fallback
-from book_agent.domain.fusion import (
+from book_agent.domain.search import visual_fallback
+from book_agent.domain.search.fusion import (
     AGREEMENT_K,
     AGREEMENT_SHARE,
     TIE_TOLERANCE,
@@ -134,7 +134,7 @@ def test_fusing_for_the_top_k_gives_the_first_k_of_the_full_order(channels: list
 @given(st.text(alphabet=st.sampled_from(list("ab the of 表示兵法 \n!?-_'\"*ｆ２") + ["\u0301", "ß"]), max_size=30))
 def test_the_wordless_check_is_the_term_list_being_empty(query: str) -> None:
     """A search asks has_query_terms instead of building the term list to see it empty."""
-    from book_agent.domain.lexical_text import has_query_terms, query_terms
+    from book_agent.domain.search.lexical_text import has_query_terms, query_terms
 
     assert has_query_terms(query) == bool(query_terms(query))
 
@@ -144,7 +144,7 @@ def test_the_wordless_check_is_the_term_list_being_empty(query: str) -> None:
 def test_an_ascii_text_is_cut_into_the_terms_the_cjk_aware_pattern_finds(text: str) -> None:
     """An ASCII query or text skips compiling the CJK classes (issue 29): the same terms,
     letters per script and wordless verdict as the full pattern gives."""
-    from book_agent.domain import lexical_text
+    from book_agent.domain.search import lexical_text
 
     full = lexical_text._TOKEN.compiled
     assert lexical_text._token_pattern(text).findall(text) == full.findall(text)
@@ -156,7 +156,7 @@ def test_an_ascii_text_is_cut_into_the_terms_the_cjk_aware_pattern_finds(text: s
 @given(st.lists(st.tuples(ids, st.floats(-5, 50, allow_nan=False)), max_size=12))
 def test_a_channels_own_pairs_are_the_pairs_made_of_its_ids_and_scores(pairs: list[tuple[str, float]]) -> None:
     """The lexical channel's hits go to the fusion as they are unless an id repeats (then as ever)."""
-    from book_agent.services.channel_results import scored_pairs, unique_pairs
+    from book_agent.services.search.channel_results import scored_pairs, unique_pairs
 
     scores = dict(pairs)
     assert unique_pairs(pairs, scores) == scored_pairs([record_id for record_id, _ in pairs], scores)

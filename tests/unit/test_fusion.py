@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from book_agent.domain.fusion import (
+from book_agent.domain.search.fusion import (
     AGREEMENT_K,
     AGREEMENT_SHARE,
     RAGFLOW_KEYWORD_SHARE,
@@ -21,8 +21,8 @@ from book_agent.domain.fusion import (
     normalised,
     tied_ranks,
 )
-from book_agent.domain.lexical_text import cjk_share, script_letters
-from book_agent.domain.vector_trust import (
+from book_agent.domain.search.lexical_text import cjk_share, script_letters
+from book_agent.domain.search.vector_trust import (
     UNTRUSTED_VECTOR_WEIGHT,
     LanguageEvidence,
     query_vector_trust,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp.http_origin import HostPolicy, normal_origin
+from book_agent.mcp.http.origin import HostPolicy, normal_origin
 
 
 def test_a_loopback_server_answers_loopback_names_only() -> None:

@@ -1,4 +1,4 @@
-"""storage/impact_top.py: the library's lexical top k, pruned, is the full pass's to the bit.
+"""adapters/book_agent_adapters/library/local/lexical/impact_top.py: the library's lexical top k, pruned, is the full pass's to the bit.
 
 The definition is written out here in plain Python (each record's impacts added in the parts'
 order from 0.0, the records that scored ranked by score then row); the full pass and the pruned
@@ -11,7 +11,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent_adapters.storage.impact_top import Part, candidates, full_top, pruned_top
+from book_agent_adapters.library.local.lexical.impact_top import (
+    Part,
+    candidates,
+    full_top,
+    pruned_top,
+)
 
 WEIGHTS = np.array([0.4, 0.9, 1.3, 1.7, 2.1], dtype=np.float32)  # few values: many records tie
 

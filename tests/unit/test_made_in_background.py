@@ -1,4 +1,4 @@
-"""MadeInBackground (storage/made_in_background.py): made once, in another thread, never awaited by
+"""MadeInBackground (adapters/book_agent_adapters/book/made_in_background.py): made once, in another thread, never awaited by
 the caller that starts it; a failure, expected or not, is kept and never retried."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from book_agent_adapters.storage.made_in_background import MadeInBackground
+from book_agent_adapters.book.made_in_background import MadeInBackground
 
 
 def test_the_first_ask_starts_the_build_and_is_answered_without_it() -> None:

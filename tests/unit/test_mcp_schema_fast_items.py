@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from book_agent.mcp import schema_check
-from book_agent.mcp.schema_vouch import vouches
+from book_agent.mcp.arguments import schema_check
+from book_agent.mcp.arguments.schema_vouch import vouches
 
 CONTRACTS = Path(__file__).resolve().parents[2] / "contracts"
 SCHEMAS = {f"{path.stem}:{tool['name']}": tool["inputSchema"]

@@ -8,7 +8,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.page_labels import NEAREST, find_label
+from book_agent.domain.sources.page_labels import NEAREST, find_label
 
 LABELS = ["Cover", None, "i", "ii", "iii", "iv", "1", "2", "3", "10", "11", "1", "A-1"]
 

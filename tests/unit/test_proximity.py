@@ -1,11 +1,11 @@
-"""domain/proximity.py: the passage-reading step's pure parts."""
+"""book_agent/domain/search/proximity.py: the passage-reading step's pure parts."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from book_agent.domain.proximity import (
+from book_agent.domain.search.proximity import (
     PROXIMITY_WINDOW,
     pair_proximities,
     pair_proximity,

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from book_agent.domain.errors import BookAgentError, QueryRuntimeError
-from book_agent.domain.query_runtime_spec import (
+from book_agent.domain.book.query_runtime_spec import (
     QueryRuntimeSpec,
     known_languages,
     resolve_query_runtime,
 )
-from book_agent.domain.runtime_config import RuntimeConfig
+from book_agent.domain.book.runtime_config import RuntimeConfig
+from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent_adapters.encoders.query_runtime import QueryRuntime
 
 MANIFEST: dict[str, Any] = {

@@ -6,7 +6,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from book_agent.domain.lexical_text import IN_WORD_BIGRAM_REPEATS, MAX_QUERY_TERMS, query_terms
+from book_agent.domain.search.lexical_text import (
+    IN_WORD_BIGRAM_REPEATS,
+    MAX_QUERY_TERMS,
+    query_terms,
+)
 
 WORDS = {"高血压与哪些因素有关": ["高血压", "与", "哪些", "因素", "有关"]}
 
@@ -59,7 +63,7 @@ def test_the_weights_never_change_which_fragments_are_sent(query: str, size: int
 
 
 def test_chinese_language_tags() -> None:
-    from book_agent.domain.lexical_text import is_chinese_language
+    from book_agent.domain.search.lexical_text import is_chinese_language
 
     assert all(is_chinese_language(t) for t in ("zh", "zh-Hant", "ZH_cn", "zh-Hans-CN", "yue", "zho", "lzh"))
     assert not any(is_chinese_language(t) for t in ("en", "ja", "ko", "", None, 3, "zhx", "x-zh"))

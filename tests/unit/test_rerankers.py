@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from book_agent.domain.book.runtime_config import RuntimeConfig
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.runtime_config import RuntimeConfig
 from book_agent.testing.fakes import FakeReranker, sample_candidates
 from book_agent.testing.reranker_contract import RerankerContract
 from book_agent_adapters.rerankers import ScoringReranker, create_reranker, parse_config, results

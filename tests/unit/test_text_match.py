@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.text_match import (
+from book_agent.domain.sources.text_match import (
     FUZZY_THRESHOLD,
     find_fuzzy,
     normalize,

@@ -14,10 +14,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddic
 import pytest
 
 from book_agent.agent import build_agent
-from book_agent.domain.book_reports import BookRow, BookStatus, Prepared, Removal, Resolved
+from book_agent.domain.book.book_reports import BookRow, BookStatus, Prepared, Removal, Resolved
 from book_agent.domain.records import Record
-from book_agent.domain.search_results import SearchResult
-from book_agent.domain.source_results import RecordEntry
+from book_agent.domain.search.search_results import SearchResult
+from book_agent.domain.sources.source_results import RecordEntry
 from book_agent.testing.memory import FakeBook, memory_adapters
 
 CORE = Path(__file__).resolve().parents[2] / "book_agent"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.text_match import normalize_key
+from book_agent.domain.sources.text_match import normalize_key
 from tests.support.text_matching import match_text
 
 WORD = st.text(alphabet="abcdefilnorstuxyzABCFT0123456789", min_size=1, max_size=9)

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from book_agent.domain.lexical_text import CJK_RUN
 from book_agent.domain.records import Record, VectorHit
-from book_agent.domain.vector_trust import LanguageEvidence, vector_trust
+from book_agent.domain.search.lexical_text import CJK_RUN
+from book_agent.domain.search.vector_trust import LanguageEvidence, vector_trust
 from book_agent.services.vector_check import (
     CJK_VOCABULARY_MIN,
     language_evidence,

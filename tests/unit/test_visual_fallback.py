@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain.visual_fallback import VisualFallbackPolicy
+from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 
 GOOD_HIT = {"text": "The general who wins a battle makes many calculations in his temple before the battle is fought."}
 

@@ -8,7 +8,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from book_agent.domain import visual_signals as signals
+from book_agent.domain.search import visual_signals as signals
 
 CELL = re.compile(r"^[-+]?(?:\d+(?:[.,]\d+)*|\d*\.\d+)(?:%|pt|mm|cm|ms|s|h|KB|MB|GB)?$")
 
@@ -54,7 +54,7 @@ def test_the_single_scans_answer_as_the_per_cell_code(text: str) -> None:
 
 def text_reasons_scanning_all(index: int, text: str, min_chars: int) -> list[str]:
     """The hit-text reasons with every scan run (no ASCII shortcut), as first written."""
-    from book_agent.domain import visual_fallback as vf
+    from book_agent.domain.search import visual_fallback as vf
 
     stripped, out = text.strip(), []
     if len(stripped) < min_chars and vf._weighted_length(stripped) < min_chars and signals.has_visual_glyph(stripped):
@@ -81,6 +81,6 @@ GLYPHS = st.sampled_from(["√", "∑", "α", "±", "×", "→", "✲", "■", "
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(st.one_of(PIECES, GLYPHS, st.text(max_size=3)), max_size=50).map("".join))
 def test_the_hit_text_reasons_are_those_of_every_scan(text: str) -> None:
-    from book_agent.domain.visual_fallback import _text_reasons
+    from book_agent.domain.search.visual_fallback import _text_reasons
 
     assert [r["code"] for r in _text_reasons(0, text, 40)] == text_reasons_scanning_all(0, text, 40)

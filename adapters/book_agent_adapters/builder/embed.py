@@ -80,7 +80,7 @@ def minilm_model(data_dir: Path | None) -> tuple[Model | None, str]:
 
     def encode(texts: list[str]) -> np.ndarray:
         # one text a forward pass: padding-free passes cost ~25% less CPU than padded batches of
-        # 8-32 in numpy (tools/bench_builder_encoding.py); BLAS keeps the runtime's one thread
+        # 8-32 in numpy (tools/bench/bench_builder_encoding.py); BLAS keeps the runtime's one thread
         # (book_agent/blas.py: a second spinning thread on a busy machine cost 5-10x)
         return np.vstack([encoder.encode_batch([text]) for text in texts]).astype(np.float32, copy=False)
 

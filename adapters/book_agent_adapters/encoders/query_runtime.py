@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from book_agent.domain.book.query_runtime_spec import QueryRuntimeSpec
+from book_agent.domain.book.runtime_config import ConfigError, RuntimeConfig
+from book_agent.domain.book.runtime_states import QueryAvailability
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError, QueryRuntimeError
 from book_agent.domain.network import NetworkPolicy
-from book_agent.domain.query_encoding import OK, UNAVAILABLE, USER_SUPPLIED, QueryEncoding
-from book_agent.domain.query_runtime_spec import QueryRuntimeSpec
 from book_agent.domain.records import Vector
-from book_agent.domain.runtime_config import ConfigError, RuntimeConfig
-from book_agent.domain.runtime_states import QueryAvailability
+from book_agent.domain.search.query_encoding import OK, UNAVAILABLE, USER_SUPPLIED, QueryEncoding
 from book_agent.ports import QueryEncoder, QueryVectorizer
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from book_agent.domain.host_config import HostNote
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.input_files import InputTooLarge, read_limited
 from book_agent.ports import HostPort
-from book_agent_adapters.hosts import json_config, safe_write
 from book_agent_adapters.hosts.errors import config_malformed
+from book_agent_adapters.hosts.files import json_config, safe_write
 
 
 @dataclass(frozen=True)
@@ -214,3 +214,10 @@ def env_warning(auth_env: str | None, host: str) -> list[HostNote]:
         f"written anywhere: export {auth_env} in the environment {host} is started from "
         "(whether the server inherits it is UNCONFIRMED)",
     }]
+
+
+def without_editions(host: str, edition: str | None) -> None:
+    """`host.unknown_edition` for an edition given to a host that has none (all but Trae)."""
+    if edition is not None:
+        raise BookAgentError("host.unknown_edition", f"{host} has no editions", details={"host": host},
+                             remediation="--edition applies to trae only (intl or cn)")

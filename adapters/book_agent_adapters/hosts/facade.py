@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from book_agent.domain.errors import BookAgentError
 from book_agent.domain.host_config import (
     HostInspection,
     HostNote,
@@ -30,10 +29,12 @@ from book_agent.domain.host_config import (
 )
 from book_agent.domain.remote_server import RemoteServer
 from book_agent.ports import HostPort
-from book_agent_adapters.hosts import ops, safe_write, skills
+from book_agent_adapters.hosts import skills
 from book_agent_adapters.hosts.base import HostContext, entry_transport, read_config
 from book_agent_adapters.hosts.conflicts import check_data_dir, server_names
+from book_agent_adapters.hosts.files import ops, safe_write
 from book_agent_adapters.hosts.naming import BOOK_AGENT_SKILL
+from book_agent_adapters.hosts.registry import BUILTINS, make_port
 from book_agent_adapters.hosts.targets import (
     Installable,
     InstallTarget,
@@ -41,7 +42,7 @@ from book_agent_adapters.hosts.targets import (
     replaced_warning,
 )
 
-HOSTS = ("codex", "trae", "workbuddy", "cherry-studio")
+HOSTS = tuple(BUILTINS)  # the built-in hosts; registry.available() adds plug-ins
 
 
 def default_data_dir() -> Path:
@@ -55,27 +56,6 @@ def mcp_command(data_dir: Path | str, book_id: str) -> list[str]:
     """The exact argv a host runs: this interpreter (absolute), so the server runs where
     book-agent is installed, whatever the host's PATH."""
     return [sys.executable, "-m", "book_agent", "--data-dir", str(Path(data_dir).expanduser().absolute()), "mcp", book_id]
-
-
-def make_port(host: str, ctx: HostContext, data_dir: Path, edition: str | None) -> HostPort:
-    from book_agent_adapters.hosts.cherry_studio import CherryStudioHost
-    from book_agent_adapters.hosts.codex import CodexHost
-    from book_agent_adapters.hosts.trae import TraeHost
-    from book_agent_adapters.hosts.workbuddy import WorkBuddyHost
-
-    if edition is not None and host != "trae":
-        raise BookAgentError("host.unknown_edition", f"{host} has no editions", details={"host": host},
-                             remediation="--edition applies to trae only (intl or cn)")
-    if host == "codex":
-        return CodexHost(ctx)
-    if host == "trae":
-        return TraeHost(ctx, edition)
-    if host == "workbuddy":
-        return WorkBuddyHost(ctx)
-    if host in ("cherry-studio", "cherry", "cherrystudio"):
-        return CherryStudioHost(ctx, data_dir)
-    raise BookAgentError("host.unknown", f"unknown host {host!r}", details={"host": host},
-                         remediation="choose one of: " + ", ".join(HOSTS), available_capabilities=list(HOSTS))
 
 
 class HostAdapter:

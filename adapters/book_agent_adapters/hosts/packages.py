@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
 
 
 def as_package(package: PackageInfo | Path | str | dict[str, Any]) -> PackageInfo:

@@ -23,9 +23,9 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import PackageInfo
-from book_agent_adapters.hosts.ops import Op
+from book_agent_adapters.hosts.files.ops import Op
 
 MANIFEST_NAME = ".book-agent-skill.json"
 SCHEMA = "book-agent.host-skill"

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.host_config import HostNote
 from book_agent.domain.library import HostLibrary
-from book_agent.domain.package import PackageInfo
 from book_agent_adapters.hosts import skills
 from book_agent_adapters.hosts.library_skill import library_bundle
 from book_agent_adapters.hosts.naming import book_name, library_name

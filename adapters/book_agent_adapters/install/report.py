@@ -18,7 +18,6 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import APPROXIMATE_MIN_VECTORS
 
-HOSTS = ("codex", "trae", "workbuddy", "cherry-studio")
 MCP_DISTS = ("fastmcp", "mcp", "sse-starlette")  # what the MCP server runs on (book_agent/mcp/internals.py)
 
 
@@ -94,9 +93,10 @@ def _mcp() -> dict[str, Any]:
 
 def _hosts(data_dir: Path, home: Path | None) -> list[dict[str, Any]]:
     from book_agent_adapters.hosts import HostAdapter
+    from book_agent_adapters.hosts.registry import available
 
     out = []
-    for host in HOSTS:
+    for host in available():  # the built-ins, then any host plug-in
         try:
             found = HostAdapter(host, home=home, data_dir=data_dir).detect()
         except BookAgentError as exc:

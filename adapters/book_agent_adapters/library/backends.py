@@ -10,14 +10,14 @@ methods is `library.backend_failed`.
 
 from __future__ import annotations
 
-import importlib
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryBackendSetting
 from book_agent.ports.library import LibraryBackend, LibraryIndex, LibraryVectorIndexes
+from book_agent_adapters.plugins import entry_points
+from book_agent_adapters.plugins.entry_points import PluginLoadError
 
 GROUP = "book_agent.library_backends"
 BUILTINS = {"local": "book_agent_adapters.library.local:create_local"}
@@ -26,10 +26,8 @@ REMEDIATION = "install the package that provides it into book-agent's environmen
 
 def available() -> dict[str, str]:
     """Every installed backend: name -> `module:factory` (built-ins first, never shadowed)."""
-    found = dict(BUILTINS)
-    for entry in metadata.entry_points(group=GROUP):
-        found.setdefault(entry.name, entry.value)
-    return found
+    entries = entry_points.discover(GROUP, BUILTINS)
+    return {name: entries[name].value for name in entry_points.usable(entries)}
 
 
 def load_backend(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBackend:
@@ -58,16 +56,12 @@ def load_backend(data_dir: Path, setting: LibraryBackendSetting) -> LibraryBacke
 
 
 def _factory(name: str, target: str) -> Any:
-    module_name, _, attr = target.partition(":")
     try:
-        obj: Any = importlib.import_module(module_name.strip())
-        for part in attr.strip().split("."):
-            obj = getattr(obj, part)
-    except Exception as exc:  # an import error, or a missing attribute: either way the plug-in is broken
-        raise _failed(name, f"{target} cannot be loaded ({type(exc).__name__}: {exc})") from exc
-    if not attr or not callable(obj):
-        raise _failed(name, f"{target} is not a callable factory")
-    return obj
+        return entry_points.import_target(target)
+    except PluginLoadError as exc:  # an import error, a missing attribute: either way the plug-in is broken
+        if exc.kind == "not_callable":
+            raise _failed(name, f"{target} is not a callable factory") from exc
+        raise _failed(name, f"{target} cannot be loaded ({exc.why})") from exc
 
 
 def _problem(backend: Any) -> str | None:

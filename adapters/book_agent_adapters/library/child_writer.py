@@ -1,8 +1,8 @@
-"""A long-running server's library writer (services/library_writer.py) runs its jobs in a child
+"""A long-running server's library writer (book_agent/services/library/writer.py) runs its jobs in a child
 process, so that a compaction's memory (~2 GB at a million records) and CPU never join the
 server's.
 
-The child is `python -m book_agent.cli.library_writer` over the same data dir, the library
+The child is `python -m book_agent.cli.commands.library_writer` over the same data dir, the library
 backend chosen by the environment as the server's was (the CLI's --library-backend sets it),
 started at the lowest priority (processes/low_priority.py). It holds the build lock as any writer
 does and commits by one rename; killed (the server stopping kills the one under way), it leaves
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from book_agent.domain.library import WriterJob
 
 # The child writer's module (a test's server swaps in one whose writer holds its commit point).
-WRITER_MODULE = "book_agent.cli.library_writer"
+WRITER_MODULE = "book_agent.cli.commands.library_writer"
 
 
 class ChildWriter:

@@ -12,8 +12,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book.package import SUPPORTED_SCHEMA_VERSIONS
 from book_agent.domain.diagnostics import Diagnostic
-from book_agent.domain.package import SUPPORTED_SCHEMA_VERSIONS
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 from book_agent_adapters.package.manifest_checks import version_supported
 from book_agent_adapters.package.record_checks import check_records, duplicates

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book.package import MANIFEST_NAME
 from book_agent.domain.diagnostics import Diagnostic
-from book_agent.domain.package import MANIFEST_NAME
 from book_agent_adapters.files.file_hash import sha256_file
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")

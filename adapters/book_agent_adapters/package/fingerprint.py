@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from book_agent.domain.package import MANIFEST_NAME
+from book_agent.domain.book.package import MANIFEST_NAME
 
 ROOT_KEY = "."  # how a change of the package root itself is named
 

@@ -15,9 +15,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book.package import MANIFEST_NAME, PackageInfo
 from book_agent.domain.diagnostics import Diagnostic, errors_in
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import MANIFEST_NAME, PackageInfo
 from book_agent_adapters.package.database_checks import check_database
 from book_agent_adapters.package.file_checks import check_listed, check_unlisted
 from book_agent_adapters.package.json_documents import load_json_object

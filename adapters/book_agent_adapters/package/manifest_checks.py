@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from book_agent.domain.book.package import PACKAGE_SCHEMA, SUPPORTED_SCHEMA_VERSIONS, VECTORS_SCHEMA
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.network import endpoint_problem
-from book_agent.domain.package import PACKAGE_SCHEMA, SUPPORTED_SCHEMA_VERSIONS, VECTORS_SCHEMA
 from book_agent.domain.providers import METRICS, PROVIDERS
 
 BOOK_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")

@@ -1,6 +1,6 @@
 """Checks of every row of index.sqlite's `records` table, at inspect/init.
 
-The reader (adapters/storage/sqlite_records.py) turns a bad field into a default so a search never
+The reader (adapters/book_agent_adapters/book/vectors/sqlite_records.py) turns a bad field into a default so a search never
 crashes; that would hide a broken package behind hits without a `kind` or with empty text.
 So each row is held to the contract here, once, before the book is registered: record_id a
 unique non-empty string, seq a unique integer, text a string, headings a JSON array of

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from book_agent.domain.book.package import MANIFEST_NAME
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import MANIFEST_NAME
 
 _ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 

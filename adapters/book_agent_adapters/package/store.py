@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from book_agent.domain.book.package import MANIFEST_NAME, PackageInfo
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.package import MANIFEST_NAME, PackageInfo
 from book_agent.ports import PackageStore, Progress
 from book_agent_adapters.package import fingerprint
 

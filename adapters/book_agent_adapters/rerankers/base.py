@@ -13,7 +13,12 @@ import time
 from collections.abc import Sequence
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.search_results import ProviderInfo, RerankHealth, RerankOutcome, SearchHit
+from book_agent.domain.search.search_results import (
+    ProviderInfo,
+    RerankHealth,
+    RerankOutcome,
+    SearchHit,
+)
 from book_agent.ports import Reranker
 from book_agent_adapters.rerankers import errors, results
 

@@ -3,7 +3,7 @@
 Accepted: None (provider `none`); the flat reranker dict
 `{provider, model, endpoint, factory, options, network: {...}, strict}` (the network keys may
 also sit at the top level, as in contracts.md); the book's full runtime-config dict
-`{version, network, query, reranker: {...}}`; or the models of book_agent.domain.runtime_config
+`{version, network, query, reranker: {...}}`; or the models of book_agent.domain.book.runtime_config
 (`RuntimeConfig`, `RerankerSettings`). The sections are parsed by those models only
 (`RerankerSettings.from_dict`, `NetworkPolicy.from_dict`): unknown keys are refused, since a
 typo must not silently turn a reranker off.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from book_agent.domain.book.runtime_config import ConfigError, RerankerSettings, RuntimeConfig
 from book_agent.domain.network import NetworkPolicy
-from book_agent.domain.runtime_config import ConfigError, RerankerSettings, RuntimeConfig
 from book_agent_adapters.rerankers import errors
 
 SECTION_KEYS = frozenset({"provider", "model", "endpoint", "factory", "options"})

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = ["RETRY_STATUSES", "RerankHttpClient", "parse_scores"]
-_ssl_context = ssl_context  # the old private name; tools/bench_rerank.py imports it from here
+_ssl_context = ssl_context  # the old private name; tools/bench/search/bench_rerank.py imports it from here
 
 
 class RerankHttpClient:

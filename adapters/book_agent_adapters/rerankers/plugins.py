@@ -9,52 +9,22 @@ factory or product without the port's methods is rerank.plugin_invalid.
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.plugins import entry_points
+from book_agent_adapters.plugins.entry_points import PluginEntry, PluginLoadError
 from book_agent_adapters.rerankers import errors
 from book_agent_adapters.rerankers.builtin import BUILTINS
 
 GROUP = "book_agent.rerankers"
-HOME_DIST = "book-agent"
+HOME_DIST = entry_points.HOME_DIST
 PORT_METHODS = ("rerank", "healthcheck", "provider_info")
-
-
-@dataclass(frozen=True)
-class PluginEntry:
-    name: str
-    value: str  # "module:attr"
-    dist: str | None
-    version: str | None
-    builtin: bool
-    shadowed_by: str | None = None  # a third-party entry that reuses a built-in name
-
-    @property
-    def source(self) -> str:
-        if self.builtin:
-            return "builtin"
-        return f"entry point ({self.dist} {self.version})" if self.dist else "entry point"
 
 
 def discover() -> dict[str, PluginEntry]:
     """Every installed reranker by name. Built-in names cannot be taken over by plug-ins."""
-    found = {name: PluginEntry(name, value, HOME_DIST, None, True) for name, value in BUILTINS.items()}
-    for ep in metadata.entry_points(group=GROUP):
-        dist = ep.dist.name if ep.dist is not None else None
-        version = ep.dist.version if ep.dist is not None else None
-        builtin = _normal(dist) == _normal(HOME_DIST)
-        entry = PluginEntry(ep.name, ep.value, dist, version, builtin)
-        current = found.get(ep.name)
-        if current is not None and current.builtin and not builtin:
-            found[f"{ep.name} ({dist})"] = PluginEntry(
-                ep.name, ep.value, dist, version, False, shadowed_by="builtin"
-            )
-            continue
-        found[ep.name] = entry
-    return found
+    return entry_points.discover(GROUP, BUILTINS)
 
 
 def load_factory(target: str) -> tuple[Any, PluginEntry | None]:
@@ -67,7 +37,7 @@ def load_factory(target: str) -> tuple[Any, PluginEntry | None]:
     entries = discover()
     entry = entries.get(target)
     if entry is None or entry.shadowed_by:
-        available = sorted(n for n, e in entries.items() if not e.shadowed_by)
+        available = entry_points.usable(entries)
         raise BookAgentError(
             errors.UNKNOWN_PROVIDER,
             f"no reranker named {target!r}; available: {', '.join(available)}",
@@ -80,32 +50,24 @@ def load_factory(target: str) -> tuple[Any, PluginEntry | None]:
 
 
 def _import_path(path: str) -> Any:
-    module_name, _, attr = path.partition(":")
-    if not module_name or not attr:
-        raise errors.rerank_error(
-            errors.CONFIG_INVALID, f"a factory path is 'module:callable', not {path!r}",
-            errors.REMEDIATION_CONFIG, factory=path,
-        )
     try:
-        obj: Any = importlib.import_module(module_name.strip())
-    except ModuleNotFoundError as exc:
-        name = module_name.strip()
-        if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
-            raise _not_found(path, f"module {exc.name!r} is not installed") from exc
-        raise _import_failed(path, exc) from exc
-    except Exception as exc:
-        raise _import_failed(path, exc) from exc
-    for part in attr.strip().split("."):
-        if not hasattr(obj, part):
-            raise _not_found(path, f"{module_name} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise errors.rerank_error(
+        return entry_points.import_target(path)
+    except PluginLoadError as exc:
+        raise _load_error(path, exc) from exc
+
+
+def _load_error(path: str, exc: PluginLoadError) -> BookAgentError:
+    if exc.kind == "malformed":
+        return errors.rerank_error(errors.CONFIG_INVALID, exc.why, errors.REMEDIATION_CONFIG, factory=path)
+    if exc.kind == "not_found":
+        return _not_found(path, exc.why)
+    if exc.kind == "not_callable":
+        return errors.rerank_error(
             errors.PLUGIN_INVALID, f"reranker factory {path!r} is not callable",
             "A factory is a callable `factory(config: dict, runtime_dir: Path) -> Reranker`.",
-            factory=path, type=type(obj).__name__,
+            factory=path, type=exc.found_type,
         )
-    return obj
+    return _import_failed(path, exc.cause or exc)
 
 
 def check_product(obj: Any, name: str) -> None:
@@ -136,5 +98,3 @@ def _import_failed(path: str, exc: BaseException) -> BookAgentError:
     )
 
 
-def _normal(name: str | None) -> str:
-    return (name or "").lower().replace("_", "-")

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.network import NetworkPolicy, endpoint_problem, is_loopback_host, shown_url
 from book_agent.domain.providers import SILICONFLOW_RERANK_ENDPOINT
-from book_agent.domain.search_results import ProviderInfo, RerankHealth
+from book_agent.domain.search.search_results import ProviderInfo, RerankHealth
 from book_agent_adapters.rerankers import errors
 from book_agent_adapters.rerankers.base import ScoringReranker
 from book_agent_adapters.rerankers.config import RerankConfig

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError, ErrorInfo
-from book_agent.domain.search_results import RerankOutcome, SearchHit
+from book_agent.domain.search.search_results import RerankOutcome, SearchHit
 from book_agent_adapters.rerankers import errors
 
 Scored = list[tuple[int, float]]  # (candidate index, raw score), best first

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from book_agent.domain.contents import Neighbours, TableOfContents
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_DPI, MAX_AROUND
-from book_agent.domain.source_results import PageImage
-from book_agent_adapters.sources.highlight import render_highlights
+from book_agent.domain.sources.contents import Neighbours, TableOfContents
+from book_agent.domain.sources.source_results import PageImage
+from book_agent_adapters.sources.pdf.highlight import render_highlights
 from book_agent_adapters.sources.toc import table_of_contents
 
 

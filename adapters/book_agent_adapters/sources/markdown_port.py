@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.source_results import MarkdownSlice, Skill
+from book_agent.domain.book.package import PackageInfo
+from book_agent.domain.sources.source_results import MarkdownSlice, Skill
 from book_agent.ports import MarkdownReader
 
 

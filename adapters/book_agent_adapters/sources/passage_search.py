@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from book_agent.domain.text_match import (
+from book_agent.domain.sources.text_match import (
     FUZZY_THRESHOLD,
     NormalizedText,
     TextMatch,

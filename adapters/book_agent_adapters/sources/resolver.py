@@ -14,15 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
-from book_agent.domain.package import PackageInfo
-from book_agent.domain.page_labels import LabelMatch, find_label
-from book_agent.domain.source_results import Locator, PageImage, SourceText
-from book_agent.domain.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
+from book_agent.domain.sources.page_labels import LabelMatch, find_label
+from book_agent.domain.sources.source_results import Locator, PageImage, SourceText
+from book_agent.domain.sources.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
 from book_agent.ports import SourceAndPages
 from book_agent_adapters.sources.contents import ContentsAndHighlights
-from book_agent_adapters.sources.epub import EpubSource
+from book_agent_adapters.sources.epub.reader import EpubSource
 from book_agent_adapters.sources.locator_checks import (
     RecordLookup,
     check_book,
@@ -32,10 +32,10 @@ from book_agent_adapters.sources.locator_checks import (
     optional_int,
     reading_window,
 )
-from book_agent_adapters.sources.page_render import MAX_PIXELS
-from book_agent_adapters.sources.page_render import render_page as _render
 from book_agent_adapters.sources.passage_search import UnitTexts
-from book_agent_adapters.sources.pdf import PdfSource
+from book_agent_adapters.sources.pdf.page_render import MAX_PIXELS
+from book_agent_adapters.sources.pdf.page_render import render_page as _render
+from book_agent_adapters.sources.pdf.reader import PdfSource
 from book_agent_adapters.sources.verify import Claim, build_locator, read_hit, record_locators
 
 METHODS = ("record-metadata", "exact", "normalized", "fuzzy", "unverified")

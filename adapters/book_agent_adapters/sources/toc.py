@@ -14,7 +14,7 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from book_agent.domain.errors import BookAgentError
-from book_agent_adapters.sources.pdf import PDFIUM_LOCK
+from book_agent_adapters.sources.pdf.reader import PDFIUM_LOCK
 
 MAX_ENTRIES = 5000
 

@@ -7,16 +7,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.source_results import Locator
-from book_agent.domain.text_match import FUZZY_THRESHOLD, find_exact, find_normalized, normalize_key
+from book_agent.domain.sources.source_results import Locator
+from book_agent.domain.sources.text_match import (
+    FUZZY_THRESHOLD,
+    find_exact,
+    find_normalized,
+    normalize_key,
+)
 from book_agent_adapters.sources.locator_checks import MAX_QUOTE_CHARS, RecordLookup, check_book
 from book_agent_adapters.sources.passage_search import find_passage
 
 if TYPE_CHECKING:
-    from book_agent.domain.text_match import NormalizedText
-    from book_agent_adapters.sources.epub import EpubSource
+    from book_agent.domain.sources.text_match import NormalizedText
+    from book_agent_adapters.sources.epub.reader import EpubSource
     from book_agent_adapters.sources.passage_search import UnitTexts
-    from book_agent_adapters.sources.pdf import PdfSource
+    from book_agent_adapters.sources.pdf.reader import PdfSource
 
 
 class OpenOriginal(Protocol):

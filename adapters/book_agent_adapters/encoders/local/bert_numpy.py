@@ -107,7 +107,7 @@ def _attention(x: F32, lw: LayerWeights, shape: tuple[int, int, int, int], bias:
 
 
 def attention_core(q: F32, k: F32, v: F32, shape: tuple[int, int, int, int], bias: F32 | None) -> F32:
-    """Scores, softmax and context from projected q, k, v [B*L, H] (tools/encoder_profile.py
+    """Scores, softmax and context from projected q, k, v [B*L, H] (tools/study/encoder_profile.py
     times this apart from the projections)."""
     batch, length, heads, hd = shape
     q4 = q.reshape(batch, length, heads, hd).transpose(0, 2, 1, 3)

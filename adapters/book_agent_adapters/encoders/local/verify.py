@@ -12,8 +12,8 @@ import json
 import threading
 from pathlib import Path
 
+from book_agent_adapters.files.atomic_write import write_atomic
 from book_agent_adapters.files.file_hash import sha256_file
-from book_agent_adapters.storage.atomic_write import write_atomic
 
 from . import errors
 

@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.domain.bm25 import idf
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryIndexState, LibraryMember
 from book_agent.domain.records import LexicalHit
+from book_agent.domain.search.bm25 import idf
 from book_agent.ports import Progress
 from book_agent.ports.library import LibraryIndex, LibraryLexicalIndex
+from book_agent_adapters.book.runtime_files import build_lock
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.lease import Held, WriterLease
 from book_agent_adapters.library.milvus.ledger import Ledger
@@ -49,8 +50,7 @@ from book_agent_adapters.library.milvus.records import (
     stamp_sha,
 )
 from book_agent_adapters.library.milvus.terms import SUFFIX, TermTable
-from book_agent_adapters.storage.fts_terms import FtsTerms
-from book_agent_adapters.storage.runtime_files import build_lock
+from book_agent_adapters.text.fts_terms import FtsTerms
 
 CHANNEL = "lexical"
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.domain.bm25 import K1, length_norm
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryMember
+from book_agent.domain.search.bm25 import K1, length_norm
+from book_agent_adapters.library.local.lexical.term_counts import BookTerms, book_terms
 from book_agent_adapters.library.milvus.prefix_terms import with_prefix_terms
 from book_agent_adapters.library.milvus.records import INSERT_BATCH
-from book_agent_adapters.storage.term_counts import BookTerms, book_terms
 
 REBUILD = "run `book-agent prepare @all` to load the library's lexical channel into Milvus"
 

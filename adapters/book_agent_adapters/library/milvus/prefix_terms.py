@@ -1,6 +1,6 @@
 """One-character CJK prefix queries as one sparse dimension each, scored as the local index scores them.
 
-A one-character CJK query term is the FTS5 prefix `"c"*` (domain/lexical_text.py). FTS5, and the
+A one-character CJK query term is the FTS5 prefix `"c"*` (book_agent/domain/search/lexical_text.py). FTS5, and the
 local impact index after it (impact_index.py, `ImpactScorer._prefix`), score it as ONE phrase:
 the record's counts of every term starting with c are summed into one count f_c, weighed once by
 BM25's document side (`document_weight(f_c, D, avgdl)`), times the idf of the records holding any
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from book_agent.domain.lexical_text import is_cjk
-from book_agent_adapters.storage.term_counts import BookTerms
+from book_agent.domain.search.lexical_text import is_cjk
+from book_agent_adapters.library.local.lexical.term_counts import BookTerms
 
 MARK = "*"
 

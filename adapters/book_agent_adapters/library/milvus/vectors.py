@@ -30,6 +30,9 @@ from book_agent.domain.library import VectorIndexState
 from book_agent.domain.records import Vector
 from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
+from book_agent_adapters.book.runtime_files import build_lock
+from book_agent_adapters.book.vectors.sqlite_vector_store import prepare_query
+from book_agent_adapters.library.local.vectors.faiss_group_index import book_matrix
 from book_agent_adapters.library.milvus.dense import DenseIndex
 from book_agent_adapters.library.milvus.engine import MilvusEngine
 from book_agent_adapters.library.milvus.lease import WriterLease
@@ -42,9 +45,6 @@ from book_agent_adapters.library.milvus.records import (
     build_failed,
     stamp_sha,
 )
-from book_agent_adapters.storage.faiss_group_index import book_matrix
-from book_agent_adapters.storage.runtime_files import build_lock
-from book_agent_adapters.storage.sqlite_vector_store import prepare_query
 
 RESCORE_MIN = 50  # a quantized index's candidates rescored exactly: at least this many ...
 OVERFETCH = 2  # ... and twice the depth

@@ -1,0 +1,2 @@
+"""One module per AI host: where its config and skills live, and how an MCP server entry is written.
+"""

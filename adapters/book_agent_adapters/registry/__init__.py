@@ -1,0 +1,2 @@
+"""The registry of books: which books are registered and where their packages are.
+"""

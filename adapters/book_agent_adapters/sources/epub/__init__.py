@@ -1,0 +1,2 @@
+"""An EPUB original through zipfile + selectolax: spine, chapter text with offsets, and CFIs.
+"""

@@ -1,0 +1,2 @@
+"""Benches of one search's parts: channels, fusion, passage reading, quotes, the encoder, reranking.
+"""

@@ -1,0 +1,147 @@
+"""Precision and recall of the visual-fallback hint on a labelled set of real pages.
+
+The set is eval/visual_fallback/labels.jsonl (what each label means, where the books come
+from and their licences: eval/visual_fallback/README.md): pages of two PDFs (a Chinese LaTeX
+manual typeset with XeLaTeX; a short programming text typeset with pdfTeX) labelled figure,
+table, formula (a page image helps: `visual: true`), prose, code or blank (it does not), and the
+chapters of two EPUBs (prose; an EPUB has no page image to recommend).
+
+Each unit's text is given to VisualFallbackPolicy as the one hit of a search with a neutral
+query, as the product's records hold it (`lines`: the extractor's line breaks) and as an
+upstream pipeline's records often do (`joined`: whitespace collapsed). A unit counts as
+recommended when `visual_fallback.recommended` is true (a page render is advised). The units
+are split in two halves by a hash of their name: rules are tuned on `tune` and reported on
+`report`, which the tuning never looked at.
+
+    .venv/bin/python tools/eval/eval_visual_fallback.py [--json] [--split tune|report|all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import zlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "adapters")]
+
+from book_agent.domain.search.visual_fallback import VisualFallbackPolicy  # noqa: E402
+
+LABELS = ROOT / "eval" / "visual_fallback" / "labels.jsonl"
+BOOKS = {
+    "lshort-zh-cn": ROOT / "tests" / "support" / "data" / "real_books" / "lshort-zh-cn.pdf",
+    "programming-notes": ROOT / "eval" / "visual_fallback" / "programming-notes.pdf",
+    "devils-dictionary": ROOT / "tests" / "support" / "data" / "real_books" / "devils-dictionary.epub",
+    "the-art-of-war": ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub",
+}
+EPUB_CHARS = 4_000  # an EPUB unit: its chapter's first characters (a long record)
+QUERY = "what does this passage say"  # neutral: the hint is judged on the hits' text alone
+
+
+def split_of(row: dict[str, Any]) -> str:
+    return "tune" if zlib.crc32(f"{row['book']}:{row['unit']}".encode()) % 2 == 0 else "report"
+
+
+def unit_texts(rows: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
+    import pypdfium2
+
+    from book_agent_adapters.sources.epub.reader import EpubSource
+
+    out: dict[tuple[str, int], str] = {}
+    for book in sorted({r["book"] for r in rows}):
+        path = BOOKS[book]
+        if path.suffix == ".pdf":
+            doc = pypdfium2.PdfDocument(str(path))
+            try:
+                for index in range(len(doc)):
+                    page = doc[index]
+                    textpage = page.get_textpage()
+                    out[(book, index)] = textpage.get_text_range().replace("\r\n", "\n")
+                    textpage.close()
+                    page.close()
+            finally:
+                doc.close()
+        else:
+            source = EpubSource(path)
+            for item in source.spine:
+                out[(book, item.index)] = source.chapter(item).text[:EPUB_CHARS]
+            source.close()
+    return out
+
+
+def _hit(row: dict[str, Any], text: str) -> dict[str, Any]:
+    locator: dict[str, Any] = {"kind": row["kind"]}
+    locator.update({"page_index": row["unit"]} if row["kind"] == "pdf" else {"spine_index": row["unit"], "href": row["note"]})
+    return {"text": text, "source_locator": locator}
+
+
+def evaluate(rows: list[dict[str, Any]], texts: dict[tuple[str, int], str], form: str) -> list[dict[str, Any]]:
+    policy = VisualFallbackPolicy()
+    out = []
+    for row in rows:
+        text = texts[(row["book"], row["unit"])]
+        if form == "joined":
+            text = re.sub(r"\s+", " ", text).strip()
+        result = policy.evaluate(QUERY, [_hit(row, text)])
+        out.append({**row, "split": split_of(row), "form": form, "recommended": result["recommended"],
+                    "reasons": [r["code"] for r in result["reasons"]]})
+    return out
+
+
+def scores(results: list[dict[str, Any]]) -> dict[str, Any]:
+    tp = sum(r["visual"] and r["recommended"] for r in results)
+    fp = sum(not r["visual"] and r["recommended"] for r in results)
+    fn = sum(r["visual"] and not r["recommended"] for r in results)
+    tn = len(results) - tp - fp - fn
+    fired = Counter(r["label"] for r in results if r["recommended"])
+    total = Counter(r["label"] for r in results)
+    return {"units": len(results), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+            "precision": round(tp / (tp + fp), 3) if tp + fp else None,
+            "recall": round(tp / (tp + fn), 3) if tp + fn else None,
+            "fired_by_label": {label: f"{fired[label]}/{n}" for label, n in sorted(total.items())},
+            "epub_recommended": sum(r["recommended"] for r in results if r["kind"] == "epub")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--split", choices=("tune", "report", "all"), default="all")
+    parser.add_argument("--misses", action="store_true", help="list the units the rule gets wrong")
+    args = parser.parse_args(argv)
+    rows = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    texts = unit_texts(rows)
+    report: dict[str, Any] = {}
+    results: list[dict[str, Any]] = []
+    for form in ("lines", "joined"):
+        evaluated = evaluate(rows, texts, form)
+        results += evaluated
+        for split in ("tune", "report"):
+            if args.split in (split, "all"):
+                report[f"{form}/{split}"] = scores([r for r in evaluated if r["split"] == split])
+                report[f"{form}/{split} (PDF pages only)"] = scores([r for r in evaluated if r["split"] == split and r["kind"] == "pdf"])
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print("| text form / half | units | TP | FP | FN | TN | precision | recall | EPUB units recommended |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for key, s in report.items():
+            print(f"| {key} | {s['units']} | {s['tp']} | {s['fp']} | {s['fn']} | {s['tn']} | {s['precision']} "
+                  f"| {s['recall']} | {s['epub_recommended']} |")
+        for key, s in report.items():
+            if "PDF" not in key:
+                print(f"{key}: recommended by label {s['fired_by_label']}")
+    if args.misses:
+        for r in results:
+            if r["visual"] != r["recommended"] and (args.split == "all" or r["split"] == args.split):
+                print(f"{r['form']:6} {r['split']:6} {r['book']}:{r['unit']} {r['label']:8} recommended={r['recommended']} "
+                      f"{r['reasons']} {r['note']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

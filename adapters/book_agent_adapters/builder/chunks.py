@@ -101,7 +101,7 @@ def open_pdf(path: Path) -> Any:
 
 def pdf_pages(path: Path, doc: Any, tick: Tick) -> tuple[list[layout.PageLines], list[str | None]]:
     """Every page's text (the runtime reader's), its lines and label."""
-    from book_agent_adapters.sources.pdf import PdfSource
+    from book_agent_adapters.sources.pdf.reader import PdfSource
 
     source = PdfSource(path)
     try:

@@ -29,7 +29,7 @@ def _spine_member(source: Any, item: Any, book: str) -> bytes:
 
 def epub_extraction(path: Path, tick: Tick) -> tuple[Extraction, bytes]:
     """The records of every spine document, and the OPF's bytes (for the metadata)."""
-    from book_agent_adapters.sources.epub import EpubSource
+    from book_agent_adapters.sources.epub.reader import EpubSource
 
     names = guards.check_epub_archive(path)
     _check_xml_members(path, names)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from book_agent.domain.package import DATABASE_SCHEMA_SQL
+from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
 
 MEDIA_TYPES = {".pdf": "application/pdf", ".epub": "application/epub+zip"}
 

@@ -113,7 +113,8 @@ dist: install
 	$(PY) -m pip install -q build twine
 	rm -rf dist && $(PY) -m build -q --outdir dist . && $(PY) -m twine check --strict dist/*
 
-# The wheel in a clean venv, outside the checkout: install, fetch the model, a vector search.
+# The wheel in a clean venv, outside the checkout: install, fetch the model, a vector search, then
+# book-agent-build of a small PDF and a vector search of it (a newcomer's own book).
 check-wheel: dist
 	$(PY) tools/dev/check_wheel.py dist
 

@@ -234,9 +234,13 @@ def install_report(data_dir: str | Path | None = None) -> dict[str, Any]:
     return report(resolve_data_dir(data_dir))
 
 
-def install_model(data_dir: str | Path | None, model: str, source: Path | None = None) -> dict[str, Any]:
-    """`book-agent model install`: a known model's pinned files into the data dir's cache."""
-    from book_agent_adapters.encoders.local.model_files import MODELS_FOLDER
+def install_model(data_dir: str | Path | None, model: str, source: Path | None = None,
+                  models_dir: str | Path | None = None) -> dict[str, Any]:
+    """`book-agent model install`: a known model's pinned files, once per user (`models_dir`, else
+    $BOOK_AGENT_MODELS, else the user cache dir's models/), where every data dir finds them.
+    `data_dir` is kept for callers; a model an older release put in a data dir still serves it."""
+    from book_agent.settings import resolve_models_dir
     from book_agent_adapters.encoders.local.model_install import install_model as install
 
-    return install(resolve_data_dir(data_dir) / "cache" / MODELS_FOLDER, model, source)
+    del data_dir
+    return install(resolve_models_dir(models_dir), model, source)

@@ -9,6 +9,7 @@ else (a test scans the source roots for the rest), and the data dir's config.tom
 | `BOOK_AGENT_DEBUG` | `1`: an unexpected error's traceback goes to stderr (book_agent/cli/output.py) |
 | `BOOK_AGENT_SERVE_OPTIONS` | set by `serve --workers N` for its worker processes: their options, as JSON |
 | `BOOK_AGENT_MILVUS_URI` | the Milvus library backend's server (`http://host:19530`), over `[library.milvus] uri` |
+| `BOOK_AGENT_MODELS` | where `model install` puts models, once per user (else the user cache dir's `models/`) |
 | (named in config) | the Milvus backend's token: `[library.milvus] token_env` names the variable; its value is never stored |
 
 The library backend (contracts/library.md, "Library backends"): an explicit argument
@@ -39,6 +40,7 @@ ENV_BLAS_THREADS = "BOOK_AGENT_BLAS_THREADS"
 ENV_DEBUG = "BOOK_AGENT_DEBUG"
 ENV_SERVE_OPTIONS = "BOOK_AGENT_SERVE_OPTIONS"
 ENV_MILVUS_URI = "BOOK_AGENT_MILVUS_URI"
+ENV_MODELS = "BOOK_AGENT_MODELS"
 CONFIG_NAME = "config.toml"  # the data dir's own settings (per-book settings live in each book's config.json)
 CONFIG_MAX_BYTES = 1 << 20
 DEFAULT_LIBRARY_BACKEND = "local"
@@ -58,6 +60,19 @@ def resolve_data_dir(data_dir: str | Path | None = None, environ: Mapping[str, s
     import platformdirs
 
     return Path(platformdirs.user_data_dir("book-agent", appauthor=False)).resolve()
+
+
+def resolve_models_dir(models_dir: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """Where models are installed once per user and shared by every data dir: --models-dir,
+    else $BOOK_AGENT_MODELS, else the user cache dir's `models` (~/.cache/book-agent/models)."""
+    if models_dir:
+        return Path(models_dir).expanduser().resolve()
+    env = _environ(environ).get(ENV_MODELS)
+    if env:
+        return Path(env).expanduser().resolve()
+    import platformdirs
+
+    return (Path(platformdirs.user_cache_dir("book-agent", appauthor=False)) / "models").resolve()
 
 
 def blas_threads(environ: Mapping[str, str] | None = None) -> str:

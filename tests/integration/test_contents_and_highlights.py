@@ -1,6 +1,6 @@
 """Issue 24, items 4 and 6: highlighted page renders, the table of contents, a record's neighbours.
 
-Real parts: packages built by tools/build/build_package.py from four real pages of lshort-zh-cn (the
+Real parts: packages built by book-agent-build (adapters/book_agent_adapters/builder/) from four real pages of lshort-zh-cn (the
 GFDL's text, tests/support/data/books) and the repository's Art of War EPUB; PDFs with outlines
 written by reportlab (one outline item edited to point at no object); the CLI and a FastMCP
 client against the real servers (one book and `@all`).
@@ -18,15 +18,21 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import tools.build.build_package as build_package  # noqa: E402
 from book_agent.agent import build_agent
 from book_agent.domain.errors import BookAgentError
+from book_agent_adapters.builder.build import Options, build
 from tests.support import REPO_ROOT
 from tests.support.cli_support import run_cli
 from tests.support.pdf_boxes import _rebuild_xref
 
 PDF = REPO_ROOT / "tests" / "support" / "data" / "books" / "lshort-zh-cn-gfdl-pages.pdf"
 EPUB = REPO_ROOT / "examples" / "the-art-of-war" / "the-art-of-war.epub"
+
+
+def _package(original: Path, out: Path, book_id: str) -> Path:
+    """A lexical-only package of `original` at `out`, made by the builder users run (book-agent-build)."""
+    build(original, out, Options(book_id=book_id, vectors=False))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +42,7 @@ def books(tmp_path_factory: pytest.TempPathFactory) -> Path:
     outlined = write_outlined_pdf(root / "outlined.pdf")
     with build_agent(root / "data") as agent:
         for name, original in (("gfdl", PDF), ("war", EPUB), ("outlined", outlined)):
-            agent.init(build_package.build(original, root / name, name, vectors=False))
+            agent.init(_package(original, root / name, name))
     return root / "data"
 
 
@@ -116,7 +122,7 @@ def test_a_page_without_a_text_layer_renders_plain_with_an_honest_note(tmp_path:
     c.showPage()
     c.save()
     with build_agent(tmp_path / "data") as agent:
-        agent.init(build_package.build(pdf, tmp_path / "pkg", "scan", vectors=False))
+        agent.init(_package(pdf, tmp_path / "pkg", "scan"))
         out = agent.render_page("scan", 1, quotes=["The only page with text on it"])
     assert out["page_index"] == 1 and out["highlights"] == [] and "nothing_highlighted" in out["notes"]
 
@@ -175,7 +181,7 @@ def test_a_broken_epub_navigation_is_an_honest_none(tmp_path: Path, nav: bytes, 
         for info in src.infolist():
             dst.writestr(info, nav if info.filename.endswith("toc.xhtml") else src.read(info))
     with build_agent(tmp_path / "data") as agent:
-        agent.init(build_package.build(broken, tmp_path / "pkg", "broken", vectors=False))
+        agent.init(_package(broken, tmp_path / "pkg", "broken"))
         toc = agent.get_toc("broken")
     assert (toc["source"], [e["title"] for e in toc["entries"]]) == expected
     assert all(e["target"] == "none" and e["first_record_id"] is None for e in toc["entries"])

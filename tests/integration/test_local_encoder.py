@@ -17,6 +17,7 @@ from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer
 
 from book_agent.domain.errors import QueryRuntimeError
+from book_agent.settings import resolve_models_dir
 from book_agent_adapters.encoders.local import (
     LocalQueryEncoder,
     clear_model_cache,
@@ -274,7 +275,8 @@ def test_missing_model_lists_searched_places(tmp_path):
         find_model("org/absent", hub_caches=[tmp_path / "hub"], carriers=[("no_such_pkg_x", "m")])
     err = info.value
     assert err.code == "query.local_model_missing" and err.remediation
-    assert err.details["searched"] == [f"hf_cache:{tmp_path / 'hub'}", "package:no_such_pkg_x"]
+    shared = resolve_models_dir() / "org--absent"  # the per-user models folder `model install` fills
+    assert err.details["searched"] == [f"installed:{shared}", f"hf_cache:{tmp_path / 'hub'}", "package:no_such_pkg_x"]
     enc = LocalQueryEncoder("org/absent", 16, search_paths=[tmp_path / "hub"])
     assert enc.route == "local:numpy:unresolved:org/absent"
     with pytest.raises(QueryRuntimeError, match="local_model_missing"):

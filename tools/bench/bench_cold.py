@@ -124,7 +124,7 @@ def cold_cli(data: Path, vector_file: Path, rounds: int, baseline: str | None) -
 
 def mcp_first_vs_warm(data: Path, spawns: int) -> dict[str, Any]:
     """Spawned with this process's environment (PYTHONPATH picks the code under test)."""
-    import tools.bench.bench_mcp as bench_mcp
+    import tools.bench.serve.bench_mcp as bench_mcp
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # see child_env
 
     def one(pause: float) -> tuple[float, float, float]:
@@ -155,7 +155,7 @@ def _cpu_ms(pid: int) -> float:
 def spawn_to_tools_list(data: Path, spawns: int, baseline: str | None) -> dict[str, Any]:
     """Interleaved: a bare FastMCP server, ours and (with --baseline) the older code; wall ms
     and the server's CPU ms when tools/list is answered; ratios are medians per round."""
-    import tools.bench.bench_mcp as bench_mcp
+    import tools.bench.serve.bench_mcp as bench_mcp
     bare = data.parent / "bare.py"
     bare.write_text(bench_mcp.BARE, encoding="utf-8")
     variants = {"bare": ([sys.executable, str(bare)], None), "ours": (bench_mcp.our_argv(data, BOOK), None)}

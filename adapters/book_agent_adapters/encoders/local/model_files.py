@@ -1,7 +1,9 @@
 """Finding a model's files on this machine. Never downloads anything.
 
 Search order: (1) an explicit folder (the book's `query.model_dir`), (2) the models that
-`book-agent model install` put in the data dir (DATA_DIR/cache/models/<org>--<name>/),
+`book-agent model install` put in the data dir (DATA_DIR/cache/models/<org>--<name>/: older
+releases installed there), (2b) the models it installs once per user, shared by every data dir
+($BOOK_AGENT_MODELS, else the user cache dir's models/: settings.resolve_models_dir),
 (3) the Hugging Face hub cache (snapshot layout, `refs/main` honoured), (4) installed Python
 packages that carry the weights, located with `importlib.util.find_spec` so none of their
 code runs.
@@ -20,6 +22,16 @@ from .known_models import KnownModel, canonical_name, lookup
 
 REQUIRED_FILES = ("config.json", "model.safetensors")
 MODELS_FOLDER = "models"  # below the data dir's cache folder
+
+
+def user_models_dir() -> Path | None:
+    """The per-user models folder `book-agent model install` fills (None when it cannot be named)."""
+    from book_agent.settings import resolve_models_dir
+
+    try:
+        return resolve_models_dir()
+    except (OSError, RuntimeError):
+        return None
 
 
 def installed_model_dir(models_dir: Path, model_name: str) -> Path:
@@ -125,8 +137,10 @@ def find_model(
             errors.REMEDIATION_MISSING,
             model=name, model_dir=folder, missing_files=missing, searched=searched,
         )
-    if models_dir is not None:
-        installed = installed_model_dir(models_dir, name)
+    for models in (models_dir, user_models_dir()):
+        if models is None:
+            continue
+        installed = installed_model_dir(models, name)
         searched.append(f"installed:{installed}")
         if has_model_files(installed):
             return ModelLocation(name, installed.resolve(), "installed", known, tuple(searched))

@@ -1,6 +1,6 @@
 """Figures for the MCP server: start-up, warm search latency over stdio, memory over 1,000 calls.
 
-    .venv/bin/python tools/bench/bench_mcp.py [--json] [--records 10000] [--dims 1024] [--calls 1000]
+    .venv/bin/python tools/bench/serve/bench_mcp.py [--json] [--records 10000] [--dims 1024] [--calls 1000]
 
 1. spawn -> tools/list answered: our server (the exact host argv) next to a bare FastMCP server
    with one trivial tool, interleaved in the same run (median of --spawns each);
@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: tools.*
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repo root: tools.*
 from tools.bench.measure import percentile
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 MAIN = ROOT / "book_agent" / "cli" / "main.py"
 WIRED = "mcp_cmd" in MAIN.read_text(encoding="utf-8")

@@ -1,7 +1,7 @@
 """Load test of `book-agent serve` (issue 17): N MCP clients over streamable HTTP for S seconds of
 mixed calls, with faults injected, next to the same N clients each on its own stdio server.
 
-    .venv/bin/python tools/bench/bench_http_load.py [--clients 32] [--seconds 30] [--auth token-file|jwt]
+    .venv/bin/python tools/bench/serve/bench_http_load.py [--clients 32] [--seconds 30] [--auth token-file|jwt]
                                               [--replicas 1] [--workers 1] [--shared-token] [--skip-stdio]
                                               [--no-faults] [--json]
 
@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: tools.*
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repo root: tools.*
 from tools.bench.measure import percentile
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT / ".bench" / "http-load"
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 

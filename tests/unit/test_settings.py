@@ -54,3 +54,16 @@ def test_the_readers_take_an_environment(tmp_path: Path) -> None:
     assert settings.blas_threads({}) == ""
     assert [settings.debug_requested({settings.ENV_DEBUG: v}) for v in ("1", "yes", "0", "false", "No", "")] == \
         [True, True, False, False, False, False]
+
+
+@pytest.mark.parametrize("xdg", [None, "", "   ", "relative/cache", "/tmp/some cache"])
+def test_the_user_cache_dir_is_platformdirs_own(xdg: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """settings.user_cache_dir applies platformdirs' rule without importing it on Linux (issue 42's
+    per-user models folder is looked up by every search): both give the same folder."""
+    import platformdirs
+
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert settings.user_cache_dir() == Path(platformdirs.user_cache_dir("book-agent", appauthor=False))

@@ -9,7 +9,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from book_agent.mcp.auth import BOOK_ID, JwtSettings, lifetime_problem, token_books
+from book_agent.mcp.auth import (
+    BOOK_ID,
+    DEFAULT_JWT_MAX_LIFETIME_S,
+    JwtSettings,
+    lifetime_problem,
+    token_books,
+)
 from book_agent.mcp.book_scope import WITHHELD, foreign_book_ids, named_books, scrubbed, uri_book
 
 book_ids = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,12}", fullmatch=True)
@@ -73,7 +79,8 @@ def test_the_lifetime_rule(exp: int | None, iat: int | None, limit: int | None, 
     elif exp is None:
         accepted = settings.allow_no_exp and iat is not None and limit is not None and NOW - iat <= limit
     else:
-        accepted = limit is None or exp - (iat if iat is not None else NOW) <= limit
+        # without a maximum of its own a JWT gets the default one (a day: issue 44 item 7)
+        accepted = exp - (iat if iat is not None else NOW) <= (limit if limit is not None else DEFAULT_JWT_MAX_LIFETIME_S)
     assert (problem is None) == accepted, (claims, settings, problem)
 
 
@@ -96,7 +103,10 @@ def test_a_future_iat_cannot_stretch_the_lifetime(ahead: int, lifetime: int) -> 
 def test_a_jwt_without_exp_is_refused_by_default() -> None:
     assert lifetime_problem({"iat": NOW}, JwtSettings("i", "a"), NOW) is not None
     assert lifetime_problem({"iat": NOW, "exp": None}, JwtSettings("i", "a"), NOW) is not None  # null: no exp
-    assert lifetime_problem({"iat": NOW, "exp": NOW + 1e9}, JwtSettings("i", "a"), NOW) is None  # no maximum set
+    # without --jwt-max-lifetime the default maximum (a day, issue 44 item 7) holds; a set one replaces it
+    assert "maximum lifetime (86400 s)" in str(lifetime_problem({"iat": NOW, "exp": NOW + 1e9}, JwtSettings("i", "a"), NOW))
+    assert lifetime_problem({"iat": NOW, "exp": NOW + 3600}, JwtSettings("i", "a"), NOW) is None
+    assert lifetime_problem({"iat": NOW, "exp": NOW + 1e9}, JwtSettings("i", "a", max_lifetime_s=2e9), NOW) is None
 
 
 # --- what an answer may say ------------------------------------------------------------------

@@ -32,7 +32,13 @@ from typing import Any
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import LibraryBackendSetting
 from book_agent.ports.library import LibraryBackend
-from book_agent.settings import milvus_uri, secret_from
+from book_agent.settings import (
+    ENV_MILVUS_PASSWORD,
+    ENV_MILVUS_TOKEN,
+    ENV_MILVUS_USER,
+    milvus_uri,
+    secret_from,
+)
 
 NUMBER = (int, float)
 OPTIONS: dict[str, type | tuple[type, ...]] = {
@@ -43,7 +49,7 @@ OPTIONS: dict[str, type | tuple[type, ...]] = {
     "breaker_s": NUMBER, "read_consistency": str, "bounded_after_s": NUMBER, "partition_key": bool,
     "rebuild_backoff_s": NUMBER}
 SECONDS = ("timeout_s", "lease_s", "lease_wait_s", "lease_settle_s", "breaker_s", "bounded_after_s", "rebuild_backoff_s")
-ENV_TOKEN, ENV_USER, ENV_PASSWORD = "BOOK_AGENT_MILVUS_TOKEN", "BOOK_AGENT_MILVUS_USER", "BOOK_AGENT_MILVUS_PASSWORD"
+ENV_TOKEN, ENV_USER, ENV_PASSWORD = ENV_MILVUS_TOKEN, ENV_MILVUS_USER, ENV_MILVUS_PASSWORD
 PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEFAULT_PREFIX = "book_agent"

@@ -47,7 +47,7 @@ MILVUS_SERVER_PKG := milvus==2.3.5
 install-milvus-server: $(MILVUS_SERVER_VENV)/.installed-stamp
 
 $(MILVUS_SERVER_VENV)/.installed-stamp: Makefile
-	@PYBIN=$$(./tools/find-python.sh) && { [ -x $(MILVUS_SERVER_VENV)/bin/python ] || "$$PYBIN" -m venv $(MILVUS_SERVER_VENV); } && \
+	@PYBIN=$$(./tools/dev/find-python.sh) && { [ -x $(MILVUS_SERVER_VENV)/bin/python ] || "$$PYBIN" -m venv $(MILVUS_SERVER_VENV); } && \
 	  $(MILVUS_SERVER_VENV)/bin/python -m pip install -q '$(MILVUS_SERVER_PKG)' && touch $@ || \
 	  echo "note: the Milvus server wheel could not be installed: its slow tests skip, or fail under CI=true" >&2
 

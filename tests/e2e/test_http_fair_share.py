@@ -33,14 +33,13 @@ from tests.support.http_serve import (
     client_from,
     connect,
     head,
+    pdf_book_data_dir,
     read_response,
     rpc_body,
     serving,
     sse_result,
     token_file,
 )
-from tests.support.library_support import corpus
-from tests.support.package_builder import build_package
 
 TEAM, OTHER = "fair-team-token-1", "fair-other-token-2"
 
@@ -67,12 +66,7 @@ def render(dpi: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from book_agent import BookAgent
-
-    tmp = tmp_path_factory.mktemp("fair")
-    with BookAgent(tmp / "data") as agent:
-        agent.init(build_package(tmp / "pdf", book_id="pdf-book", kind="pdf", records=corpus(20)))
-    return tmp / "data"
+    return pdf_book_data_dir(tmp_path_factory.mktemp("fair"))
 
 
 @pytest.fixture(scope="module")

@@ -24,11 +24,10 @@ from tests.support.http_serve import (
     client_from,
     connect,
     head,
+    pdf_book_data_dir,
     serving,
     token_file,
 )
-from tests.support.library_support import corpus
-from tests.support.package_builder import build_package
 
 LEGIT, INSIDER = "flood-legit-token-1", "flood-insider-token-2"
 SEARCH = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -37,12 +36,7 @@ SEARCH = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from book_agent import BookAgent
-
-    tmp = tmp_path_factory.mktemp("floods")
-    with BookAgent(tmp / "data") as agent:
-        agent.init(build_package(tmp / "pdf", book_id="pdf-book", kind="pdf", records=corpus(20)))
-    return tmp / "data"
+    return pdf_book_data_dir(tmp_path_factory.mktemp("floods"))
 
 
 @pytest.fixture(scope="module")

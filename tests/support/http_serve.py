@@ -205,3 +205,15 @@ def sse_result(body: bytes) -> dict[str, Any]:
             return dict(json.loads(line[5:].strip()))
     start = text.find("{")
     return dict(json.loads(text[start:text.rfind("}") + 1]))
+
+
+def pdf_book_data_dir(tmp: Path) -> Path:
+    """A data dir holding `pdf-book`, a 20-record PDF package: what the served-load suites
+    (fair share, floods) search and render."""
+    from book_agent import BookAgent
+    from tests.support.library_support import corpus
+    from tests.support.package_builder import build_package
+
+    with BookAgent(tmp / "data") as agent:
+        agent.init(build_package(tmp / "pdf", book_id="pdf-book", kind="pdf", records=corpus(20)))
+    return tmp / "data"

@@ -43,13 +43,11 @@ SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 
 def python() -> Path | None:
-    """The server venv's interpreter, when the `milvus` wheel is installed in it."""
-    exe = VENV / "bin" / "python"
-    if not exe.exists():
-        return None
-    found = subprocess.run([str(exe), "-c", "import importlib.util as u; print(bool(u.find_spec('milvus')))"],
-                           capture_output=True, text=True, check=False)
-    return exe if found.stdout.strip() == "True" else None
+    """The server venv's interpreter, when the `milvus` wheel is installed in it (asked by the
+    outer process only: the `inner` one, in the namespace, runs without the repo on its path)."""
+    from tools.dev.milvus_test_server import venv_python
+
+    return venv_python(VENV, "milvus")
 
 
 def available() -> bool:

@@ -26,10 +26,15 @@ ATTEMPTS = 3  # a port taken between choosing it and the server binding it: try 
 
 def python() -> Path | None:
     """The milvus-lite venv's interpreter, when milvus-lite is installed in it."""
-    exe = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    return venv_python(VENV, "milvus_lite")
+
+
+def venv_python(venv: Path, module: str) -> Path | None:
+    """`venv`'s interpreter, when `module` is installed in it (the Makefile makes these venvs)."""
+    exe = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not exe.exists():
         return None
-    found = subprocess.run([str(exe), "-c", "import importlib.util as u; print(bool(u.find_spec('milvus_lite')))"],
+    found = subprocess.run([str(exe), "-c", f"import importlib.util as u; print(bool(u.find_spec({module!r})))"],
                            capture_output=True, text=True, check=False)
     return exe if found.stdout.strip() == "True" else None
 

@@ -188,47 +188,60 @@ async def session(client: Any, served: Served) -> None:
     await client.post(served.url, json=rpc("notifications/initialized", {}, None))
 
 
-async def one_client(served: Served, index: int, pairs: list[tuple[str, list[float]]], start: float,
-                     warm_until: float, deadline: float, cell: Cell) -> None:
+async def one_client(served: Served, client: Any, index: int, pairs: list[tuple[str, list[float]]],
+                     started: asyncio.Event, warm_until: list[float], deadline: list[float], cell: Cell) -> None:
+    """Searches in a loop from `started` to the deadline, one call in flight (its session is open)."""
     import httpx
 
-    async with httpx.AsyncClient(timeout=60, headers=headers(served, index)) as client:
-        await session(client, served)
-        turn = index * 7919
-        while time.monotonic() < deadline:
-            turn += 1
-            query, vector = pairs[turn % len(pairs)]
-            call = rpc("tools/call", {"name": "search", "arguments": {"query": query, "query_vector": vector,
-                                                                       "top_k": 10}}, turn)
-            began = time.perf_counter()
-            try:
-                response = await client.post(served.url, json=call)
-                elapsed = (time.perf_counter() - began) * 1000
-                if response.status_code == 429:
-                    cell.refused_429 += 1
-                    await asyncio.sleep(float(response.headers.get("retry-after", "1")))
-                    continue
-                message = message_of(response.text) if response.status_code == 200 else {"error": response.status_code}
-            except (httpx.HTTPError, ValueError) as exc:
-                cell.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+    await started.wait()
+    turn = index * 7919
+    while time.monotonic() < deadline[0]:
+        turn += 1
+        query, vector = pairs[turn % len(pairs)]
+        call = rpc("tools/call", {"name": "search", "arguments": {"query": query, "query_vector": vector,
+                                                                   "top_k": 10}}, turn)
+        began = time.perf_counter()
+        try:
+            response = await client.post(served.url, json=call)
+            elapsed = (time.perf_counter() - began) * 1000
+            if response.status_code == 429:
+                cell.refused_429 += 1
+                await asyncio.sleep(float(response.headers.get("retry-after", "1")))
                 continue
-            result = message.get("result") or {}
-            if "error" in message or result.get("isError") or not (result.get("structuredContent") or {}).get("hits"):
-                cell.errors.append(json.dumps(message)[:200])
-                continue
-            cell.calls += 1
-            if time.monotonic() >= warm_until:
-                cell.latencies.append(elapsed)
+            message = message_of(response.text) if response.status_code == 200 else {"error": response.status_code}
+        except (httpx.HTTPError, ValueError) as exc:
+            cell.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+            continue
+        result = message.get("result") or {}
+        if "error" in message or result.get("isError") or not (result.get("structuredContent") or {}).get("hits"):
+            cell.errors.append(json.dumps(message)[:200])
+            continue
+        cell.calls += 1
+        if time.monotonic() >= warm_until[0]:
+            cell.latencies.append(elapsed)
 
 
 async def run_cell(served: Served, clients: int, seconds: float, pairs: list[tuple[str, list[float]]]) -> Cell:
+    """N clients open their sessions first (not timed: 64 `initialize` at once take seconds on a
+    loaded machine), then all search together: 1 s of warm-up, then `seconds` timed."""
+    import httpx
+
     cell = Cell()
-    cpu_before = cpu_seconds(served.proc.pid)
-    start = time.monotonic()
-    warm_until, deadline = start + 1.0, start + 1.0 + seconds
-    await asyncio.gather(*(one_client(served, i, pairs, start, warm_until, deadline, cell) for i in range(clients)))
+    started = asyncio.Event()
+    warm_until, deadline = [0.0], [0.0]
+    async with contextlib.AsyncExitStack() as stack:
+        opened = [await stack.enter_async_context(httpx.AsyncClient(timeout=120, headers=headers(served, i)))
+                  for i in range(clients)]
+        await asyncio.gather(*(session(client, served) for client in opened))
+        tasks = [asyncio.create_task(one_client(served, client, i, pairs, started, warm_until, deadline, cell))
+                 for i, client in enumerate(opened)]
+        cpu_before = cpu_seconds(served.proc.pid)
+        now = time.monotonic()
+        warm_until[0], deadline[0] = now + 1.0, now + 1.0 + seconds
+        started.set()
+        await asyncio.gather(*tasks)
+        cell.cpu_seconds = cpu_seconds(served.proc.pid) - cpu_before
     cell.seconds = seconds
-    cell.cpu_seconds = cpu_seconds(served.proc.pid) - cpu_before
     return cell
 
 

@@ -15,6 +15,9 @@ brings the question's vector (so neither encodes), and the calls alternate betwe
    of a fresh server each; also with a text query (the local encoder then loads on it).
 
 `--baseline CHECKOUT` adds another checkout's server (PYTHONPATH) to the same rounds.
+`--no-warm-up` adds our server with its background warm-up switched off (a launcher that makes
+`BookSession.queue_warm_up` do nothing, then runs the same entry): whether the warm-up paths pay
+for their code (issue 46, item 5) is the first search's figure with and without them.
 """
 
 from __future__ import annotations
@@ -141,9 +144,18 @@ def setup(folder: Path) -> tuple[Any, list[str], dict[str, list[str]], dict[str,
     return corpus, list(argvs), argvs, env
 
 
-def bench(calls: int, spawns: int, baseline: str | None) -> dict[str, Any]:
+NO_WARM_UP = ("import sys; from book_agent.mcp.session import BookSession; "
+              "BookSession.queue_warm_up = lambda self, kind='search': None; "
+              "from book_agent.cli.entry import main; main()")
+
+
+def bench(calls: int, spawns: int, baseline: str | None, no_warm_up: bool = False) -> dict[str, Any]:
     corpus, names, argvs, env = setup(ROOT / ".bench" / "peers" / "book")
     envs = {name: env for name in names}
+    if no_warm_up:  # sys.argv[1:] of `python -c` are the CLI's arguments, as the console script's
+        names.append("book-agent (no warm-up)")
+        argvs[names[-1]] = [sys.executable, "-P", "-c", NO_WARM_UP, *argvs["book-agent"][4:]]
+        envs[names[-1]] = env
     if baseline:
         names.append("book-agent (baseline)")
         argvs[names[-1]] = argvs["book-agent"]
@@ -197,9 +209,10 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--spawns", type=int, default=5)
     parser.add_argument("--baseline", metavar="CHECKOUT")
+    parser.add_argument("--no-warm-up", action="store_true", help="also our server without its warm-up")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = bench(args.calls, args.spawns, args.baseline)
+    result = bench(args.calls, args.spawns, args.baseline, args.no_warm_up)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

@@ -38,7 +38,7 @@ $(MILVUS_VENV)/.installed-stamp: Makefile
 
 # A real Milvus 2.3.5 standalone server (the PyPI `milvus` wheel: the Go binary with embedded etcd,
 # no Docker), for the slow tier's tests of the `milvus` backend against a real server
-# (tests/integration/test_milvus_real_server.py) and `tools/bench/library/bench_milvus_server.py`. Its own venv:
+# (tests/integration/library/milvus/test_milvus_real_server.py) and `tools/bench/library/bench_milvus_server.py`. Its own venv:
 # the wheel is a launcher, not a library. It binds every interface, so tools/dev/milvus_netns_server.py
 # runs it only inside a network namespace with nothing but `lo` (`unshare -n`: needs root). Without
 # it those tests skip, except under CI=true, where they fail (tests/support/parts.py).

@@ -49,7 +49,7 @@ def json_mode(ctx: typer.Context) -> bool:
 
 def emit(ctx: typer.Context, data: Any, human: Callable[[Any], None]) -> None:
     """Write a command's result: JSON with --json, else `human(data)`, a rendering laid out for
-    people (never JSON: tests/integration/test_cli_output_forms.py)."""
+    people (never JSON: tests/integration/cli/test_cli_output_forms.py)."""
     if json_mode(ctx):
         print_json(data)
     else:

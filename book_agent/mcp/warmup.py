@@ -16,10 +16,9 @@ dictionary (jieba, 0.3-2 s).
 
 Calls queue behind it like any call: a search that arrives during the warm-up waits for it,
 never for more than the work it needed anyway. Nothing is queued speculatively after a call:
-jsonschema (~50 ms to import) explains refused arguments only, so the first refused call
-imports it (book_agent/mcp/arguments/schema_check.py). Imported as a job after the first answered call,
-it held up the second search of every session by its import (30-45 ms, x10 a warm search),
-which a host sending searches one after another always pays; a refusal is the rare case.
+jsonschema (~50 ms to import), imported as a job after the first answered call to explain
+refused arguments, held up the second search of every session by its import (30-45 ms, x10 a
+warm search); arguments are now checked without it (book_agent/mcp/arguments/strict.py).
 
 The local encoder (~100 MB once used) is not part of it: the first search without a
 `query_vector` loads it, and once that search is answered the lane packs its weights for

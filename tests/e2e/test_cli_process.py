@@ -1,6 +1,6 @@
 """The CLI as real processes: `python -m book_agent` and the `book-agent` console script,
 argv bytes as the OS passes them, several processes at once, and a kill -9 mid-way.
-Everything else about the CLI runs in-process (tests/integration/test_cli*.py)."""
+Everything else about the CLI runs in-process (tests/integration/cli/test_cli*.py)."""
 
 from __future__ import annotations
 

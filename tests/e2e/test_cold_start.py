@@ -384,8 +384,8 @@ def test_warm_up_of_a_book_without_vectors_or_index(tmp_path: Path) -> None:
 
 
 def test_the_mcp_server_is_built_without_jsonschema() -> None:
-    # A bare FastMCP server does not import jsonschema (~150 ms); ours checks arguments with
-    # it, so it loads at the first call or in the warm-up, after tools/list.
+    # A bare FastMCP server does not import jsonschema (~150 ms), nor does ours (its arguments
+    # are checked by FastMCP's validation with strict types, book_agent/mcp/arguments/strict.py).
     code = ("import sys\nfrom book_agent.mcp.server import build_server\n"
             "build_server('b', agent=object())\nprint('jsonschema' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -156,6 +156,7 @@ def test_import_linter_fails_when_a_service_imports_an_adapter(tmp_path):
     shutil.copytree(ROOT / "book_agent", copy / "book_agent", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ADAPTERS, copy / "adapters" / "book_agent_adapters",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tools", copy / "tools", ignore=shutil.ignore_patterns("__pycache__"))  # a root too
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
     lint = [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", "--no-logo"]
     env = {"PYTHONPATH": f"{copy}{os.pathsep}{copy / 'adapters'}", "PATH": os.environ.get("PATH", "")}

@@ -4,7 +4,7 @@ Every builder writes a real zip or tar with the standard library; where the libr
 refuses to write something hostile (a lying size, an encryption flag, a NUL in a name),
 the header bytes are patched by hand afterwards. Builders take `victim`, a folder an
 escaping member would aim at, so a test can check that nothing landed there.
-Used by tests/integration/test_archive_hostile.py and tools/bench/bench_archive.py.
+Used by tests/integration/package/test_archive_hostile.py and tools/bench/bench_archive.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The Milvus backend's pure parts: failures translated to codes, the options it accepts, the
-group stamp read per book, filter literals (no server: tests/integration/test_milvus_*.py)."""
+group stamp read per book, filter literals (no server: tests/integration/library/milvus/test_milvus_*.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """resolve_query_runtime (the spec from a vector manifest) and QueryRuntime's route choice, with
-fake encoders; on a real package and a real model: tests/integration/test_query_runtime_models.py."""
+fake encoders; on a real package and a real model: tests/integration/encoders/test_query_runtime_models.py."""
 
 from __future__ import annotations
 

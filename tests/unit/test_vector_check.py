@@ -3,7 +3,7 @@
 These unit tests drive the service with a fake "model" that reads Latin words but turns CJK
 text into noise (what an English-only model does); the slow tier runs the real MiniLM on a
 Chinese and an English book whose packages declare no languages
-(tests/integration/test_vector_check_minilm.py).
+(tests/integration/encoders/test_vector_check_minilm.py).
 """
 
 from __future__ import annotations

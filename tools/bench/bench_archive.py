@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 CHILD = r"""
 import json, resource, sys, time
-from book_agent_adapters.archives.importer import import_archive
-import book_agent_adapters.archives.members, zipfile, tarfile, gzip  # warm imports
+from book_agent_adapters.bench import import_archive
+import zipfile, tarfile, gzip  # warm imports (import_archive, above, imported the archive readers)
 
 def peak_kib():
     # VmHWM is this process's own high-water mark; ru_maxrss on Linux carries the
@@ -63,7 +63,7 @@ def snapshot(root: Path) -> set[tuple[str, int]]:
 
 def run_corpus(quick: bool) -> dict[str, Any]:
     from book_agent.domain.errors import BookAgentError
-    from book_agent_adapters.archives.importer import ArchiveLimits, import_archive, remove_tree
+    from book_agent_adapters.bench import ArchiveLimits, import_archive, remove_tree
     from tests.support.hostile_archives import CORPUS
 
     rows = []
@@ -148,7 +148,7 @@ def run_throughput(megabytes: int) -> list[dict[str, Any]]:
                 "rss_before_mb": round(child["rss_before_kib"] / 1024, 1),
                 "rss_peak_mb": round(child["rss_peak_kib"] / 1024, 1),
             })
-            from book_agent_adapters.archives.importer import remove_tree
+            from book_agent_adapters.bench import remove_tree
 
             remove_tree(managed)
     return results

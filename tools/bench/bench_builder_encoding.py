@@ -49,7 +49,15 @@ BLAS_VARIABLES = _blas_variables()
 
 
 def texts_of(book: Path, limit: int) -> list[str]:
-    from book_agent_adapters.builder import chunks, embed, epub_chunks
+    from book_agent_adapters.bench import (
+        builder_chunks as chunks,
+    )
+    from book_agent_adapters.bench import (
+        builder_embed as embed,
+    )
+    from book_agent_adapters.bench import (
+        builder_epub_chunks as epub_chunks,
+    )
 
     if book.is_dir():
         con = sqlite3.connect(f"file:{book / 'index.sqlite'}?mode=ro", uri=True)
@@ -63,7 +71,7 @@ def texts_of(book: Path, limit: int) -> list[str]:
 
 
 def ours(texts: list[str], model_name: str) -> tuple[dict[str, float], str]:
-    from book_agent_adapters.builder import embed
+    from book_agent_adapters.bench import builder_embed as embed
 
     model = embed.e5_model() if model_name == "e5" else embed.minilm_model(None)[0]
     if model is None:

@@ -46,7 +46,7 @@ def codex_readback(home: Path, name: str, argv: list[str]) -> str:
 
 
 def run() -> list[dict[str, Any]]:
-    from book_agent_adapters.hosts import HostAdapter
+    from book_agent_adapters.bench import HostAdapter
     from tests.support.hosts_helpers import make_package
 
     rows = []

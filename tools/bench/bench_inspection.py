@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
-    from book_agent_adapters.package.inspector import PackageInspector
+    from book_agent_adapters.bench import PackageInspector
     from tests.support.package_builder import build_package, synthetic_records
 
     with tempfile.TemporaryDirectory(prefix="bench-inspection-") as scratch:

@@ -67,7 +67,7 @@ def _cfi_hits(agent: BookAgent) -> Counter[str]:
 
 def _cfi_cost(tmp: Path) -> dict[str, float]:
     """Verification seconds per 1,000 records of the EPUBs without the CFIs (to compare)."""
-    from book_agent_adapters.sources.epub.reader import EpubSource
+    from book_agent_adapters.bench import EpubSource
 
     original = EpubSource.cfi
     EpubSource.cfi = lambda self, item, start, end: {"epub_cfi": None, "epub_cfi_start": None, "cfi": "unavailable"}  # type: ignore[method-assign]

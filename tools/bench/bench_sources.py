@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
-from book_agent_adapters.sources.resolver import SourceResolver  # noqa: E402
+from book_agent_adapters.bench import SourceResolver  # noqa: E402
 from tests.support.package_builder import RecordSpec, build_package, synthetic_records  # noqa: E402
 from tests.support.sources_support import package_info  # noqa: E402
 

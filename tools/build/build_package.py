@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from book_agent_adapters.builder.cli import main
+from book_agent_adapters.bench import builder_main as main
 
 if __name__ == "__main__":
     raise SystemExit(main())

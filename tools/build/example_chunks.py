@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from book_agent_adapters.sources.epub.reader import Chapter, EpubSource
+from book_agent_adapters.bench import Chapter, EpubSource
 
 MIN_WORDS = 80  # a chunk closes once it holds this much
 MAX_WORDS = 220  # ...and never grows past this (MiniLM reads 256 word pieces)

@@ -13,8 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from book_agent_adapters.builder import files
-from book_agent_adapters.builder.files import MEDIA_TYPES, Row, file_entry, sha256, write_manifest
+from book_agent_adapters.bench import (
+    MEDIA_TYPES,
+    file_entry,
+    write_manifest,
+)
+from book_agent_adapters.bench import (
+    ManifestRow as Row,
+)
+from book_agent_adapters.bench import builder_files as files
+from book_agent_adapters.bench import (
+    file_sha256 as sha256,
+)
 
 __all__ = ["DIMS", "MEDIA_TYPES", "MODEL", "Encoder", "Row", "checked_vectors", "file_entry", "local_encoder", "sha256",
            "write_database", "write_manifest", "write_vector_manifest"]
@@ -32,7 +42,7 @@ def write_database(path: Path, book_id: str, rows: Sequence[Row], vectors: np.nd
 
 def local_encoder(model: str = MODEL, dims: int = DIMS) -> Encoder:
     """The product's own numpy encoder; raises BookAgentError when the model's files are absent."""
-    from book_agent_adapters.encoders.local import LocalQueryEncoder
+    from book_agent_adapters.bench import LocalQueryEncoder
 
     encoder = LocalQueryEncoder(model, dims, normalize=True)
 

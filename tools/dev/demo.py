@@ -65,8 +65,9 @@ def show(label: str, result: dict[str, Any], hits: int) -> None:
 def real_pdf(agent: Any, data_dir: Path) -> None:
     """Build a package from a real PDF (book-agent-build), register it, search it and
     render the top hit's page with the hit highlighted."""
-    from book_agent_adapters.builder.build import Options, build
-    from book_agent_adapters.builder.progress import Progress
+    from book_agent_adapters.bench import BuildOptions as Options
+    from book_agent_adapters.bench import BuildProgress as Progress
+    from book_agent_adapters.bench import build_package as build
 
     package = data_dir / "packages" / "gfdl-pages"
     build(REAL_PDF, package, Options(book_id="gfdl-pages", vectors=False), Progress(quiet=True))

@@ -38,7 +38,7 @@ def texts_digest(texts: Sequence[str]) -> str:
 
 
 def model_digest() -> str:
-    from book_agent_adapters.encoders.local.known_models import lookup
+    from book_agent_adapters.bench import known_model as lookup
 
     known = lookup(MODEL)
     assert known is not None
@@ -47,7 +47,7 @@ def model_digest() -> str:
 
 def encode_sorted(texts: Sequence[str], progress: Progress | None = None, *, queries: bool = False) -> np.ndarray:
     """Encode texts in length-sorted batches; rows come back in the input order."""
-    from book_agent_adapters.encoders.local import LocalQueryEncoder
+    from book_agent_adapters.bench import LocalQueryEncoder
 
     encoder = LocalQueryEncoder(MODEL, DIMS, normalize=True)
     out = np.zeros((len(texts), DIMS), dtype=np.float32)

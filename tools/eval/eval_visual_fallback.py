@@ -52,7 +52,7 @@ def split_of(row: dict[str, Any]) -> str:
 def unit_texts(rows: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
     import pypdfium2
 
-    from book_agent_adapters.sources.epub.reader import EpubSource
+    from book_agent_adapters.bench import EpubSource
 
     out: dict[tuple[str, int], str] = {}
     for book in sorted({r["book"] for r in rows}):

@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from book_agent_adapters.encoders.local import bert_numpy as bn
-from book_agent_adapters.encoders.local.st_config import ModelSpec
-from book_agent_adapters.encoders.local.weights import EncoderWeights
+from book_agent_adapters.bench import EncoderWeights, ModelSpec
+from book_agent_adapters.bench import bert_numpy as bn
 
 WORD_QUERIES = {
     3: "general battle plan",
@@ -126,7 +125,7 @@ def floor_report(w: EncoderWeights, spec: ModelSpec, ids: Any, warm_ms: float,
 def warm_encodes(model: Any, runs: int) -> dict[str, Any]:
     """Per query length: the forward pass on mapped and on packed weights (interleaved), and
     the whole encode (tokenizer, pass, pooling) as the encoder runs it once warm (packed)."""
-    from book_agent_adapters.encoders.local.weights import load_weights, pack
+    from book_agent_adapters.bench import load_weights, pack
 
     mapped = load_weights(model.weights_path, model.spec)
     packed = pack(mapped)

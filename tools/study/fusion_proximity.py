@@ -53,7 +53,7 @@ class _Passages:
         import sys
         from pathlib import Path
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root: tools.*
-        from book_agent_adapters.text.fts_terms import FtsTerms
+        from book_agent_adapters.bench import FtsTerms
         from tools.eval.eval_sets import load_set
 
         docs = load_set(name).docs

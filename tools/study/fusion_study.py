@@ -60,7 +60,7 @@ def _attainable(sidecar: Path | None, text: str) -> float | None:
     import math
     import sqlite3
 
-    from book_agent_adapters.text.fts_terms import FtsTerms
+    from book_agent_adapters.bench import FtsTerms
 
     if sidecar is None:
         return None

@@ -39,8 +39,7 @@ WORK = Path(os.environ.get("SCALE_STUDY_WORK", "/tmp/scale_study"))
 sys.path.insert(0, str(ROOT))
 
 from book_agent.domain.search.lexical_text import STOPWORDS, index_text, query_terms  # noqa: E402
-from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT  # noqa: E402
-from book_agent_adapters.text.cjk_fold import fold_chinese  # noqa: E402
+from book_agent_adapters.bench import HEADINGS_WEIGHT, fold_chinese  # noqa: E402
 
 STOP50 = ["the", "of", "and", "a", "to", "in", "is", "you", "that", "it", "he", "was",
                                    "for", "on", "are", "as", "with", "his", "they", "i", "at", "be", "this",

@@ -35,9 +35,7 @@ from book_agent.domain.search.lexical_text import (
     query_terms,
 )
 from book_agent.domain.search.metrics import ndcg_at_k
-from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT
-from book_agent_adapters.text.cjk_fold import fold_chinese
-from book_agent_adapters.text.cjk_words import segment_chinese, use_cache_dir
+from book_agent_adapters.bench import HEADINGS_WEIGHT, fold_chinese, segment_chinese, use_cache_dir
 from tools.eval.eval_sets import WORK_DIR, load_set
 
 DEPTH = 100

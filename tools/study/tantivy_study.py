@@ -63,9 +63,7 @@ HEAP = 200_000_000  # tantivy writer's memory budget (bytes)
 def record_terms(database: Path) -> Iterator[tuple[str, str, str]]:
     """(record id, body terms, heading terms) of a package database, space-joined, in seq order:
     the terms our impact index counts (term_counts.count_terms reads them the same way)."""
-    from book_agent_adapters.book.lexical.fts_lexical_index import RECORDS_SQL, headings_text
-    from book_agent_adapters.files.sqlite_readonly import connect_readonly
-    from book_agent_adapters.text.fts_terms import FtsTerms
+    from book_agent_adapters.bench import RECORDS_SQL, FtsTerms, connect_readonly, headings_text
 
     tokens = FtsTerms()
     con = connect_readonly(database)
@@ -105,8 +103,7 @@ class Tantivy:
         self.index = tantivy.Index(self.schema, path=str(folder), reuse=not fresh)
         self.index.register_tokenizer("ws", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
         self.writer = self.index.writer(heap_size=HEAP, num_threads=threads) if threads else None
-        from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT
-        from book_agent_adapters.text.fts_terms import FtsTerms
+        from book_agent_adapters.bench import HEADINGS_WEIGHT, FtsTerms
 
         self.headings_weight = HEADINGS_WEIGHT
         self.query_tokens = FtsTerms()
@@ -168,9 +165,7 @@ class Ours:
     """Today's engine, as the product builds and searches it."""
 
     def __init__(self, folder: Path) -> None:
-        from book_agent_adapters.library.local.lexical.library_lexical_index import (
-            SqliteLibraryIndex,
-        )
+        from book_agent_adapters.bench import SqliteLibraryIndex
 
         shutil.rmtree(folder, ignore_errors=True)
         self.folder = folder
@@ -485,9 +480,7 @@ def rewrite_loop(role: str, folder: Path, seconds: float) -> dict[str, Any]:
 
 
 def child_reader_ours(folder: Path) -> None:
-    from book_agent_adapters.library.local.lexical.library_lexical_search import (
-        SqliteLibraryLexical,
-    )
+    from book_agent_adapters.bench import SqliteLibraryLexical
 
     reader = SqliteLibraryLexical(folder / "lexical.sqlite")
     n = 0
@@ -519,9 +512,7 @@ def read_only_mount() -> dict[str, Any]:
 
 
 def child_read_only(folder: Path) -> None:
-    from book_agent_adapters.library.local.lexical.library_lexical_search import (
-        SqliteLibraryLexical,
-    )
+    from book_agent_adapters.bench import SqliteLibraryLexical
 
     out: dict[str, Any] = {}
     try:

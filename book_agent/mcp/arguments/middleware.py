@@ -1,12 +1,13 @@
-"""Arguments are checked here, once, before any tool runs: strictly against the published schema.
+"""Arguments are checked here, once, before any tool's body runs: strictly, as published.
 
-FastMCP validates arguments with pydantic in lax mode: `top_k: true` became 1 and `"5"` became
-5, values the published input schema (contracts/mcp-tools.json) says are wrong. So each call's
-arguments are validated against that very schema (the tool's `inputSchema`, JSON Schema
-2020-12) first; FastMCP's own validation then only sees values the schema allows. A string
-holding a lone UTF-16 surrogate is refused too: it is not text (no UTF-8 form), and would fail
-deep inside a tool or when the answer is written. Every refusal is `mcp.bad_arguments` with one
-entry per problem (where, what), never echoing the offending value back (it may be huge).
+FastMCP validates a tool's arguments with pydantic against the very types its published input
+schema (contracts/mcp-tools.json) is made from; the server turns on its strict mode
+(`strict_input_validation`: `top_k: true` and `"5"` are refused, not made 1 and 5), and
+book_agent/mcp/arguments/strict.py tells its refusals in the schema's words. What pydantic
+cannot say is checked here first: a string holding a lone UTF-16 surrogate (it is not text: no
+UTF-8 form, and would fail deep inside a tool or when the answer is written) and arrays/objects
+nested deeper than any argument needs. Every refusal is `mcp.bad_arguments` with one entry per
+problem (where, what), never echoing the offending value back (it may be huge).
 
 A call to a tool the server does not have would come back as a success result with `isError`
 and plain text ("Unknown tool: 'x'"); the MCP specification asks for a JSON-RPC error, -32602,
@@ -23,10 +24,9 @@ import mcp_types as mt
 from fastmcp.exceptions import DisabledError, NotFoundError, ValidationError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
-from pydantic import ValidationError as PydanticValidationError
 
 from book_agent.domain.unicode_text import scrub_text, surrogate_paths
-from book_agent.mcp.arguments.schema_check import schema_problems
+from book_agent.mcp.arguments.strict import integral_floats, problems_of
 from book_agent.mcp.errors import (
     bad_arguments,
     error_result,
@@ -35,16 +35,6 @@ from book_agent.mcp.errors import (
     unknown_resource,
     unknown_tool,
 )
-
-
-def _pydantic_problems(exc: BaseException) -> list[dict[str, Any]]:
-    cause = exc.__cause__
-    if not isinstance(cause, PydanticValidationError):
-        return []
-    return [
-        {"argument": ".".join(str(part) for part in err.get("loc", ())), "problem": err.get("msg"), "type": err.get("type")}
-        for err in cause.errors(include_url=False, include_input=False)
-    ]
 
 
 def _refusal(tool: str, problems: list[dict[str, Any]]) -> ToolResult:
@@ -99,15 +89,15 @@ class ArgumentErrors(Middleware):
         tool = scrub_text(context.message.name)
         arguments = context.message.arguments or {}
         problems = _nesting_problems(arguments) or _surrogate_problems(arguments)
-        schema = await self._input_schema(context)
-        if not problems and schema is not None:
-            problems = schema_problems(schema, arguments)
         if problems:
             return _refusal(tool, problems)
+        schema = await self._input_schema(context)
+        if schema is not None and (whole := integral_floats(schema, arguments)) is not arguments:
+            context = context.copy(message=context.message.model_copy(update={"arguments": whole}))
         try:
             return await call_next(context)
-        except ValidationError as exc:
-            return _refusal(tool, _pydantic_problems(exc))
+        except ValidationError as exc:  # FastMCP's strict validation refused them
+            return _refusal(tool, problems_of(exc))
         except (NotFoundError, DisabledError):
             # Raised by the dispatcher only: every tool body turns its own exceptions into results.
             raise rpc_error(unknown_tool(tool, await _tool_names(context)), tool=tool) from None

@@ -20,8 +20,26 @@ passes two checks, before authentication and before FastMCP sees it:
 A refusal is 403 with the CLI's JSON error (`http.bad_host`, `http.bad_origin`). `/health` is not
 checked: load balancers probe it by whatever name they use, and it tells nothing.
 
-FastMCP has a similar guard (plain-text 421/403 answers, its own allowlists); `serve` keeps it
-off so that one policy, with coded errors and an access-log line, decides.
+Why ours and not the SDK's or FastMCP's guard (issue 47 compared them, fastmcp 4.2, mcp 2.3):
+`serve` turns FastMCP's `HostOriginGuardMiddleware` off (`host_origin_protection=False`; the SDK's
+`TransportSecuritySettings` guard is already off under FastMCP) so that one policy decides. A
+wrapper could recode their refusals (plain-text 421 "Misdirected Request" / 403; the SDK's 421
+"Invalid Host header", 400 for a POST without a JSON Content-Type) as our 403 JSON, but neither
+can express the rules above (tests/unit/test_http_origin.py):
+- loopback is `127.0.0.0/8`, `::1` in any written form (`[0:0::1]`) and `localhost`: their lists
+  match strings (the SDK exactly, FastMCP by `fnmatch`), and no pattern takes `127.0.0.2` without
+  also taking `127.0.0.1.evil.example`;
+- a server's own page is the Origin naming the Host's name: FastMCP compares scheme and port too,
+  so behind a TLS-terminating proxy (`https://books.example.org` calling a server that sees
+  `http`) the server's own page is refused;
+- bound to `0.0.0.0` with no list, any Host is answered but a browser's Origin is still checked:
+  FastMCP's `auto` then checks neither, its strict mode answers only loopback names and the
+  socket's own address;
+- a malformed `--allowed-hosts`/`--allowed-origins` entry is refused at start
+  (`http.bad_allowlist`); theirs take any string and never match it;
+- `/health` is not checked (load balancers probe it by any name): FastMCP's guard wraps every
+  route, and sits outside our access log, so its refusals would leave no log line; the SDK's runs
+  inside the MCP endpoint, after authentication (a wrong Host would be asked for a token first).
 """
 
 from __future__ import annotations

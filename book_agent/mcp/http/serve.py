@@ -211,7 +211,8 @@ def build_app(options: ServeOptions, auth: Any, write_log: Any) -> tuple[BookSes
         add_health_route(server, session, authenticated=auth is not None)
         middleware = http_middleware(auth, options.limits, write_log, options.log_queries, options.host_policy())
         app = server.http_app(path=MCP_PATH, transport="http", middleware=middleware, stateless_http=True,
-                              json_response=True, **fastmcp_guard_off(server))
+                              json_response=True,
+                              host_origin_protection=False)  # ours decides: book_agent/mcp/http/origin.py
     except BaseException:
         session.close()
         raise
@@ -220,15 +221,6 @@ def build_app(options: ServeOptions, auth: Any, write_log: Any) -> tuple[BookSes
 
 def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value else None
-
-
-def fastmcp_guard_off(server: FastMCP) -> dict[str, Any]:
-    """FastMCP's own Host/Origin guard off (where this FastMCP has one): book_agent/mcp/http/origin.py
-    decides, with coded answers; a second allowlist would refuse what `--allowed-hosts` allows."""
-    import inspect
-
-    return {"host_origin_protection": False} \
-        if "host_origin_protection" in inspect.signature(server.http_app).parameters else {}
 
 
 def http_middleware(auth: Any, limits: HttpLimits, write_log: Any, log_queries: bool,

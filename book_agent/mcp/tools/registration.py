@@ -21,6 +21,7 @@ from fastmcp.tools.base import ToolResult
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.unicode_text import needs_scrub, scrub
+from book_agent.mcp.arguments.strict import strictly
 from book_agent.mcp.errors import error_result, internal_error
 from book_agent.mcp.session import Lane
 from book_agent.mcp.tools import descriptions
@@ -170,7 +171,9 @@ def _publish(server: FastMCP, tool: Tool, variant: Variant, params: list[inspect
                 return error_result(exc)
         return await body(arguments)
 
-    # FastMCP reads the parameters (and so the inputSchema) from the signature.
+    # FastMCP reads the parameters (and so the inputSchema) from the signature; strict types, so
+    # that its validation coerces nothing (book_agent/mcp/arguments/strict.py).
+    params = [param.replace(annotation=strictly(param.annotation)) for param in params]
     door.__signature__ = inspect.Signature(params, return_annotation=Any)  # type: ignore[attr-defined]
     door.__annotations__ = {p.name: p.annotation for p in params} | {"return": Any}
     door.__name__ = door.__qualname__ = tool.name

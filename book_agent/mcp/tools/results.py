@@ -5,7 +5,7 @@ structuredContent), serialising that again (the text block), then, building the 
 serialising and parsing the structuredContent a third time: about 28% of a warm search's time
 in the server (issue 29). `ready_result` builds the same result from one serialisation: the
 JSON text is the text block, its parse the structuredContent, exactly what FastMCP's
-`convert_result` gives (tests/integration/test_mcp_ready_results.py holds the two equal).
+`convert_result` gives (tests/integration/mcp/test_mcp_ready_results.py holds the two equal).
 
 It also replaces the lone-surrogate walk over every answer: the serialiser refuses a string
 that has no UTF-8 form, so an answer it accepts needs no scrub. Anything it does not take as
@@ -45,6 +45,6 @@ def ready_result(value: Any) -> ToolResult | None:
     # model_construct: the fields are what ToolResult.__init__ would have made of them, without
     # its second serialisation of the structured content
     # pydantic_core's parser: half json.loads' time on a search's ~20 KB, the same values (every
-    # double read back to its bits: tests/integration/test_mcp_ready_results.py)
+    # double read back to its bits: tests/integration/mcp/test_mcp_ready_results.py)
     return ToolResult.model_construct(content=[TextContent(type="text", text=payload.decode())],
                                       structured_content=pydantic_core.from_json(payload), meta=None, is_error=False)

@@ -91,7 +91,7 @@ def queries(database: Path, count: int) -> dict[str, list[str]]:
 
 def measure(size: int, books: int, count: int) -> dict[str, Any]:
     from book_agent.domain.library import LibraryMember
-    from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
+    from book_agent_adapters.bench import SqliteLibraryIndex
 
     per_book = size // books
     members = [LibraryMember(f"book-{p}", book_database(per_book, p), per_book, f"bench-{per_book}-{p}")
@@ -132,8 +132,7 @@ def integrity_costs(index: Any, stamp: dict[str, str]) -> dict[str, float]:
     """The checks on open: `state()` (head values, postings' dtypes, sizes and file states: what
     every cold search and `prepare` pay) and every block's CRC (paid only when a postings file's
     state differs from the recorded one: written since, or the data dir copied)."""
-    from book_agent_adapters.files.sqlite_readonly import connect_readonly
-    from book_agent_adapters.library.local.lexical.impact_checks import Postings, read_head
+    from book_agent_adapters.bench import Postings, connect_readonly, read_head
 
     started = time.perf_counter()
     assert index.state(stamp).fresh

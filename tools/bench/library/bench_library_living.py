@@ -50,7 +50,7 @@ import json, sys, time
 imported_at = time.time()
 from pathlib import Path
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
+from book_agent_adapters.bench import SqliteLibraryIndex
 folder, action, spec = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
 members = [LibraryMember(b, Path(p), n, s) for b, p, n, s in spec]
 stamp = {"books": ";".join(f"{b}={s}" for b, _, _, s in sorted(spec))}
@@ -160,7 +160,7 @@ def found(index: Any, text: str, book_id: str) -> bool:
 
 def measure(size: int, books: int, add: int) -> dict[str, Any]:
     from book_agent.domain.library import LibraryMember
-    from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
+    from book_agent_adapters.bench import SqliteLibraryIndex
 
     per_book = size // books
     members = [LibraryMember(f"book-{p}", book_database(per_book, p), per_book, f"bench-{per_book}-{p}")
@@ -231,8 +231,7 @@ def _remove(index: Any, members: list[Any], probe: str) -> dict[str, Any]:
 def _keep_counts(folder: Path, members: list[Any]) -> bool:
     """Empty `folder` but for the base books' cached term counts (counting 1M records takes
     minutes; the added book's are dropped, so the add counts it). Whether all were cached."""
-    from book_agent_adapters.library.local.lexical.library_lexical_index import TERMS_DIR
-    from book_agent_adapters.library.local.lexical.term_counts import cache_path
+    from book_agent_adapters.bench import TERMS_DIR, cache_path
 
     keep = {cache_path(folder / TERMS_DIR, m) for m in members}
     for path in folder.glob("*"):

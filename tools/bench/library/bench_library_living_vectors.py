@@ -58,7 +58,7 @@ CHILD = """
 import json, sys
 from pathlib import Path
 from book_agent.agent import build_agent
-from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
+from book_agent_adapters.bench import FaissLibraryVectors
 data, action, arg, threshold = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 with build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=threshold)) as agent:
     if action == "add":
@@ -80,7 +80,7 @@ def added_book(add: int) -> Path:
 
 def agent_for(data: Path, threshold: int) -> Any:
     from book_agent.agent import build_agent
-    from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
+    from book_agent_adapters.bench import FaissLibraryVectors
 
     return build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=threshold))
 
@@ -192,7 +192,7 @@ def pointer(data: Path) -> dict[str, Any]:
 
 
 def drift(data: Path) -> float:
-    from book_agent_adapters.library.local.vectors.living_vectors import drift_of
+    from book_agent_adapters.bench import vectors_drift_of as drift_of
 
     return drift_of(pointer(data))
 

@@ -160,7 +160,7 @@ def library_data(data: Path, roots: list[Path], min_vectors: int) -> dict[str, A
 
 def probes_changed(data: Path) -> bool:
     """Whether an approximate index of `data` probes other than the product now trains it to."""
-    from book_agent_adapters.library.local.vectors.faiss_training import probes_for
+    from book_agent_adapters.bench import probes_for
 
     for path in (data / "library" / "vectors").glob("*.json"):
         pointer = json.loads(path.read_text())
@@ -171,7 +171,7 @@ def probes_changed(data: Path) -> bool:
 
 def agent_for(data: Path, min_vectors: int) -> Any:
     from book_agent.agent import build_agent
-    from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
+    from book_agent_adapters.bench import FaissLibraryVectors
 
     return build_agent(data, library_vectors=FaissLibraryVectors(data / "library", min_vectors=min_vectors))
 

@@ -54,7 +54,7 @@ def _books(count: int, per_book: int, seed: int = 11) -> dict[str, np.ndarray]:
 def _stores(folder: Path, books: dict[str, np.ndarray]) -> dict[str, Any]:
     from book_agent.domain.records import Record
     from book_agent.testing.library_books import vector_manifest, write_package_database
-    from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
+    from book_agent_adapters.bench import PrebuiltVectorStoreAdapter
 
     stores = {}
     for book_id, rows in books.items():
@@ -75,7 +75,7 @@ def _stamp(book_ids: list[str]) -> dict[str, str]:
 
 def _backend(uri: str, data: Path, prefix: str, **options: Any) -> Any:
     from book_agent.domain.library import LibraryBackendSetting
-    from book_agent_adapters.library.milvus import create_milvus
+    from book_agent_adapters.bench import create_milvus
 
     return create_milvus(data, LibraryBackendSetting("milvus", "bench", {
         "uri": uri, "prefix": prefix, "timeout_s": 60.0, "lease_settle_s": 1.5, **options}))

@@ -201,7 +201,7 @@ def words_only(query: str) -> list[str]:
 
 def book_agent_stack(corpus: Corpus, min_vectors: int | None = None) -> Search:
     from book_agent.agent import build_agent
-    from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
+    from book_agent_adapters.bench import FaissLibraryVectors
 
     options = {} if min_vectors is None else {
         "library_vectors": FaissLibraryVectors(corpus.data_dir / "library", min_vectors=min_vectors)}
@@ -264,7 +264,7 @@ def faiss_index(corpus: Corpus, kind: str, folder: Path) -> Any:
         return index
     path = folder / f"ivf-sq8-{corpus.ann_params['nlist']}.faiss"
     if not path.is_file():
-        from book_agent_adapters.library.local.vectors.faiss_training import SEED, TRAIN_PER_LIST
+        from book_agent_adapters.bench import SEED, TRAIN_PER_LIST
 
         nlist = corpus.ann_params["nlist"]
         index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(corpus.matrix.shape[1]), corpus.matrix.shape[1],

@@ -28,7 +28,7 @@ def main() -> int:
     data_dir, ref = sys.argv[1], sys.argv[2]
     options = {}
     if len(sys.argv) > 3:  # the approximate index from this many vectors (bench_peers' "approximate" stack)
-        from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
+        from book_agent_adapters.bench import FaissLibraryVectors
 
         options["library_vectors"] = FaissLibraryVectors(os.path.join(data_dir, "library"), min_vectors=int(sys.argv[3]))
     agent = build_agent(data_dir, **options)

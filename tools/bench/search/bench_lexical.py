@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))  # the test helpers: tests.support
 
 
 def build(records: int) -> Path:
-    from book_agent_adapters.book.lexical.fts_lexical_index import build_sidecar
+    from book_agent_adapters.bench import build_sidecar
     from tests.support.package_builder import build_package, synthetic_records
 
     sidecar = BENCH / f"lexical-{records}.sqlite"
@@ -43,8 +43,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     from book_agent.domain.search.lexical_text import query_terms
-    from book_agent_adapters.book.lexical.fts_lexical_index import HEADINGS_WEIGHT, FtsLexicalIndex
-    from book_agent_adapters.text.cjk_fold import fold_chinese
+    from book_agent_adapters.bench import HEADINGS_WEIGHT, FtsLexicalIndex, fold_chinese
     from tests.support.package_builder import synthetic_records
 
     sidecar = build(args.records)

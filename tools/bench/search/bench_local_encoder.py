@@ -42,8 +42,8 @@ def _timed(fn: Any, repeat: int) -> list[float]:
 def run(repeat: int) -> dict[str, Any]:
     import numpy as np
 
-    from book_agent_adapters.encoders.local import LocalQueryEncoder, clear_model_cache
-    from book_agent_adapters.encoders.local import verify as verify_mod
+    from book_agent_adapters.bench import LocalQueryEncoder, clear_model_cache
+    from book_agent_adapters.bench import encoder_verify as verify_mod
 
     results: dict[str, Any] = {
         "python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
@@ -115,7 +115,7 @@ def _profile(model: Any, repeat: int) -> dict[str, Any]:
     """Warm encode p50 for 3-, 12- and 40-word queries, the 12-word pass op by op, the floor."""
     import numpy as np
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repo root: tools.*
-    from book_agent_adapters.encoders.local.weights import load_weights, pack
+    from book_agent_adapters.bench import load_weights, pack
     from tools.study.encoder_profile import (
         WORD_QUERIES,
         floor_report,

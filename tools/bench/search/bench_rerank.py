@@ -81,8 +81,8 @@ def bench(iterations: int, count: int, top_n: int) -> dict[str, Any]:
 
     import httpx
 
-    from book_agent_adapters.rerankers import create_reranker
-    from book_agent_adapters.rerankers.http import _ssl_context
+    from book_agent_adapters.bench import create_reranker
+    from book_agent_adapters.bench import reranker_ssl_context as _ssl_context
 
     hits = candidates(count)
     none = create_reranker({"provider": "none"}, None)

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repo root: tools.*
-from book_agent_adapters.book.lexical import fts_lexical_index
-from book_agent_adapters.text.cjk_words import segment_chinese
+from book_agent_adapters.bench import fts_lexical_index, segment_chinese
 from tools.eval.eval_sets import WORK_DIR, load_set, query_vectors, registered_book
 
 

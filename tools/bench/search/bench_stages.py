@@ -36,8 +36,7 @@ def timed_stages() -> dict[str, list[float]]:
     from book_agent.services.library import channels as library_channels
     from book_agent.services.library import search as library
     from book_agent.services.search import hybrid as search
-    from book_agent_adapters.library.local.lexical import impact_checks, impact_index
-    from book_agent_adapters.library.local.vectors import faiss_group_index
+    from book_agent_adapters.bench import faiss_group_index, impact_checks, impact_index
 
     spent: dict[str, list[float]] = defaultdict(list)
 

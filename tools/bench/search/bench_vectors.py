@@ -43,7 +43,7 @@ def build(db: Path, records: int, dims: int) -> None:
 def child(db: Path, dims: int, sidecar: str | None, queries: int) -> dict[str, Any]:
     import numpy as np
 
-    from book_agent_adapters.book.vectors.sqlite_vector_store import PrebuiltVectorStoreAdapter
+    from book_agent_adapters.bench import PrebuiltVectorStoreAdapter
 
     manifest = {"dimensions": dims, "metric": "cosine", "normalized": True, "dtype": "float32"}
     store = PrebuiltVectorStoreAdapter(db, manifest, sidecar_dir=Path(sidecar) if sidecar else None)

@@ -256,7 +256,7 @@ def span_cfi(chapter: ChapterCfi, package: tuple[CfiStep, CfiStep] | None, chapt
                 "why": "the span's text is not in the chapter's XML text"}
     s_steps, s_off, e_steps, e_off, alike = points
     first, last = CfiPoint(package, s_steps, s_off), CfiPoint(package, e_steps, e_off)
-    cfi = format_range(first, last)  # written as the tests read it back (tests/integration/test_epub_cfi.py)
+    cfi = format_range(first, last)  # written as the tests read it back (tests/integration/sources/test_epub_cfi.py)
     try:
         found = resolve_text(chapter.xml, first, last)
     except BookAgentError:

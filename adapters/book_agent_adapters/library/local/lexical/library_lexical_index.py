@@ -16,9 +16,9 @@ to space allocated first: a full disk is `storage.no_space`, with nothing half-w
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import uuid
@@ -31,6 +31,7 @@ from book_agent.domain.progress import Tally
 from book_agent.ports import LibraryIndex, LibraryLexicalIndex, LibraryMember, Progress
 from book_agent_adapters.book.runtime_files import build_lock
 from book_agent_adapters.files.safe_files import is_no_space, is_read_only, no_space, read_only
+from book_agent_adapters.library.local.generations import sweep, unnamed
 from book_agent_adapters.library.local.lexical.impact_checks import VERIFIED_SUFFIX
 from book_agent_adapters.library.local.lexical.impact_index import (
     FORMAT,
@@ -65,6 +66,8 @@ from book_agent_adapters.library.local.lexical.term_counts import (
 INDEX_NAME = "lexical.sqlite"
 TERMS_DIR = "terms"
 AVERAGE_TOLERANCE = 0.05  # a change moving the average length further than this (relative) compacts instead
+POSTINGS_FILE = re.compile(r"postings-.*\.npy")  # a base's or an added book's postings
+DELTA_FILE = re.compile(re.escape(DELTA_PREFIX) + r".*\.sqlite")  # an added book's head
 MAX_DELTAS = 64  # books added since the base before a build merges them all (each costs a lookup per query)
 
 
@@ -206,7 +209,7 @@ class SqliteLibraryIndex(LibraryIndex):
         drop_living(self.dir)  # it extended the old base: the new base alone is the generation now
         for head in self.dir.glob(DELTA_PREFIX + "*.sqlite"):
             drop_delta(self.dir, head.name)
-        _drop_postings_except(self.dir, {postings.name})
+        sweep(_old_postings(self.dir, {postings.name}))
         for suffix in (DAMAGED_SUFFIX, VERIFIED_SUFFIX):  # they named the old head
             self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
         return count
@@ -240,25 +243,15 @@ def sweep_dead_build(folder: Path) -> list[str]:
         "postings-" + h.removeprefix(DELTA_PREFIX).removesuffix(".sqlite") for h in heads}
     doomed = [*folder.glob(TEMP_PREFIX + "*"), *(folder / TERMS_DIR).glob(".*.tmp"), *folder.glob(f".{POINTER_NAME}.*"),
               *folder.glob(f".{INDEX_NAME}.*.tmp"),  # a head marker (.verified, .damaged) half-written by a killed process
-              *(p for p in folder.glob(DELTA_PREFIX + "*.sqlite") if p.name not in heads),
-              *(p for p in folder.glob("postings-*.npy") if p.name.split(".")[0] not in current)]
+              *unnamed(folder, DELTA_FILE, heads), *_old_postings(folder, current)]
     if living is None:
         doomed += [p for p in (folder / POINTER_NAME,) if p.exists()]
-    removed = []
-    for path in doomed:
-        with contextlib.suppress(OSError):  # Windows: postings still mapped by a reader go at a later build
-            path.unlink()
-            removed.append(str(path))
-    return removed
+    return sweep(doomed)
 
 
-def _drop_postings_except(folder: Path, current: set[str]) -> None:
-    """Remove earlier builds' postings. A reader still mapping them keeps its pages (POSIX); where
-    the system refuses (Windows, while mapped), they go at a later build."""
-    for path in folder.glob("postings-*.npy"):
-        if path.name.split(".")[0] not in current:
-            with contextlib.suppress(OSError):
-                path.unlink()
+def _old_postings(folder: Path, current: set[str]) -> list[Path]:
+    """Earlier builds' postings (a reader still mapping them keeps its pages: generations.py)."""
+    return unnamed(folder, POSTINGS_FILE, current, key=lambda path: path.name.split(".")[0])
 
 
 def _prune(terms_dir: Path, keep: set[Path]) -> None:

@@ -21,6 +21,7 @@ from book_agent.domain.records import LexicalHit
 from book_agent.ports import LibraryLexicalIndex
 from book_agent_adapters.files.safe_files import require_regular
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
+from book_agent_adapters.library.local.generations import pinned
 from book_agent_adapters.library.local.lexical.impact_checks import (
     DamagedIndex,
     Postings,
@@ -37,7 +38,6 @@ from book_agent_adapters.library.local.lexical.library_head_markers import (
 from book_agent_adapters.library.local.lexical.living_generation import read_living
 from book_agent_adapters.text.fts_terms import FtsTerms
 
-OPEN_ATTEMPTS = 4  # a generation replaced while being opened is read again (writers commit in milliseconds)
 REBUILD = "run `book-agent prepare @all` to rebuild the library index (a library search also rebuilds a damaged one)"
 
 
@@ -144,32 +144,32 @@ class SqliteLibraryLexical(LibraryLexicalIndex):
 
     def _open(self) -> ImpactScorer:
         """The scorer of the generation in place (the base head, and the books added since when
-        the pointer extends it); one retry when a writer replaced it while it was being opened."""
+        the pointer extends it); read again when a writer replaced it while it was being opened."""
         if self._scorer is None:
-            for attempt in range(1, OPEN_ATTEMPTS + 1):
-                identity = head_identity(self.path)
-                segments: list[Segment] = []
-                try:
-                    segments.append(_segment(self.path))
-                    living = read_living(self.path.parent)
-                    if living is not None and living.base == segments[0].name:
-                        for delta in living.deltas:  # one at a time: each opened is closed if a later one fails
-                            segments.append(_segment(self.path.parent / delta.head))
-                        self._scorer = ImpactScorer(segments, living.removed, living.generation)
-                    else:
-                        self._scorer = ImpactScorer(segments)
-                    self._scorer.identity = identity
-                    break
-                except BaseException as exc:
-                    for segment in segments:
-                        segment.close()
-                    if isinstance(exc, (DamagedIndex, sqlite3.DatabaseError)):
-                        mark_damaged(self.path, identity, str(exc))
-                        raise DamagedIndex(str(exc)) from exc
-                    if attempt == OPEN_ATTEMPTS or not isinstance(exc, FileNotFoundError):
-                        raise
-        assert self._scorer is not None
+            self._scorer = pinned(self._open_once)
         return self._scorer
+
+    def _open_once(self, last: bool) -> ImpactScorer:
+        identity = head_identity(self.path)
+        segments: list[Segment] = []
+        try:
+            segments.append(_segment(self.path))
+            living = read_living(self.path.parent)
+            if living is not None and living.base == segments[0].name:
+                for delta in living.deltas:  # one at a time: each opened is closed if a later one fails
+                    segments.append(_segment(self.path.parent / delta.head))
+                scorer = ImpactScorer(segments, living.removed, living.generation)
+            else:
+                scorer = ImpactScorer(segments)
+        except BaseException as exc:
+            for segment in segments:
+                segment.close()
+            if isinstance(exc, (DamagedIndex, sqlite3.DatabaseError)):
+                mark_damaged(self.path, identity, str(exc))
+                raise DamagedIndex(str(exc)) from exc
+            raise  # FileNotFoundError: a writer replaced the generation meanwhile (pinned reads it again)
+        scorer.identity = identity
+        return scorer
 
     @property
     def generation(self) -> str | None:  # type: ignore[override]

@@ -12,12 +12,12 @@ A generation is the pointer when it names the base in place, else the base alone
 replaced the base and had not yet dropped the pointer: the base alone is then the newer
 generation). Writing one is: new files under names no reader knows, then one rename (the pointer,
 or the base head for a compaction), so a reader (or a process killed at any point) sees the old
-generation or the new one; files no generation names are swept by the next writer.
+generation or the new one; files no generation names are swept by the next writer (the
+pointer's reading, commit and sweeping are the local backend's one mechanism: generations.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -28,8 +28,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from book_agent.domain.library import LibraryMember
-from book_agent_adapters.files.atomic_write import write_atomic
-from book_agent_adapters.files.safe_files import open_regular
+from book_agent_adapters.library.local.generations import (
+    commit_pointer,
+    read_pointer,
+    sweep,
+    unlink_quietly,
+)
 from book_agent_adapters.library.local.lexical.impact_checks import VERIFIED_SUFFIX
 from book_agent_adapters.library.local.lexical.impact_index import postings_files, write_index
 from book_agent_adapters.library.local.lexical.term_counts import BookTerms
@@ -68,16 +72,15 @@ class Living:
 
 def read_living(folder: Path) -> Living | None:
     """The pointer, or None when there is none or it is malformed (then the base alone serves)."""
+    raw, _ = read_pointer(folder / POINTER_NAME, POINTER_FORMAT, limit=1 << 24)
+    if raw is None:
+        return None
     try:
-        with open_regular(folder / POINTER_NAME) as handle:
-            raw = json.loads(handle.read(1 << 24).decode("utf-8"))
-        if raw.get("format") != POINTER_FORMAT:
-            return None
         deltas = [Delta(str(d["book_id"]), str(d["stamp"]), str(d["head"]), int(d["records"]), float(d.get("length", 0)))
                   for d in raw["deltas"]]
         living = Living(str(raw["base"]), int(raw["sequence"]), {str(k): str(v) for k, v in raw["stamp"].items()},
                         [str(b) for b in raw["removed"]], deltas, int(raw["changed"]))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if any(not DELTA_NAME.fullmatch(d.head) or d.records < 0 for d in deltas) or living.sequence < 1:
         return None
@@ -86,13 +89,11 @@ def read_living(folder: Path) -> Living | None:
 
 def write_living(folder: Path, living: Living) -> None:
     """Replace the pointer in one rename: the commit point of an add or a removal."""
-    write_atomic(folder / POINTER_NAME,
-                 json.dumps({"format": POINTER_FORMAT, **asdict(living)}, ensure_ascii=False).encode("utf-8"))
+    commit_pointer(folder / POINTER_NAME, {"format": POINTER_FORMAT, **asdict(living)})
 
 
 def drop_living(folder: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        (folder / POINTER_NAME).unlink()
+    unlink_quietly(folder / POINTER_NAME)
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,4 @@ def write_delta(folder: Path, member: LibraryMember, counts: BookTerms, average:
 def drop_delta(folder: Path, head_name: str) -> None:
     """An added book's head and postings (its head names them: `lexical-delta-X` -> `postings-X`)."""
     suffix = head_name.removeprefix(DELTA_PREFIX).removesuffix(".sqlite")
-    for path in (folder / head_name, folder / (head_name + VERIFIED_SUFFIX), *postings_files(folder / f"postings-{suffix}")):
-        with contextlib.suppress(OSError):
-            path.unlink()
+    sweep([folder / head_name, folder / (head_name + VERIFIED_SUFFIX), *postings_files(folder / f"postings-{suffix}")])

@@ -18,7 +18,6 @@ offsets, then the ids' UTF-8 bytes; row r's id is bytes[offset[r]:offset[r+1]].
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import weakref
@@ -32,6 +31,7 @@ from book_agent_adapters.book.vectors.vector_sidecar import COPY_BELOW_BYTES
 from book_agent_adapters.files import copy_checks
 from book_agent_adapters.files.file_hash import sha256_file
 from book_agent_adapters.files.safe_files import open_regular, require_regular
+from book_agent_adapters.library.local import generations
 
 FORMAT = 3  # 2: one index per generation, no segments (read as absent: rebuilt once)
 FILES = ("index", "ids")
@@ -48,15 +48,9 @@ def group_key(model: str, dimensions: int) -> str:
 def read_pointer(path: Path) -> tuple[dict[str, Any] | None, str]:
     """(pointer, "present"), or (None, why not): its values must be possible (no negative or
     non-integer count, nprobe within 1..nlist, book rows summing to its vectors)."""
-    try:
-        require_regular(path)
-        pointer = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None, "absent"
-    except (OSError, ValueError):
-        return None, "unreadable"
-    if not isinstance(pointer, dict) or pointer.get("format") != FORMAT:
-        return None, "of another format"
+    pointer, reason = generations.read_pointer(path, FORMAT)
+    if pointer is None:
+        return None, reason
     files, segments = pointer.get("files"), pointer.get("segments", [])
     if not isinstance(pointer.get("stamp"), dict) or not isinstance(pointer.get("books"), list) \
             or not isinstance(files, dict) or not all(_plain_name(files.get(f)) for f in BASE_FILES) \

@@ -18,7 +18,8 @@ while another holds it), first sweeps what a killed writer left (temp files, fil
 names), writes its new files under names no pointer names, then commits by replacing the
 pointer in one rename: a reader, or a writer killed at any point, sees the old generation or the
 new one, never a mix. Files the new pointer no longer names are then deleted (a reader that
-opened them keeps them in memory until it closes).
+opened them keeps them in memory until it closes). The pointer's reading, commit, sweeping and
+the reader's second read are the local backend's one mechanism (library/local/generations.py).
 
 faiss is imported only when an index is built or opened.
 """
@@ -26,7 +27,6 @@ faiss is imported only when an index is built or opened.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import secrets
 import time
@@ -41,6 +41,13 @@ from book_agent.ports import Progress, VectorStore
 from book_agent.ports.library import LibraryVectorIndex, LibraryVectorIndexes
 from book_agent_adapters.book.runtime_files import build_lock
 from book_agent_adapters.files.atomic_write import write_atomic
+from book_agent_adapters.library.local.generations import (
+    commit_pointer,
+    pinned,
+    sweep,
+    unlink_quietly,
+    unnamed,
+)
 from book_agent_adapters.library.local.vectors.faiss_group_index import (
     FaissGroupIndex,
     book_matrix,
@@ -73,13 +80,11 @@ from book_agent_adapters.library.local.vectors.living_vectors import (
     generation_of,
     live_rows,
     planned,
-    unlink_quietly,
     vector_lock,
 )
 
 FOLDER = "vectors"
 TEMP_PREFIX = ".vectors-build-"  # written only under the build lock: any found there is a dead build's
-SUFFIXES = (".faiss", ".ids", ".trained")
 
 __all__ = ["FaissLibraryVectors", "group_key", "lists_for"]
 
@@ -224,8 +229,7 @@ class FaissLibraryVectors(LibraryVectorIndexes):
         return total
 
     def _commit(self, model: str, dimensions: int, pointer: dict[str, Any]) -> None:
-        write_atomic(self._pointer_path(model, dimensions), json.dumps(pointer, indent=1).encode("utf-8"),
-                     prefix=TEMP_PREFIX)
+        commit_pointer(self._pointer_path(model, dimensions), pointer, prefix=TEMP_PREFIX, indent=1)
 
     def _write_files(self, faiss: Any, index: Any, ids: list[str], generation: str) -> dict[str, Any]:
         """The index (serialised by faiss, written by Python: faiss's own file I/O cannot open
@@ -239,27 +243,23 @@ class FaissLibraryVectors(LibraryVectorIndexes):
     def _sweep(self, model: str, dimensions: int) -> None:
         """What a writer that died left (only writers, under the lock, write files here): temp
         files, and this group's files its pointer does not name."""
-        for entry in self.folder.glob(f"{TEMP_PREFIX}*"):
-            unlink_quietly(entry)
-        current, _ = read_pointer(self._pointer_path(model, dimensions))
-        self._drop_unnamed(model, dimensions, current)
+        sweep(self.folder.glob(f"{TEMP_PREFIX}*"))
+        self._drop_unnamed(model, dimensions, None)
 
     def _drop_unnamed(self, model: str, dimensions: int, pointer: dict[str, Any] | None) -> None:
         """Every file of the group that `pointer` does not name (None: read the one in place)."""
         if pointer is None:
             pointer, _ = read_pointer(self._pointer_path(model, dimensions))
-        keep = named_files(pointer) if pointer is not None else set()
-        generation = re.compile(re.escape(group_key(model, dimensions)) + r"-[0-9a-f]{12}")
-        for old in self.folder.iterdir():
-            if old.suffix in SUFFIXES and generation.fullmatch(old.stem) and old.name not in keep:
-                unlink_quietly(old)
+        own = re.compile(re.escape(group_key(model, dimensions)) + r"-[0-9a-f]{12}(\.faiss|\.ids|\.trained)")
+        sweep(unnamed(self.folder, own, named_files(pointer) if pointer is not None else set()))
 
     # -- open ---------------------------------------------------------------------------
     def open(self, model: str, dimensions: int, expected: dict[str, str],
              stores: Mapping[str, VectorStore], in_place: bool = False) -> LibraryVectorIndex:
         faiss = faiss_module()
         path = self._pointer_path(model, dimensions)
-        for attempt in range(2):  # a writer may replace the generation between pointer and files
+
+        def open_once(last: bool) -> LibraryVectorIndex:
             pointer, reason = read_pointer(path)
             if pointer is None:
                 raise unreadable(f"its pointer is {reason}")
@@ -268,19 +268,20 @@ class FaissLibraryVectors(LibraryVectorIndexes):
                                      remediation="search again: the index is brought up to date when stale")
             sound, why = intact(self.folder, pointer)
             if not sound:
-                if why == "missing" and attempt == 0:
-                    continue
+                if why == "missing" and not last:
+                    raise FileNotFoundError(why)  # a writer replaced the generation: read the new one
                 raise unreadable(why)
             try:
                 segments, ids = loaded_segments(faiss, self.folder, group_key(model, dimensions), pointer, dimensions)
             except BookAgentError as exc:
-                if isinstance(exc.__cause__, FileNotFoundError) and attempt == 0:
-                    continue  # a writer dropped this generation after its pointer was read: read the new one
+                if isinstance(exc.__cause__, FileNotFoundError) and not last:
+                    raise FileNotFoundError(str(exc)) from exc  # dropped after its pointer was read
                 self._discard(path, pointer["files"]["index"]["name"])  # the next state() asks for a rebuild
                 raise
             metric = str(pointer["stamp"].get("metric") or expected.get("metric") or "cosine")
             return FaissGroupIndex(faiss, segments, ids, pointer, stores, metric, dimensions, generation_of(pointer))
-        raise unreadable("it was replaced while being opened")
+
+        return pinned(open_once, attempts=2)
 
     def _discard(self, path: Path, index_file: str) -> None:
         """Forget an index faiss cannot read (its pointer goes, unless a writer replaced it; while

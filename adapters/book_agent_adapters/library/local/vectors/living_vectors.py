@@ -142,11 +142,6 @@ def drift_of(pointer: Mapping[str, Any]) -> float:
     return max(churn, fit)
 
 
-def unlink_quietly(path: Path) -> None:
-    with contextlib.suppress(OSError):  # Windows: still mapped by a reader; the next writer retries
-        path.unlink()
-
-
 @contextlib.contextmanager
 def vector_lock(library_dir: Path, wait: bool) -> Iterator[None]:
     """The library's build lock (writers serialised across processes); with `wait` False, held by

@@ -24,7 +24,7 @@ from tests.support.milvus_library import use_milvus
 from tests.support.parts import require_real_part
 
 pytestmark = pytest.mark.slow
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+TOOLS = Path(__file__).resolve().parents[4] / "tools"
 QUERY = "river water battle"
 QV = [float(x) for x in unit(QUERY)]
 SETTLE_S = 1.5  # a real server's Strong read is ~0.2 s: a claim's read-to-write must stay under half of this

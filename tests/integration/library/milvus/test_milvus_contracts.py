@@ -1,6 +1,6 @@
 """The backend contract suites against the `milvus` backend on a real Milvus-compatible server
 (milvus-lite started for the session, or $BOOK_AGENT_TEST_MILVUS_URI): the same promises the
-local backend keeps (tests/integration/test_backend_contracts.py)."""
+local backend keeps (tests/integration/library/test_backend_contracts.py)."""
 
 from __future__ import annotations
 

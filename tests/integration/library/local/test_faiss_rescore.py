@@ -36,7 +36,7 @@ def reference(index: FaissGroupIndex, rows: npt.NDArray[np.int64], query: np.nda
 
 
 class ListIds(list[str]):
-    """Row ids in memory, read as ChainedRowIds reads its files (tests/integration/test_row_ids.py)."""
+    """Row ids in memory, read as ChainedRowIds reads its files (tests/integration/library/local/test_row_ids.py)."""
 
     def many(self, rows: npt.NDArray[np.int64]) -> list[str]:
         return [self[int(row)] for row in rows]

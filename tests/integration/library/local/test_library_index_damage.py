@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from book_agent.domain.errors import BookAgentError
 from book_agent_adapters.library.local.lexical.library_lexical_index import SqliteLibraryIndex
-from tests.integration.test_library_impact_index import QUERIES, members_of, records
+from tests.integration.library.local.test_library_impact_index import QUERIES, members_of, records
 
 STAMP = {"books": "two"}
 WORDS = ["river water", "battle general", "兵法", "grain tax", "the", "rain harvest season", "x86", "天"]

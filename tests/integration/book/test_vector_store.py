@@ -231,7 +231,7 @@ def test_unnormalised_vectors_claimed_normalised_warn(tmp_path: Path) -> None:
 def test_sidecar_is_written_then_memory_mapped(pdf_package: Path, tmp_path: Path, copy_below: int,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Above READ_WHOLE_BELOW_BYTES the searched sidecar is memory-mapped; below, read whole (a
-    truncation under a running process cannot fault it: tests/integration/test_truncated_maps.py)."""
+    truncation under a running process cannot fault it: tests/integration/book/test_truncated_maps.py)."""
     monkeypatch.setattr(vector_sidecar, "COPY_BELOW_BYTES", copy_below)
     monkeypatch.setattr(vector_sidecar, "READ_WHOLE_BELOW_BYTES", copy_below)
     side = tmp_path / "runtime"

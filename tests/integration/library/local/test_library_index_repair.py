@@ -111,7 +111,7 @@ def test_a_faiss_pointer_with_impossible_values_is_rebuilt(tmp_path, field, valu
 
     from book_agent.agent import build_agent
     from book_agent_adapters.library.local.vectors.faiss_vector_index import FaissLibraryVectors
-    from tests.integration.test_library_vectors import group_key, make_book
+    from tests.integration.library.local.test_library_vectors import group_key, make_book
     from tests.support.parts import require_real_part
 
     require_real_part(importlib.util.find_spec("faiss") is not None, "faiss-cpu")

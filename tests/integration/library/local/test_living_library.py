@@ -26,7 +26,7 @@ from book_agent_adapters.library.local.lexical.library_lexical_index import (
     SqliteLibraryIndex,
     sweep_dead_build,
 )
-from tests.integration.test_library_impact_index import QUERIES, members_of, records
+from tests.integration.library.local.test_library_impact_index import QUERIES, members_of, records
 from tests.support import REPO_ROOT
 from tests.support.build_lock_holder import another_writer_holding
 

@@ -300,6 +300,6 @@ def test_a_read_only_host_folder_gives_write_failed_and_changes_nothing(
              f"{sys.executable} -c '{READ_ONLY_RUN}' {home} {package.root} {host}")
     unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
     proc = subprocess.run([*unshare, "sh", "-c", mount], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).parents[2], check=False)
+                          cwd=Path(__file__).parents[3], check=False)
     assert proc.stdout.split() == ["host.write_failed", "EROFS"], proc.stderr[-2000:]
     assert snapshot(home) == before

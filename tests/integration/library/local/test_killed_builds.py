@@ -24,7 +24,7 @@ from book_agent_adapters.library.local.lexical.library_lexical_index import (
     SqliteLibraryIndex,
     sweep_dead_build,
 )
-from tests.integration.test_library_impact_index import members_of, records
+from tests.integration.library.local.test_library_impact_index import members_of, records
 from tests.support import REPO_ROOT
 
 CHILD = """

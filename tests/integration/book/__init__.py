@@ -1,0 +1,1 @@
+"""Integration tests of one book's parts: FTS5 sidecar, impact file, vectors, records."""

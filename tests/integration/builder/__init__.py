@@ -1,0 +1,1 @@
+"""Integration tests of the package builder (`book-agent-build`)."""

@@ -1,0 +1,1 @@
+"""Integration tests of evaluation sets and the eval suite."""

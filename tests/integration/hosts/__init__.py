@@ -1,0 +1,1 @@
+"""Integration tests of AI hosts' configuration files and plug-ins."""

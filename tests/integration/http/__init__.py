@@ -1,0 +1,1 @@
+"""Integration tests of `serve`'s HTTP hardening, tokens and loopback HTTP."""

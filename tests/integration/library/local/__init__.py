@@ -1,0 +1,1 @@
+"""Integration tests of the local library backend: impact index, faiss, living generations."""

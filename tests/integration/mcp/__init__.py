@@ -1,0 +1,1 @@
+"""Integration tests of the MCP server: tools, lanes, arguments, book scope."""

@@ -1,0 +1,1 @@
+"""Integration tests of rerankers and their plug-ins."""

@@ -1,0 +1,1 @@
+"""Integration tests of the originals: PDF, EPUB, Markdown, locators, pages."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp.http.refusals import BODY, App, Message, Receive, Scope, Send, note_of
+from book_agent.mcp.http.refusals import BODY, MESSAGE, App, Message, Receive, Scope, Send, note_of
 
 MAX_NAME_CHARS = 100  # a tool or method name in the log; a client's junk is cut, not copied whole
 MAX_BOOKS = 20
@@ -39,11 +39,13 @@ MAX_QUERY_CHARS = 2000
 CLIENT_CLOSED = 499
 
 
-def describe_call(body: bytes) -> dict[str, Any]:
-    """What a JSON-RPC request body asks: method, tool, books, query (cheap: bodies are small)."""
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
+def describe_call(body: bytes, message: Any = None) -> dict[str, Any]:
+    """What a JSON-RPC request body asks: method, tool, books, query. `message`: the body as
+    calls.read_message read it already, if it was."""
+    from book_agent.mcp.http.calls import UNREADABLE, read_message
+
+    message = read_message(body) if message is None else message
+    if message is UNREADABLE:
         return {}
     if isinstance(message, list):
         return {"rpc": "(batch)"}
@@ -109,7 +111,7 @@ class AccessLog:
     def _log(self, scope: Scope, note: dict[str, Any], status: int, started: float) -> None:
         client = scope.get("client")
         access = getattr(scope.get("user"), "access_token", None)
-        call = describe_call(scope[BODY]) if scope.get(BODY) else {}
+        call = describe_call(scope[BODY], scope.get(MESSAGE)) if scope.get(BODY) else {}
         line: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "client": str(client[0]) if client else None,

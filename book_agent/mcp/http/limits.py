@@ -45,11 +45,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
-from book_agent.mcp.http.calls import client_address, client_key, is_protocol_call
+from book_agent.mcp.http.calls import client_address, client_key, is_protocol_call, read_message
 from book_agent.mcp.http.refusals import (
     BODY,
     DEADLINE,
     MARK,
+    MESSAGE,
     REFUSED,
     RETRY_AFTER_S,
     App,
@@ -252,7 +253,9 @@ class RequestLimits:
             self._release_unauthenticated(held)
             return
         scope[BODY] = body
-        key = client_key(scope, self.label) if limited and held is None and not is_protocol_call(body) else None
+        scope[MESSAGE] = message = read_message(body)
+        key = client_key(scope, self.label) if limited and held is None and not is_protocol_call(body, message) \
+            else None
         taken = False
 
         async def admit() -> Refused | None:

@@ -15,6 +15,7 @@ RETRY_AFTER_S = 1
 
 NOTE = "book_agent.note"  # scope key: what the access log reports about the request
 BODY = "book_agent.body"  # scope key: the body as read (the access log reads the call from it)
+MESSAGE = "book_agent.message"  # scope key: the body as JSON, read once (calls.read_message)
 REFUSED = "book_agent.refused"  # scope key: a refusal decided before the request (its connection's)
 DEADLINE = "book_agent.deadline"  # scope key: time.monotonic() by which the head and body must be in
 MARK = "book_agent.mark"  # scope key: tells the connection's ledger whether the request had a valid token

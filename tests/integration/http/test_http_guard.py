@@ -205,3 +205,35 @@ def test_renders_run_one_at_a_time() -> None:
         assert next(t.lane for t in TOOLS if t.name == "render_page") == "work" and session._lanes["work"]._max_workers == 1
     finally:
         session.close()
+
+
+def test_a_request_body_is_read_as_json_once() -> None:
+    """RequestLimits parses the body once and keeps it in the scope; the classification and the
+    access log read that (a search's body carries its vector: each parse cost ~0.1 ms)."""
+    from book_agent.mcp.http.calls import UNREADABLE, is_protocol_call, read_message
+    from book_agent.mcp.http.refusals import BODY, MESSAGE
+
+    body = call("search", {"query": "river", "query_vector": [0.5] * 384})
+    seen: dict[str, Any] = {}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.update(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return pending.pop() if pending else {"type": "http.disconnect"}
+
+    async def send(_: Any) -> None:
+        return None
+
+    scope = {"type": "http", "path": "/mcp", "method": "POST", "headers": [], "client": ("127.0.0.1", 1)}
+    asyncio.run(asyncio.wait_for(RequestLimits(app, HttpLimits().checked())(scope, receive, send), 30))
+    assert seen[BODY] == body and seen[MESSAGE] == json.loads(body)
+    # what was read is what the readers use: a message handed over is not parsed again
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert is_protocol_call(b"not json", ping) and not is_protocol_call(b'{"method": "ping"}', UNREADABLE)
+    assert describe_call(b"not json", json.loads(body))["tool"] == "search"
+    assert describe_call(body, UNREADABLE) == {} and read_message(b"[" * 100_000) is UNREADABLE

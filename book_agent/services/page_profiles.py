@@ -9,7 +9,6 @@ a cited hit, kept by the open book. Nothing here reads a page the advice does no
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from book_agent.domain.book.book_refs import BookRef
 from book_agent.domain.errors import BookAgentError
@@ -17,14 +16,14 @@ from book_agent.domain.search.page_profile import PageProfile
 from book_agent.ports.book import PageProfiles
 from book_agent.services.books import OpenBooks
 
-HitPages = Callable[[Mapping[str, Any]], PageProfile | None]
+HitPages = Callable[[Mapping[str, object]], PageProfile | None]
 
 
 def hit_pages(books: OpenBooks, ref: BookRef) -> HitPages:
     """The profile of a hit's page: its book is the one searched, or (a library) the hit's own
     `book_id`. None when the book's sources cannot tell (an EPUB, a fake, an unreadable page)."""
 
-    def profile(hit: Mapping[str, Any]) -> PageProfile | None:
+    def profile(hit: Mapping[str, object]) -> PageProfile | None:
         locator = hit.get("source_locator")
         page = locator.get("page_index") if isinstance(locator, Mapping) else None
         book_id = ref.text if ref.single else hit.get("book_id")

@@ -60,6 +60,7 @@ def profile_page(page: Any, textpage: Any) -> PageProfile:
     shapes: list[tuple[float, float, float, float]] = []
     paths = pictures = 0
     image_area = 0.0
+    fonts: dict[int | None, str] = {}
     for obj in page.get_objects(max_depth=8, textpage=textpage):
         kind = obj.type
         if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
@@ -72,7 +73,7 @@ def profile_page(page: Any, textpage: Any) -> PageProfile:
             if min(right - left, top - bottom) >= _RULE:  # a rule is no shape
                 shapes.append((left, bottom, right, top))
         elif kind == pdfium_c.FPDF_PAGEOBJ_TEXT:
-            font = _font_name(obj)
+            font = _font_name(obj, fonts)
             if _PICTURE_FONT.match(font):
                 pictures += 1
             maths = bool(_MATHS_FONT.match(font))
@@ -89,12 +90,23 @@ def profile_page(page: Any, textpage: Any) -> PageProfile:
     )
 
 
-def _font_name(obj: Any) -> str:
-    try:
-        name = str(obj.get_font().get_base_name())
-    except Exception:  # a font PDFium cannot name counts as an ordinary one
-        return ""
-    return name.split("+", 1)[-1]
+def _font_name(obj: Any, names: dict[int | None, str]) -> str:
+    """The text object's font's base name without a subset prefix; `names` keeps each font's
+    (a page's objects share a few fonts: asked once each, not once an object)."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    font = pdfium_c.FPDFTextObj_GetFont(obj.raw)
+    key = ctypes.cast(font, ctypes.c_void_p).value
+    if key not in names:
+        size = pdfium_c.FPDFFont_GetBaseFontName(font, None, 0) if key else 0
+        buffer = ctypes.create_string_buffer(max(int(size), 1))
+        if size:
+            pdfium_c.FPDFFont_GetBaseFontName(font, buffer, size)
+        # a font PDFium cannot name counts as an ordinary one
+        names[key] = buffer.value.decode("latin-1").split("+", 1)[-1]
+    return names[key]
 
 
 def _text(obj: Any) -> str:

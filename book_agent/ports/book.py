@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.book.query_runtime_spec import QueryRuntimeSpecDict
 from book_agent.domain.book.runtime_config import RuntimeConfig
+from book_agent.domain.search.page_profile import PageProfile
 from book_agent.domain.sources.contents import Neighbours, TableOfContents
 from book_agent.domain.sources.source_results import (
     Locator,
@@ -57,6 +58,17 @@ class PageRenderer(Protocol):
         """The page with each target ({"record_id"} or a quotation) highlighted from PDFium's
         char boxes; the page asked for, else the first target's. Raises as render_page and
         locate do (source.record_not_found, source.quote_not_found, source.highlight_invalid)."""
+        ...
+
+
+@runtime_checkable
+class PageProfiles(Protocol):
+    """What a fixed-layout original's page holds besides its text (drawn paths, images,
+    maths-font lines, text in columns), for the visual-fallback advice."""
+
+    def page_profile(self, page_index: int) -> PageProfile | None:
+        """The page's profile, read on first use and kept; None when the book has no pages
+        (an EPUB) or the page cannot be read. Never raises: advice must not fail a search."""
         ...
 
 

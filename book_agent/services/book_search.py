@@ -16,6 +16,7 @@ from book_agent.domain.search.search_results import Hints, SearchResult
 from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
 from book_agent.services.books import OpenBooks
+from book_agent.services.page_profiles import hit_pages
 
 if TYPE_CHECKING:  # a library and an eval import theirs when used: a one-book search needs neither
     from book_agent.domain.search.eval_results import EvalReport, Question
@@ -39,7 +40,7 @@ class BookSearch:
         else:
             result = self._library().search(ref, query, top_k, strict, query_vector, hints)
         policy = VisualFallbackPolicy()
-        per_hit = policy.evaluate_hits(query, result["hits"], hints=hints)
+        per_hit = policy.evaluate_hits(query, result["hits"], hints=hints, pages=hit_pages(self._books, ref))
         for hit, advice in zip(result["hits"], per_hit, strict=True):
             hit["visual_fallback"] = advice  # judged on this hit alone: it does not change with top_k
         result["visual_fallback"] = policy.evaluate(query, result["hits"], hints=hints, per_hit=per_hit)

@@ -31,6 +31,7 @@ DATA = Path(__file__).resolve().parent / "data" / "real_books"
 LSHORT_PDF = DATA / "lshort-zh-cn.pdf"  # Chinese A4 XeLaTeX, 139 pages, page labels
 DEVILS_EPUB = DATA / "devils-dictionary.epub"  # Standard Ebooks: NBSP, word joiners, few ids
 ART_OF_WAR_EPUB = Path(__file__).resolve().parents[2] / "examples" / "the-art-of-war" / "the-art-of-war.epub"
+KUMO_EPUB = DATA / "kumo-no-ito.epub"  # Aozora Bunko, vertical, ruby with rb/rp/rt (tools/build/aozora_epub.py)
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "td", "th", "figcaption"}
@@ -110,8 +111,18 @@ def _spine(z: zipfile.ZipFile) -> tuple[PurePosixPath, list[str]]:
 
 
 def _epub_text(element: ElementTree.Element) -> str:
-    text = "".join(element.itertext()).replace("\u00a0", " ").replace("\u2060", "")
+    """The block's printed text: ruby annotations (<rt>, <rp>, <rtc>) left out, as a pipeline
+    that knows ruby leaves them (the Aozora book's furigana are not its words)."""
+    text = "".join(_printed(element)).replace("\u00a0", " ").replace("\u2060", "")
     return re.sub(r"\s+", " ", text).strip()
+
+
+def _printed(element: ElementTree.Element) -> Iterator[str]:
+    yield element.text or ""
+    for child in element:
+        if child.tag[len(_XHTML):] not in ("rt", "rp", "rtc"):
+            yield from _printed(child)
+        yield child.tail or ""
 
 
 def epub_chunks(path: Path) -> list[Chunk]:

@@ -51,6 +51,7 @@ _NAMES: dict[str, tuple[str, str | None]] = {
     # sources, packages, archives, hosts
     "EpubSource": ("book_agent_adapters.sources.epub.reader", "EpubSource"),
     "Chapter": ("book_agent_adapters.sources.epub.reader", "Chapter"),
+    "PdfSource": ("book_agent_adapters.sources.pdf.reader", "PdfSource"),
     "SourceResolver": ("book_agent_adapters.sources.resolver", "SourceResolver"),
     "PackageInspector": ("book_agent_adapters.package.inspector", "PackageInspector"),
     "ArchiveLimits": ("book_agent_adapters.archives.importer", "ArchiveLimits"),

@@ -17,6 +17,7 @@ from typing import Any, cast
 from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_DPI, DEFAULT_MAX_CHARS
+from book_agent.domain.search.page_profile import PageProfile
 from book_agent.domain.sources.page_labels import LabelMatch, find_label
 from book_agent.domain.sources.source_results import Locator, PageImage, SourceText
 from book_agent.domain.sources.text_match import FUZZY_THRESHOLD, NormalizedText, normalize
@@ -276,6 +277,16 @@ class SourceResolver(ContentsAndHighlights, SourceAndPages):
             raise locator_error("an EPUB locator needs an href (or a spine_index inside the spine)",
                                 {"spine_index": index, "chapter_count": len(spine)})
         return spine[index], None
+
+    def page_profile(self, page_index: int) -> PageProfile | None:
+        """The PDF page's profile for the visual-fallback advice (PageProfiles); None for an EPUB
+        or a page that cannot be read (the advice then rests on the hit's text)."""
+        if self.kind != "pdf":
+            return None
+        try:
+            return self.pdf().page_profile(page_index)
+        except BookAgentError:
+            return None
 
     def render_page(self, page_index: Any = None, clip: Any = None, scale: Any = None, dpi: Any = DEFAULT_DPI,
                     include_image: bool = False, max_pixels: int = MAX_PIXELS, *,

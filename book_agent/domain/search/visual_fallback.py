@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from book_agent.domain.search import visual_signals as signals
+from book_agent.domain.search.page_profile import PageProfile, page_signals
 from book_agent.lazy import LazyPattern
 
 # English words match on word boundaries ("table" but not "vegetable" or "stable").
@@ -122,6 +123,11 @@ def _text_signals(text: str, min_chars: int) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1024)
+def _reference_list(text: str) -> bool:
+    return signals.reference_list(text)
+
+
 def _hit_text(hit: Mapping[str, Any]) -> str | None:
     text = hit.get("text")
     if text is None and isinstance(hit.get("record"), _MAPPINGS):
@@ -169,11 +175,14 @@ class VisualFallbackPolicy:
         self.low_page_chars = low_page_chars
 
     def evaluate_hits(self, query: str, hits: Sequence[Mapping[str, Any]] | None,
-                      hints: Mapping[str, Any] | None = None) -> list[VisualFallback]:
+                      hints: Mapping[str, Any] | None = None,
+                      pages: Callable[[Mapping[str, Any]], PageProfile | None] | None = None) -> list[VisualFallback]:
         """One advice per hit, from that hit's text and page alone (and the hints); no hit's
         advice depends on the others. The query's visual words are listed among the reasons but
         never send a hit to its page on their own: on the labelled set, a hit that merely refers
-        to a table (见表 5.1) is code or prose as often as not (the table is on another page)."""
+        to a table (见表 5.1) is code or prose as often as not (the table is on another page).
+        `pages`: the profile of a hit's page (page_profile.py), or None when its book has no
+        pages or cannot read them; asked only for a PDF hit whose text says nothing itself."""
         hints = hints or {}
         if hints.get("visual") is False:
             off = {"recommended": False, "reasons": [{"code": "hint.visual_off", "detail": "hints.visual is false"}],
@@ -186,19 +195,28 @@ class VisualFallbackPolicy:
             if not isinstance(hit, _MAPPINGS):
                 out.append(cast(VisualFallback, dict(_NO_ADVICE)))
                 continue
-            own = self._hit_reasons(index, hit)
+            own = self._hit_reasons(index, hit, pages)
             reasons = [*shared, *own]
             out.append(_advice(reasons, [hit], needed=bool(own) or forced))
         return out
 
-    def _hit_reasons(self, index: int, hit: Mapping[str, Any]) -> list[dict[str, str]]:
+    def _hit_reasons(self, index: int, hit: Mapping[str, Any],
+                     pages: Callable[[Mapping[str, Any]], PageProfile | None] | None) -> list[dict[str, str]]:
         reasons: list[dict[str, str]] = []
         text = _hit_text(hit)
+        if text is not None and _reference_list(text):
+            return reasons  # a contents or index page: its symbols and numbers point elsewhere
         if text is not None:
             reasons.extend(_text_reasons(index, text, self.min_hit_chars))
         chars = _page_chars(hit)
         if chars is not None and chars < self.low_page_chars:
             reasons.append({"code": "page.little_text", "detail": f"hit {index}: its page has {chars} characters of text"})
+        if not reasons and pages is not None and _renderable(hit):
+            # the page's own objects, read only when the text says nothing (a page read costs
+            # milliseconds the first time; the adapter keeps what it read)
+            profile = pages(hit)
+            if profile is not None:
+                reasons.extend({"code": code, "detail": f"hit {index}: {detail}"} for code, detail in page_signals(profile))
         return reasons
 
     def evaluate(self, query: str, hits: Sequence[Mapping[str, Any]] | None,

@@ -46,6 +46,13 @@ _CODE_LINE = LazyPattern(
     re.MULTILINE,
 )
 _CODE_PUNCT = LazyPattern(r"[(){};=\[\]$\\]")
+# a contents line: dot leaders (`. . .`, `....`, `…`), or a dotted section number, a title and
+# a page number (`4.3.2 Exponents 41`)
+_LEADERS = LazyPattern(r"(?:\.\s){2,}|\.{4,}|(?:\u2026|\u00b7\s?){2,}|^\s*\d+(?:\.\d+)+\s+\D.*\s\d{1,4}\s*$")
+# an index's page references: `, 35`, `, 72, 90` after a term or on a line of their own
+# (a coordinate pair `(0, 1)` or a number list `1, 2, 3;` is not one: the number is followed by a
+# comma, the line's end or a word)
+_PAGE_REFS = LazyPattern(r",\s+\d{1,4}(?![\d.])(?=\s*,|[ \t]*$|\s+[^\d\s),;:=+*/-])", re.MULTILINE)
 
 
 def _lines(text: str) -> list[str]:
@@ -91,7 +98,8 @@ def caption(text: str) -> str | None:
 
 def numeric_rows(text: str) -> int:
     """Lines that read as table rows: three or more cells, two or more of them bare numbers,
-    and no code (an index's `name, 12, 45` has its numbers after commas; a REPL line is code).
+    and no code (an index's `name, 12, 45` has its numbers after commas; a REPL line is code;
+    a contents line `1.2 Title . . . . 14` has dot leaders).
     A text whose lines were joined counts one row per three bare numbers when they are 40%
     of its words or more (an index, 30%, is not a table)."""
     numbers = len(_NUMBER_CELLS.findall(text))
@@ -103,11 +111,25 @@ def numeric_rows(text: str) -> int:
         return numbers // 3 if numbers >= 0.4 * cells and not looks_like_code(text) else 0
     rows = 0
     for line in lines:
-        if len(line.split()) < 3 or len(_NUMBER_CELLS.findall(line)) < 2:
+        if len(line.split()) < 3 or len(_NUMBER_CELLS.findall(line)) < 2 or _LEADERS.search(line):
             continue
         if not (_CODE_PUNCT.search(line) or _CODE_LINE.search(line)):
             rows += 1
     return rows
+
+
+def reference_list(text: str) -> bool:
+    """A contents or index page: most lines are entries pointing at pages (dot leaders, a
+    section number and a page, `term, 35, 72`). Its maths symbols and numbers are entries'
+    samples and page numbers, not a formula or a table (the labelled set's contents and
+    index pages). Joined text: one page reference (`, 35`) per six words or more."""
+    if "," not in text and "." not in text and "\u2026" not in text:
+        return False
+    lines = _lines(text)
+    if len(lines) >= 8:
+        entries = sum(bool(_LEADERS.search(line) or _PAGE_REFS.search(line)) for line in lines)
+        return entries >= 0.4 * len(lines)
+    return len(_PAGE_REFS.findall(text)) * 6 >= max(len(text.split()), 12)
 
 
 def has_visual_glyph(text: str) -> bool:

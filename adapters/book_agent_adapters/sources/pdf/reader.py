@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.search.page_profile import PageProfile
 
 PDFIUM_LOCK = threading.RLock()
 
@@ -85,6 +86,7 @@ class PdfSource:
         self._labels: dict[int, str | None] = {}
         self._has_labels: bool | None = None
         self._folios: dict[int, str | None] = {}
+        self._profiles: dict[int, PageProfile] = {}
 
     # -- document ------------------------------------------------------------------------
     def _document(self) -> Any:
@@ -224,6 +226,22 @@ class PdfSource:
             pages = window_pages(page_index, self.page_count)
             self._folios[page_index] = infer_folio(page_index, {p: edges(self.page_text(p)) for p in pages})
         return self._folios[page_index]
+
+    def page_profile(self, page_index: int) -> PageProfile:
+        """The page's objects counted for the visual-fallback advice (sources/pdf/page_profile.py),
+        read once a page: a cited hit's page, not the book's."""
+        cached = self._profiles.get(page_index)
+        if cached is None:
+            from book_agent_adapters.sources.pdf.page_profile import profile_page
+
+            self.check_page(page_index)
+            with self._opened_page(page_index, "objects") as page:
+                textpage = page.get_textpage()
+                try:
+                    cached = self._profiles[page_index] = profile_page(page, textpage)
+                finally:
+                    textpage.close()
+        return cached
 
     # -- geometry and rendering ------------------------------------------------------------
     def page_box(self, page_index: int) -> PageBox:

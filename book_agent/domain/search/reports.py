@@ -1,0 +1,149 @@
+"""A search's answer as typed values, built once and rendered once (issue 47).
+
+The hybrid search builds a `SearchReport` of `HitReport`s; the library adds each hit's book
+(`HitReport.in_book`) and its own blocks (`SearchReport.for_library`), the book search the
+page-image advice (`SearchReport.advised`): each by constructing a new value, never by editing
+a dict another step made. `render_search` turns the report into the JSON the contract fixes
+(contracts/search.md, contracts/cli-json.md; `SearchResult`), keys in the order they always had.
+
+Frozen dataclasses with slots: a search builds ~10 hits and one report, so construction must
+cost what a dict does (pydantic validation of every hit would cost more than the fusion).
+The blocks inside (channel infos, the query's representation, locators) stay the TypedDicts
+the contract names: plain data no step edits once the report holds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from book_agent.domain.records import MarkdownSpan
+from book_agent.domain.search.search_results import (
+    ChannelInfo,
+    FusionInfo,
+    Hints,
+    HitScores,
+    LibraryBookRow,
+    LibraryInfo,
+    QueryRepresentation,
+    RerankBlock,
+    RerankInfo,
+    SearchHit,
+    SearchResult,
+)
+from book_agent.domain.search.visual_fallback import VisualFallback
+from book_agent.domain.sources.source_results import Locator
+
+
+@dataclass(frozen=True, slots=True)
+class HitReport:
+    """One hit: its record, where it is in the original, and how each channel scored it."""
+
+    record_id: str  # the id the search ranked it by (a library's: the evidence id, until `in_book`)
+    book_id: str  # the book (or, until `in_book`, the library reference) it was searched in
+    text: str
+    headings: tuple[str, ...]
+    locator: Locator  # verified, else the record's claim (marked unchecked)
+    markdown_span: MarkdownSpan | None
+    lexical: float | None  # the channel's score; None when it did not find the hit
+    vector: float | None
+    fused: float
+    channel_ranks: Mapping[str, int]  # channel -> 1-based rank there
+    rank: int = 0
+    rerank_score: float | None = None  # an applied rerank's raw score (None: not scored)
+    rerank: RerankBlock | None = None  # an applied rerank's metadata
+    library: bool = False  # a library search names each hit's book
+    advice: VisualFallback | None = None  # this hit's own page-image advice
+
+    @property
+    def evidence_id(self) -> str:
+        return f"{self.book_id}#{self.record_id}"  # stable and citable (records.evidence_id)
+
+    def in_book(self) -> HitReport:
+        """A library's hit (ranked by evidence id `book#record`) as its book's own hit."""
+        book_id, _, record_id = self.record_id.partition("#")
+        locator: Locator = {**self.locator, "book_id": book_id, "record_id": record_id}
+        return replace(self, book_id=book_id, record_id=record_id, locator=locator, library=True)
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryReport:
+    """What a library search adds: the books it names and its indexes' state."""
+
+    books: Sequence[LibraryBookRow]
+    library: LibraryInfo
+    warnings: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchReport:
+    """A search's answer (contracts/search.md), its hits best first."""
+
+    book_id: str  # the book, or the library reference searched
+    query: str
+    top_k: int
+    hits: tuple[HitReport, ...]
+    channels: Mapping[str, ChannelInfo]  # lexical, vector
+    query_representation: QueryRepresentation
+    fusion: FusionInfo
+    rerank: RerankInfo
+    hints: Hints
+    warnings: tuple[str, ...]
+    elapsed_ms: float
+    library: LibraryReport | None = None
+    visual_fallback: VisualFallback | None = None  # the result's page-image advice
+
+    def for_library(self, added: LibraryReport) -> SearchReport:
+        """The report of a library search: each hit its book's, the library's blocks and warnings added."""
+        return replace(self, hits=tuple(hit.in_book() for hit in self.hits), library=added,
+                       warnings=self.warnings + tuple(added.warnings))
+
+    def advised(self, per_hit: Sequence[VisualFallback], summary: VisualFallback) -> SearchReport:
+        """The report with each hit's page-image advice and the result's summary."""
+        hits = tuple(replace(hit, advice=advice) for hit, advice in zip(self.hits, per_hit, strict=True))
+        return replace(self, hits=hits, visual_fallback=summary)
+
+
+def render_hit(hit: HitReport) -> SearchHit:
+    """A hit as the contract's JSON object (a reranker's candidate too: the rerank port takes these)."""
+    scores: HitScores = {"lexical": hit.lexical, "vector": hit.vector, "fused": hit.fused}
+    if hit.rerank_score is not None:
+        scores["rerank"] = hit.rerank_score
+    out: SearchHit = {
+        "rank": hit.rank,
+        "evidence_id": hit.evidence_id,
+        "record_id": hit.record_id,
+        "text": hit.text,
+        "headings": list(hit.headings),
+        # copies: a caller may edit the JSON it is given, and a locator may be a cache's own
+        "source_locator": hit.locator.copy(),
+        "markdown_span": hit.markdown_span.copy() if hit.markdown_span is not None else None,
+        "scores": scores,
+        "channel_ranks": dict(hit.channel_ranks),
+        "channels": sorted(hit.channel_ranks),
+    }
+    if hit.rerank is not None:
+        out["rerank"] = hit.rerank.copy()
+    if hit.library:
+        out["book_id"] = hit.book_id
+    if hit.advice is not None:
+        out["visual_fallback"] = hit.advice
+    return out
+
+
+def render_search(report: SearchReport) -> SearchResult:
+    """The report as the contract's JSON object, keys in the contract's order."""
+    out: SearchResult = {
+        "book_id": report.book_id, "query": report.query, "top_k": report.top_k,
+        "hits": [render_hit(hit) for hit in report.hits],
+        "channels": dict(report.channels), "query_representation": report.query_representation,
+        "fusion": report.fusion, "rerank": report.rerank, "hints": dict(report.hints),
+        "warnings": list(report.warnings), "elapsed_ms": report.elapsed_ms,
+    }
+    if report.library is not None:
+        out["books"] = list(report.library.books)
+        out["library"] = report.library.library
+    if report.visual_fallback is not None:
+        out["visual_fallback"] = report.visual_fallback
+    return out
+

@@ -1,0 +1,106 @@
+"""The search's typed report (book_agent/domain/search/reports.py): built once, added to by
+construction, rendered once to the contract's JSON (contracts/search.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from book_agent.domain.search.reports import (
+    HitReport,
+    LibraryReport,
+    SearchReport,
+    render_hit,
+    render_search,
+)
+from book_agent.domain.search.visual_fallback import VisualFallback
+
+HIT_KEYS = ["rank", "evidence_id", "record_id", "text", "headings", "source_locator", "markdown_span", "scores",
+            "channel_ranks", "channels"]
+RESULT_KEYS = ["book_id", "query", "top_k", "hits", "channels", "query_representation", "fusion", "rerank", "hints",
+               "warnings", "elapsed_ms"]
+
+
+def hit(record_id: str = "b1#r7", book_id: str = "@all", **changes: object) -> HitReport:
+    made = HitReport(record_id=record_id, book_id=book_id, text="Water shapes its course.", headings=("Ch 1", "Terrain"),
+                     locator={"book_id": book_id, "kind": "pdf", "record_id": record_id, "page_index": 3,
+                              "verification": {"status": "verified", "method": "pdf-text"}},
+                     markdown_span={"start": 10, "end": 34}, lexical=2.5, vector=None, fused=0.75,
+                     channel_ranks={"vector": 4, "lexical": 1})
+    return dataclasses.replace(made, **changes)  # type: ignore[arg-type]
+
+
+def report(*hits: HitReport, **changes: object) -> SearchReport:
+    made = SearchReport(book_id="@all", query="water", top_k=5, hits=hits,
+                        channels={"lexical": {"ran": True, "status": "ok", "weight": 0.5}},
+                        query_representation={"kind": "text", "status": "not-encoded"},
+                        fusion={"method": "m", "vector_share": 0.5, "agreement_share": 0.1, "weights": {}},
+                        rerank={"rerank_requested": False, "rerank_applied": False}, hints={"visual": True},
+                        warnings=("from the channels",), elapsed_ms=1.5)
+    return dataclasses.replace(made, **changes)  # type: ignore[arg-type]
+
+
+ADVICE: VisualFallback = {"recommended": True, "reasons": [{"code": "figure", "detail": "x"}], "action": "render_page"}
+
+
+def test_a_hit_renders_in_the_contracts_key_order_with_its_channels_sorted():
+    out = render_hit(hit(rank=2))
+    assert list(out) == HIT_KEYS
+    assert out["evidence_id"] == "@all#b1#r7" and out["channels"] == ["lexical", "vector"]
+    assert out["scores"] == {"lexical": 2.5, "vector": None, "fused": 0.75}  # no rerank score: no key
+    assert out["headings"] == ["Ch 1", "Terrain"] and out["rank"] == 2
+
+
+def test_what_a_rerank_a_library_and_advice_add_comes_after_in_that_order():
+    reranked = hit(rank=1, rerank_score=3.0, rerank={"provider": "p", "original_rank": 0, "reranked": True})
+    added = report(reranked).for_library(LibraryReport([], {"backend": "local", "books_searched": 0,  # type: ignore[typeddict-item]
+                                                            "generation": None, "lexical_index": {}, "model_groups": []},
+                                                       ["a book was skipped"]))
+    advised = added.advised([ADVICE], {"recommended": True, "hits_needing_page": [0]})
+    out = render_search(advised)
+    assert list(out) == [*RESULT_KEYS, "books", "library", "visual_fallback"]
+    assert list(out["hits"][0]) == [*HIT_KEYS, "rerank", "book_id", "visual_fallback"]
+    assert list(out["hits"][0]["scores"]) == ["lexical", "vector", "fused", "rerank"]
+    assert out["warnings"] == ["from the channels", "a book was skipped"]
+    assert list(render_search(report(hit()))) == RESULT_KEYS  # one book, no advice: nothing added
+
+
+def test_a_library_hit_becomes_its_books_own_and_the_searched_report_is_untouched():
+    searched = report(hit())
+    library = searched.for_library(LibraryReport([], {}, []))  # type: ignore[arg-type]
+    (own,) = library.hits
+    assert (own.book_id, own.record_id, own.evidence_id) == ("b1", "r7", "b1#r7")
+    assert own.locator["book_id"] == "b1" and own.locator["record_id"] == "r7"
+    assert list(own.locator) == list(searched.hits[0].locator)  # the keys keep their places
+    assert render_hit(own)["book_id"] == "b1"
+    assert searched.hits[0].record_id == "b1#r7" and searched.hits[0].locator["book_id"] == "@all"
+
+
+@pytest.mark.parametrize("record_id", ["b1#r#7", "book-with-dash#0001", "#r7"])
+def test_an_evidence_id_splits_at_its_first_hash_whatever_the_record_id_holds(record_id):
+    own = hit(record_id=record_id).in_book()
+    assert f"{own.book_id}#{own.record_id}" == record_id == own.evidence_id
+
+
+def test_editing_the_rendered_json_changes_neither_the_report_nor_the_next_rendering():
+    shared_locator = hit().locator  # e.g. a locator lookup's cached answer
+    done = report(hit(locator=shared_locator))
+    first = render_search(done)
+    first["hits"][0]["source_locator"]["page_index"] = 99
+    first["hits"][0]["markdown_span"]["start"] = -1  # type: ignore[index]
+    first["hits"][0]["channel_ranks"]["lexical"] = 50
+    first["warnings"].append("edited")
+    assert shared_locator["page_index"] == 3
+    assert render_search(done) == render_search(report(hit()))
+
+
+def test_reports_are_frozen_and_adding_builds_a_new_one():
+    one = report(hit())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.hits[0].rank = 5  # type: ignore[misc]
+    advised = one.advised([ADVICE], {"recommended": True})
+    assert one.visual_fallback is None and one.hits[0].advice is None
+    assert advised.hits[0].advice == ADVICE and render_hit(advised.hits[0])["visual_fallback"] == ADVICE
+    with pytest.raises(ValueError):
+        one.advised([], {})  # one advice per hit

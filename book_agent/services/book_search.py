@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from book_agent.domain.book.book_refs import BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
-from book_agent.domain.search.reports import render_hit, render_search
+from book_agent.domain.search.reports import render_hits, render_search
 from book_agent.domain.search.search_results import Hints, SearchResult
 from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
@@ -40,9 +40,9 @@ class BookSearch:
         else:
             report = self._library().search(ref, query, top_k, strict, query_vector, hints)
         policy = VisualFallbackPolicy()
-        hits = [render_hit(hit) for hit in report.hits]  # what the advice is judged on: the hits as shown
+        hits = render_hits(report)  # what the advice is judged on: the hits as shown
         per_hit = policy.evaluate_hits(query, hits, hints=hints)  # each judged on its hit alone: not on top_k
-        return render_search(report.advised(per_hit, policy.evaluate(query, hits, hints=hints, per_hit=per_hit)))
+        return render_search(report.advised(per_hit, policy.evaluate(query, hits, hints=hints, per_hit=per_hit)), hits)
 
     def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True,
                 dry_search: bool = True) -> dict[str, bool]:

@@ -3,8 +3,6 @@ construction, rendered once to the contract's JSON (contracts/search.md)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from book_agent.domain.search.reports import (
@@ -12,6 +10,7 @@ from book_agent.domain.search.reports import (
     LibraryReport,
     SearchReport,
     render_hit,
+    render_hits,
     render_search,
 )
 from book_agent.domain.search.visual_fallback import VisualFallback
@@ -28,7 +27,7 @@ def hit(record_id: str = "b1#r7", book_id: str = "@all", **changes: object) -> H
                               "verification": {"status": "verified", "method": "pdf-text"}},
                      markdown_span={"start": 10, "end": 34}, lexical=2.5, vector=None, fused=0.75,
                      channel_ranks={"vector": 4, "lexical": 1})
-    return dataclasses.replace(made, **changes)  # type: ignore[arg-type]
+    return made._replace(**changes)  # type: ignore[arg-type]
 
 
 def report(*hits: HitReport, **changes: object) -> SearchReport:
@@ -38,14 +37,19 @@ def report(*hits: HitReport, **changes: object) -> SearchReport:
                         fusion={"method": "m", "vector_share": 0.5, "agreement_share": 0.1, "weights": {}},
                         rerank={"rerank_requested": False, "rerank_applied": False}, hints={"visual": True},
                         warnings=("from the channels",), elapsed_ms=1.5)
-    return dataclasses.replace(made, **changes)  # type: ignore[arg-type]
+    return made._replace(**changes)  # type: ignore[arg-type]
 
 
 ADVICE: VisualFallback = {"recommended": True, "reasons": [{"code": "figure", "detail": "x"}], "action": "render_page"}
 
 
+def test_a_hits_rank_is_its_place_in_the_report():
+    out = render_search(report(hit(record_id="b1#r1"), hit(record_id="b1#r2"), hit(record_id="b2#r1")))
+    assert [(h["rank"], h["record_id"]) for h in out["hits"]] == [(1, "b1#r1"), (2, "b1#r2"), (3, "b2#r1")]
+
+
 def test_a_hit_renders_in_the_contracts_key_order_with_its_channels_sorted():
-    out = render_hit(hit(rank=2))
+    out = render_hit(hit(), rank=2)
     assert list(out) == HIT_KEYS
     assert out["evidence_id"] == "@all#b1#r7" and out["channels"] == ["lexical", "vector"]
     assert out["scores"] == {"lexical": 2.5, "vector": None, "fused": 0.75}  # no rerank score: no key
@@ -53,7 +57,7 @@ def test_a_hit_renders_in_the_contracts_key_order_with_its_channels_sorted():
 
 
 def test_what_a_rerank_a_library_and_advice_add_comes_after_in_that_order():
-    reranked = hit(rank=1, rerank_score=3.0, rerank={"provider": "p", "original_rank": 0, "reranked": True})
+    reranked = hit(rerank_score=3.0, rerank={"provider": "p", "original_rank": 0, "reranked": True})
     added = report(reranked).for_library(LibraryReport([], {"backend": "local", "books_searched": 0,  # type: ignore[typeddict-item]
                                                             "generation": None, "lexical_index": {}, "model_groups": []},
                                                        ["a book was skipped"]))
@@ -97,10 +101,23 @@ def test_editing_the_rendered_json_changes_neither_the_report_nor_the_next_rende
 
 def test_reports_are_frozen_and_adding_builds_a_new_one():
     one = report(hit())
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        one.hits[0].rank = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        one.hits[0].fused = 5.0  # type: ignore[misc]
     advised = one.advised([ADVICE], {"recommended": True})
-    assert one.visual_fallback is None and one.hits[0].advice is None
-    assert advised.hits[0].advice == ADVICE and render_hit(advised.hits[0])["visual_fallback"] == ADVICE
+    assert one.visual_fallback is None and one.hit_advice is None
+    assert render_search(advised)["hits"][0]["visual_fallback"] == ADVICE
+    assert "visual_fallback" not in render_search(one)["hits"][0]
     with pytest.raises(ValueError):
         one.advised([], {})  # one advice per hit
+
+
+def test_hits_rendered_before_the_advice_render_as_the_advised_report_would():
+    library = report(hit(record_id="b1#r1", rerank_score=1.0, rerank={"provider": "p"}), hit(record_id="b2#r9"))
+    library = library.for_library(LibraryReport([], {}, []))  # type: ignore[arg-type]
+    shown = render_hits(library)
+    advised = library.advised([ADVICE, {"recommended": False}], {"recommended": True})
+    assert render_search(advised, shown) == render_search(advised)
+    assert [list(h) for h in render_search(advised, shown)["hits"]] == [list(h) for h in render_search(advised)["hits"]]
+    assert "visual_fallback" not in shown[0]  # the rendered hits given are not edited
+    with pytest.raises(ValueError):
+        render_search(advised, shown[:1])

@@ -6,8 +6,10 @@ page-image advice (`SearchReport.advised`): each by constructing a new value, ne
 a dict another step made. `render_search` turns the report into the JSON the contract fixes
 (contracts/search.md, contracts/cli-json.md; `SearchResult`), keys in the order they always had.
 
-Frozen dataclasses with slots: a search builds ~10 hits and one report, so construction must
-cost what a dict does (pydantic validation of every hit would cost more than the fusion).
+NamedTuples: immutable and typed as frozen dataclasses are, but a hit is built in ~0.5 us
+against a frozen dataclass's ~3 (its __init__ sets each field through object.__setattr__), and
+the classes are defined at import in a fraction of a dataclass's time (a cold search imports
+them; fusion.py's note). Pydantic validation of every hit would cost more than the fusion.
 The blocks inside (channel infos, the query's representation, locators) stay the TypedDicts
 the contract names: plain data no step edits once the report holds them.
 """
@@ -15,7 +17,7 @@ the contract names: plain data no step edits once the report holds them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from book_agent.domain.records import MarkdownSpan
 from book_agent.domain.search.search_results import (
@@ -35,8 +37,7 @@ from book_agent.domain.search.visual_fallback import VisualFallback
 from book_agent.domain.sources.source_results import Locator
 
 
-@dataclass(frozen=True, slots=True)
-class HitReport:
+class HitReport(NamedTuple):
     """One hit: its record, where it is in the original, and how each channel scored it."""
 
     record_id: str  # the id the search ranked it by (a library's: the evidence id, until `in_book`)
@@ -49,11 +50,9 @@ class HitReport:
     vector: float | None
     fused: float
     channel_ranks: Mapping[str, int]  # channel -> 1-based rank there
-    rank: int = 0
     rerank_score: float | None = None  # an applied rerank's raw score (None: not scored)
     rerank: RerankBlock | None = None  # an applied rerank's metadata
     library: bool = False  # a library search names each hit's book
-    advice: VisualFallback | None = None  # this hit's own page-image advice
 
     @property
     def evidence_id(self) -> str:
@@ -63,11 +62,11 @@ class HitReport:
         """A library's hit (ranked by evidence id `book#record`) as its book's own hit."""
         book_id, _, record_id = self.record_id.partition("#")
         locator: Locator = {**self.locator, "book_id": book_id, "record_id": record_id}
-        return replace(self, book_id=book_id, record_id=record_id, locator=locator, library=True)
+        return HitReport(record_id, book_id, self.text, self.headings, locator, self.markdown_span, self.lexical,
+                         self.vector, self.fused, self.channel_ranks, self.rerank_score, self.rerank, library=True)
 
 
-@dataclass(frozen=True, slots=True)
-class LibraryReport:
+class LibraryReport(NamedTuple):
     """What a library search adds: the books it names and its indexes' state."""
 
     books: Sequence[LibraryBookRow]
@@ -75,9 +74,8 @@ class LibraryReport:
     warnings: Sequence[str]
 
 
-@dataclass(frozen=True, slots=True)
-class SearchReport:
-    """A search's answer (contracts/search.md), its hits best first."""
+class SearchReport(NamedTuple):
+    """A search's answer (contracts/search.md), its hits best first (a hit's rank is its place)."""
 
     book_id: str  # the book, or the library reference searched
     query: str
@@ -92,25 +90,28 @@ class SearchReport:
     elapsed_ms: float
     library: LibraryReport | None = None
     visual_fallback: VisualFallback | None = None  # the result's page-image advice
+    hit_advice: tuple[VisualFallback, ...] | None = None  # each hit's own, in the hits' order
 
     def for_library(self, added: LibraryReport) -> SearchReport:
         """The report of a library search: each hit its book's, the library's blocks and warnings added."""
-        return replace(self, hits=tuple(hit.in_book() for hit in self.hits), library=added,
-                       warnings=self.warnings + tuple(added.warnings))
+        return self._replace(hits=tuple(hit.in_book() for hit in self.hits), library=added,
+                             warnings=self.warnings + tuple(added.warnings))
 
     def advised(self, per_hit: Sequence[VisualFallback], summary: VisualFallback) -> SearchReport:
         """The report with each hit's page-image advice and the result's summary."""
-        hits = tuple(replace(hit, advice=advice) for hit, advice in zip(self.hits, per_hit, strict=True))
-        return replace(self, hits=hits, visual_fallback=summary)
+        if len(per_hit) != len(self.hits):
+            raise ValueError(f"{len(per_hit)} advices for {len(self.hits)} hits")
+        return self._replace(visual_fallback=summary, hit_advice=tuple(per_hit))
 
 
-def render_hit(hit: HitReport) -> SearchHit:
-    """A hit as the contract's JSON object (a reranker's candidate too: the rerank port takes these)."""
+def render_hit(hit: HitReport, rank: int = 0, advice: VisualFallback | None = None) -> SearchHit:
+    """A hit as the contract's JSON object, at its 1-based rank (0: a reranker's candidate, not
+    ranked yet: the rerank port takes these), with its page-image advice if judged."""
     scores: HitScores = {"lexical": hit.lexical, "vector": hit.vector, "fused": hit.fused}
     if hit.rerank_score is not None:
         scores["rerank"] = hit.rerank_score
     out: SearchHit = {
-        "rank": hit.rank,
+        "rank": rank,
         "evidence_id": hit.evidence_id,
         "record_id": hit.record_id,
         "text": hit.text,
@@ -126,16 +127,30 @@ def render_hit(hit: HitReport) -> SearchHit:
         out["rerank"] = hit.rerank.copy()
     if hit.library:
         out["book_id"] = hit.book_id
-    if hit.advice is not None:
-        out["visual_fallback"] = hit.advice
+    if advice is not None:
+        out["visual_fallback"] = advice
     return out
 
 
-def render_search(report: SearchReport) -> SearchResult:
-    """The report as the contract's JSON object, keys in the contract's order."""
+def render_hits(report: SearchReport) -> list[SearchHit]:
+    """The report's hits as the contract's JSON objects, ranked by their places (with their advice if judged)."""
+    advice = report.hit_advice or (None,) * len(report.hits)
+    return [render_hit(hit, rank, one) for rank, hit, one in zip(
+        range(1, len(report.hits) + 1), report.hits, advice, strict=True)]
+
+
+def render_search(report: SearchReport, hits: Sequence[SearchHit] | None = None) -> SearchResult:
+    """The report as the contract's JSON object, keys in the contract's order. `hits`: its hits
+    as `render_hits` rendered them before the advice was judged on them (not rendered twice)."""
+    if hits is None:
+        shown = render_hits(report)
+    elif len(hits) != len(report.hits):
+        raise ValueError(f"{len(hits)} rendered hits for a report of {len(report.hits)}")
+    else:
+        advice = report.hit_advice or ()
+        shown = [{**hit, "visual_fallback": one} for hit, one in zip(hits, advice, strict=True)] if advice else list(hits)
     out: SearchResult = {
-        "book_id": report.book_id, "query": report.query, "top_k": report.top_k,
-        "hits": [render_hit(hit) for hit in report.hits],
+        "book_id": report.book_id, "query": report.query, "top_k": report.top_k, "hits": shown,
         "channels": dict(report.channels), "query_representation": report.query_representation,
         "fusion": report.fusion, "rerank": report.rerank, "hints": dict(report.hints),
         "warnings": list(report.warnings), "elapsed_ms": report.elapsed_ms,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import cast
 
 from book_agent.domain.errors import BookAgentError
@@ -120,8 +120,7 @@ class HybridSearch:
         rerank_info: RerankInfo = {"rerank_requested": False, "rerank_applied": False}
         if rerank_wanted and hits:
             hits, rerank_info = self._rerank(query, hits, top_k, strict, warnings)
-        hits = [replace(hit, rank=rank) for rank, hit in enumerate(hits[:top_k], start=1)]
-        return self._result(query, top_k, hits, {"lexical": lexical_info, "vector": vector_info},
+        return self._result(query, top_k, hits[:top_k], {"lexical": lexical_info, "vector": vector_info},
                             representation, rerank_info, hints, warnings, started, reading)
 
     def _result(self, query: str, top_k: int, hits: list[HitReport], channels: dict[str, ChannelInfo],
@@ -297,5 +296,5 @@ def _reranked(hits: list[HitReport], reranked: list[SearchHit] | None) -> list[H
     if not reranked:
         return hits
     by_id = {hit.record_id: hit for hit in hits}
-    return [replace(by_id[out["record_id"]], rerank_score=(out.get("scores") or {}).get("rerank"), rerank=out.get("rerank"))
-            for out in reranked]
+    return [by_id[out["record_id"]]._replace(rerank_score=(out.get("scores") or {}).get("rerank"), rerank=out.get("rerank"))
+            for out in reranked]  # a rerank's hits only: not every search's

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from book_agent.domain.records import Record
 from book_agent.domain.search.reports import (
     HitReport,
     LibraryReport,
@@ -121,3 +122,44 @@ def test_hits_rendered_before_the_advice_render_as_the_advised_report_would():
     assert "visual_fallback" not in shown[0]  # the rendered hits given are not edited
     with pytest.raises(ValueError):
         render_search(advised, shown[:1])
+
+
+def _hybrid(reranker: object) -> tuple[object, list[Record]]:
+    from book_agent.services.search.hybrid import HybridSearch, SearchChannels
+    from book_agent.testing.memory_parts import MemoryRecords, WordOverlapIndex
+
+    records = [Record(f"r{i:02d}", f"river ground water {'river ' * (i % 3)}passage {i}" + " long" * i,
+                      {"kind": "pdf", "page_index": i}, seq=i, headings=[f"Ch {i}"]) for i in range(12)]
+    channels = SearchChannels(lexical=WordOverlapIndex(records), vector_store=None, query_runtime=None,
+                              records=MemoryRecords(records), reranker=reranker)  # type: ignore[arg-type]
+    return HybridSearch("bk", channels), records
+
+
+def test_a_rerank_reorders_the_report_and_adds_only_its_score_and_block():
+    from book_agent.testing.fakes import FakeReranker
+
+    scores = {f"r{i:02d}": float(i) for i in range(12)}  # the reranker prefers the later records
+    search, _ = _hybrid(FakeReranker(scores))
+    plain, _ = _hybrid(None)
+    fused = {hit.record_id: hit for hit in plain.search("river ground", top_k=12).hits}  # type: ignore[attr-defined]
+    reranked = search.search("river ground", top_k=4)  # type: ignore[attr-defined]
+    assert [hit.record_id for hit in reranked.hits] == ["r11", "r10", "r09", "r08"]
+    assert reranked.rerank["rerank_applied"] is True
+    for hit in reranked.hits:
+        assert hit.rerank_score == scores[hit.record_id] and hit.rerank["original_rank"] == 0
+        assert hit._replace(rerank_score=None, rerank=None) == fused[hit.record_id]  # nothing else changed
+    out = render_search(reranked)
+    assert [h["rank"] for h in out["hits"]] == [1, 2, 3, 4]
+    assert out["hits"][0]["scores"]["rerank"] == 11.0 and out["hits"][0]["rerank"]["reranked"] is True
+
+
+def test_a_failed_rerank_keeps_the_fused_order_with_nothing_added():
+    from book_agent.domain.errors import BookAgentError
+    from book_agent.testing.fakes import FakeReranker
+
+    failing, _ = _hybrid(FakeReranker(fail_with=BookAgentError("rerank.timeout", "too slow")))
+    plain, _ = _hybrid(None)
+    kept = failing.search("river ground", top_k=3)  # type: ignore[attr-defined]
+    assert kept.hits == plain.search("river ground", top_k=3).hits  # type: ignore[attr-defined]
+    assert kept.rerank["rerank_requested"] is True and kept.rerank["rerank_applied"] is False
+    assert any("rerank" in w for w in kept.warnings)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from book_agent.domain.book.book_refs import BookRef, parse_book_ref
 from book_agent.domain.errors import BookAgentError
+from book_agent.domain.search.reports import render_hits, render_search
 from book_agent.domain.search.search_results import Hints, SearchResult
 from book_agent.domain.search.visual_fallback import VisualFallbackPolicy
 from book_agent.input_files import MAX_QUESTIONS_BYTES, InputTooLarge, read_limited
@@ -35,16 +36,14 @@ class BookSearch:
         """One book (`id`), or a library (`a,b` or `@all`): then every hit says its book."""
         ref = book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref)
         if ref.single:
-            result = self._books.open(ref.text).searcher().search(
+            report = self._books.open(ref.text).searcher().search(
                 query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         else:
-            result = self._library().search(ref, query, top_k, strict, query_vector, hints)
+            report = self._library().search(ref, query, top_k, strict, query_vector, hints)
         policy = VisualFallbackPolicy()
-        per_hit = policy.evaluate_hits(query, result["hits"], hints=hints, pages=hit_pages(self._books, ref))
-        for hit, advice in zip(result["hits"], per_hit, strict=True):
-            hit["visual_fallback"] = advice  # judged on this hit alone: it does not change with top_k
-        result["visual_fallback"] = policy.evaluate(query, result["hits"], hints=hints, per_hit=per_hit)
-        return result
+        hits = render_hits(report)  # what the advice is judged on: the hits as shown
+        per_hit = policy.evaluate_hits(query, hits, hints=hints, pages=hit_pages(self._books, ref))  # each on its own hit
+        return render_search(report.advised(per_hit, policy.evaluate(query, hits, hints=hints, per_hit=per_hit)), hits)
 
     def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True,
                 dry_search: bool = True) -> dict[str, bool]:

@@ -81,3 +81,26 @@ def test_malformed_hints_are_refused(hints: Any) -> None:
 def test_hints_of_any_json_pass() -> None:
     check_hints({"visual": True, "page_index": 0, "page_text_chars": 12, "href": "a.xhtml", "free": [1, "b", None,
                  {"c": 2.5}], "numbers": (1, 2)})
+
+
+# Float arrays are checked by their own loops (checks._float_array_checked); each must end as its list does
+ARRAYS: list[Any] = [
+    np.asarray([0.1, 0.2], dtype=np.float32), np.asarray([3e38, 3e38], dtype=np.float32),  # a sum that overflows
+    np.asarray([1e308, 1e308]), np.asarray([5e-324, 0.0]), np.asarray([0.5], dtype=np.float16),
+    np.zeros(3, dtype=np.float32), np.asarray([-0.0, 0.0]), np.asarray([math.nan, 1.0], dtype=np.float32),
+    np.asarray([1.0, math.inf]), np.asarray([-math.inf, math.inf]), np.asarray([], dtype=np.float32),
+    np.ones(16_385, dtype=np.float32), np.ones(16_384, dtype=np.float32),
+    np.asarray([True, True]), np.asarray([1, 0], dtype=np.int32),
+]
+
+
+@pytest.mark.parametrize("vector", ARRAYS, ids=lambda v: f"{v.dtype}{v.shape}{v.tolist()!r:.30}")
+def test_a_numpy_array_is_judged_as_its_items_would_be(vector: Any) -> None:
+    def outcome(value: Any) -> tuple[str, str] | None:
+        try:
+            check_query_vector(value)
+        except BookAgentError as exc:
+            return exc.code, exc.message
+        return None
+
+    assert outcome(vector) == outcome(vector.tolist())

@@ -1,5 +1,6 @@
 """The library search's channel parts: its records by evidence id, its lexical index narrowed
-to the books searched, and a hit's evidence id split back into its book's own fields."""
+to the books searched (a hit's evidence id is split back into its book's own fields by
+book_agent/domain/search/reports.py: HitReport.in_book)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from collections.abc import Callable, Sequence
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.records import LexicalHit, Record, ids_by_book
-from book_agent.domain.search.search_results import SearchHit
 from book_agent.ports import LexicalIndex, RecordSource
 from book_agent.ports.library import LibraryLexicalIndex
 from book_agent.services.open_book import OpenBook
@@ -71,12 +71,3 @@ class NarrowedLexical(LexicalIndex):
     def close(self) -> None:
         pass  # the library keeps its index open while it is fresh
 
-
-def split_hit(hit: SearchHit) -> None:
-    """`book_id#record_id` back into the hit's own fields (the evidence id stays citable)."""
-    book_id, _, record_id = str(hit["record_id"]).partition("#")
-    hit["book_id"] = book_id
-    hit["record_id"] = record_id
-    hit["evidence_id"] = f"{book_id}#{record_id}"
-    hit["source_locator"]["book_id"] = book_id
-    hit["source_locator"]["record_id"] = record_id

@@ -20,11 +20,12 @@ from book_agent.domain.book.registry_entry import RegistryEntry
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.library import WriterJob, library_stamp
 from book_agent.domain.search.lexical_text import TOKENIZER_VERSION
+from book_agent.domain.search.reports import LibraryReport, SearchReport
 from book_agent.domain.search.search_results import (
     Hints,
     LibraryBookRow,
     LibraryIndexInfo,
-    SearchResult,
+    LibraryInfo,
 )
 from book_agent.domain.search.vector_trust import LanguageEvidence
 from book_agent.ports import Phases, Progress
@@ -35,7 +36,6 @@ from book_agent.services.library.channels import (
     LibraryRecords,
     NarrowedLexical,
     engine_down,
-    split_hit,
 )
 from book_agent.services.library.lexical import LexicalGenerations
 from book_agent.services.library.vector_groups import groups_due
@@ -269,28 +269,38 @@ class Library:
         return index, dict(info), None
 
     def search(self, ref: BookRef, query: str, top_k: int, strict: bool,
-               query_vector: Sequence[float] | None, hints: Hints | None) -> SearchResult:
+               query_vector: Sequence[float] | None, hints: Hints | None) -> SearchReport:
         check_arguments(query, top_k, query_vector, hints, strict)  # before any book or index opens
         searcher, report = self.searcher(ref, strict)
-        result = searcher.search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
-        for hit in result["hits"]:
-            split_hit(hit)
+        found = searcher.search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         groups: ModelGroups = report["groups"]
         vector_notes = groups.notes()
-        for book in report["books"]:
-            if book["book_id"] in vector_notes:
-                book["vector"] = vector_notes[book["book_id"]]
-        result["books"] = report["books"]
-        result["library"] = {"backend": self._ports.library_backend().name, "books_searched": sum(1 for b in report["books"] if b["searched"]),
-                             "generation": report["lexical_index"].get("generation"),
-                             "lexical_index": report["lexical_index"], "model_groups": groups.describe()}
-        result["warnings"] += [f"book {b['book_id']} was skipped: {b['reason']}" for b in report["books"]
-                               if not b["searched"]]
-        stale = report["lexical_index"].get("stale")
-        if stale:
-            result["warnings"].append(f"the library's lexical index is not up to date: {stale['reason']}")
-        if report["duplicates"]:
-            result["warnings"].append("named more than once (searched once): " + ", ".join(report["duplicates"]))
-        if not report["books"]:
-            result["warnings"].append("no books are registered: `book-agent init PACKAGE` adds one")
-        return result
+        books = [_with_note(book, vector_notes.get(book["book_id"])) for book in report["books"]]
+        index_info = report["lexical_index"]
+        info: LibraryInfo = {"backend": self._ports.library_backend().name,
+                             "books_searched": sum(1 for b in books if b["searched"]),
+                             "generation": index_info.get("generation"), "lexical_index": index_info,
+                             "model_groups": groups.describe()}
+        return found.for_library(LibraryReport(books, info, _library_warnings(books, index_info, report["duplicates"])))
+
+
+def _with_note(book: LibraryBookRow, note: str | None) -> LibraryBookRow:
+    """A book's row, with why its vector channel did not serve it (if it did not)."""
+    if note is None:
+        return book
+    row = LibraryBookRow(**book)  # a row of its own: the searcher's stays as it was
+    row["vector"] = note
+    return row
+
+
+def _library_warnings(books: list[LibraryBookRow], index_info: LibraryIndexInfo, duplicates: list[str]) -> list[str]:
+    """What a library search warns of beside its channels: books skipped, a stale index, names repeated."""
+    warnings = [f"book {b['book_id']} was skipped: {b.get('reason')}" for b in books if not b["searched"]]
+    stale = index_info.get("stale")
+    if stale:
+        warnings.append(f"the library's lexical index is not up to date: {stale['reason']}")
+    if duplicates:
+        warnings.append("named more than once (searched once): " + ", ".join(duplicates))
+    if not books:
+        warnings.append("no books are registered: `book-agent init PACKAGE` adds one")
+    return warnings

@@ -52,8 +52,8 @@ def evaluate(search: HybridSearch, questions: list[Question], k: int = 10) -> Ev
         rankings = {channel: found[channel] for channel in CHANNELS}  # type: ignore[literal-required]
         if RERANKED in columns:
             result = search.search(item["query"], top_k=max(10, k), query_vector=item.get("query_vector"))
-            rankings[RERANKED] = [hit["record_id"] for hit in result["hits"]]
-            reranked += bool(result["rerank"].get("rerank_applied"))
+            rankings[RERANKED] = [hit.record_id for hit in result.hits]
+            reranked += bool(result.rerank.get("rerank_applied"))
         vector_ran += bool(found["ran"]["vector"])
         row: dict[str, object] = {"query": item["query"]}
         for channel in columns:

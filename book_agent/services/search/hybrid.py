@@ -14,7 +14,7 @@ from typing import cast
 
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.limits import DEFAULT_TOP_K
-from book_agent.domain.records import Record, evidence_id, markdown_span
+from book_agent.domain.records import Record, markdown_span
 from book_agent.domain.search.fusion import (
     AGREEMENT_SHARE,
     PLAIN_RRF_K,
@@ -29,16 +29,15 @@ from book_agent.domain.search.fusion import (
 )
 from book_agent.domain.search.lexical_text import has_query_terms, script_letters
 from book_agent.domain.search.proximity import PROXIMITY_TOP_N
+from book_agent.domain.search.reports import HitReport, SearchReport, render_hit
 from book_agent.domain.search.search_results import (
     ChannelInfo,
     ChannelRankings,
     Hints,
-    HitScores,
     PassageReading,
     QueryRepresentation,
     RerankInfo,
     SearchHit,
-    SearchResult,
 )
 from book_agent.domain.search.vector_trust import LanguageEvidence, query_vector_trust
 from book_agent.domain.sources.locators import claimed_locator
@@ -94,7 +93,9 @@ class HybridSearch:
         strict: bool = False,
         query_vector: Sequence[float] | None = None,
         hints: Hints | None = None,
-    ) -> SearchResult:
+    ) -> SearchReport:
+        """The search's report, built once (book_agent/domain/search/reports.py): the book search
+        and the library add to it; `render_search` makes the contract's JSON of it."""
         check_arguments(query, top_k, query_vector, hints, strict)
         check_channels(query_vector, strict, self.channels.vector_dimensions, self.channels.reranker)
         started = time.perf_counter()
@@ -119,27 +120,23 @@ class HybridSearch:
         rerank_info: RerankInfo = {"rerank_requested": False, "rerank_applied": False}
         if rerank_wanted and hits:
             hits, rerank_info = self._rerank(query, hits, top_k, strict, warnings)
-        hits = hits[:top_k]
-        for rank, hit in enumerate(hits, start=1):
-            hit["rank"] = rank
-        return self._result(query, top_k, hits, {"lexical": lexical_info, "vector": vector_info},
+        return self._result(query, top_k, hits[:top_k], {"lexical": lexical_info, "vector": vector_info},
                             representation, rerank_info, hints, warnings, started, reading)
 
-    def _result(self, query: str, top_k: int, hits: list[SearchHit], channels: dict[str, ChannelInfo],
+    def _result(self, query: str, top_k: int, hits: list[HitReport], channels: dict[str, ChannelInfo],
                 representation: QueryRepresentation, rerank: RerankInfo, hints: Hints | None,
-                warnings: list[str], started: float, reading: PassageReading | None = None) -> SearchResult:
-        """The search result (contracts/search.md); fusion weights are the channels' own."""
-        return {
-            "book_id": self.book_id, "query": query, "top_k": top_k, "hits": hits, "channels": channels,
-            "query_representation": representation,
-            "fusion": {"method": FUSION_METHOD, "vector_share": VECTOR_SHARE, "agreement_share": AGREEMENT_SHARE,
-                       "weights": {name: info["weight"] for name, info in channels.items()},
-                       "passage_reading": reading or not_read()},
-            "rerank": rerank, "hints": dict(hints or {}), "warnings": warnings,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
-        }
+                warnings: list[str], started: float, reading: PassageReading | None = None) -> SearchReport:
+        """The search's report (contracts/search.md); fusion weights are the channels' own."""
+        return SearchReport(
+            book_id=self.book_id, query=query, top_k=top_k, hits=tuple(hits), channels=channels,
+            query_representation=representation,
+            fusion={"method": FUSION_METHOD, "vector_share": VECTOR_SHARE, "agreement_share": AGREEMENT_SHARE,
+                    "weights": {name: info["weight"] for name, info in channels.items()},
+                    "passage_reading": reading or not_read()},
+            rerank=rerank, hints=dict(hints or {}), warnings=tuple(warnings),
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 2))
 
-    def _wordless(self, query: str, top_k: int, hints: Hints | None, started: float) -> SearchResult:
+    def _wordless(self, query: str, top_k: int, hints: Hints | None, started: float) -> SearchReport:
         """Punctuation or emoji only: nothing to look up. An embedding of "?!" still has
         nearest neighbours, but they would be confident-looking noise, so neither runs."""
         skipped: ChannelInfo = {"ran": False, "status": "skipped", "reason": "the query has no words to search for",
@@ -243,38 +240,26 @@ class HybridSearch:
     # --- hits -----------------------------------------------------------------------
 
     def _hits(self, fused: list[FusedHit], records: dict[str, Record], lexical: dict[str, float],
-              vector: dict[str, float]) -> list[SearchHit]:
+              vector: dict[str, float]) -> list[HitReport]:
         ids = [f.record_id for f in fused]
         located = self.channels.locators.fetch([i for i in ids if i in records]) if self.channels.locators else {}
-        hits: list[SearchHit] = []
+        hits: list[HitReport] = []
         for item in fused:
             record = records.get(item.record_id)
             if record is not None:
                 found = located.get(item.record_id)
                 # the verified locator, else the record's claim, marked unchecked
-                locator = cast(Locator, dict(found)) if found else claimed_locator(self.book_id, record)
+                locator = found or claimed_locator(self.book_id, record)
                 hits.append(self._hit(record, item, lexical, vector, locator))
         return hits
 
     def _hit(self, record: Record, item: FusedHit, lexical: dict[str, float], vector: dict[str, float],
-             locator: Locator) -> SearchHit:
-        scores: HitScores = {
-            "lexical": lexical.get(record.record_id),
-            "vector": vector.get(record.record_id),
-            "fused": round(item.fused, 6),
-        }
-        return {
-            "rank": 0,
-            "evidence_id": evidence_id(self.book_id, record.record_id),
-            "record_id": record.record_id,
-            "text": record.text,
-            "headings": list(record.headings),
-            "source_locator": locator,
-            "markdown_span": markdown_span(record.md_start, record.md_end),
-            "scores": scores,
-            "channel_ranks": dict(item.ranks),
-            "channels": sorted(item.ranks),
-        }
+             locator: Locator) -> HitReport:
+        return HitReport(
+            record_id=record.record_id, book_id=self.book_id, text=record.text, headings=tuple(record.headings),
+            locator=locator, markdown_span=markdown_span(record.md_start, record.md_end),
+            lexical=lexical.get(record.record_id), vector=vector.get(record.record_id),
+            fused=round(item.fused, 6), channel_ranks=item.ranks)
 
     # --- rerank ---------------------------------------------------------------------
 
@@ -287,10 +272,10 @@ class HybridSearch:
             return False
         return str(reranker.provider_info().get("provider", "none")) != "none"
 
-    def _rerank(self, query: str, hits: list[SearchHit], top_k: int, strict: bool,
-                warnings: list[str]) -> tuple[list[SearchHit], RerankInfo]:
+    def _rerank(self, query: str, hits: list[HitReport], top_k: int, strict: bool,
+                warnings: list[str]) -> tuple[list[HitReport], RerankInfo]:
         assert self.channels.reranker is not None
-        result = self.channels.reranker.rerank(query, hits, top_k)
+        result = self.channels.reranker.rerank(query, [render_hit(hit) for hit in hits], top_k)  # the port's JSON
         # .get: a plug-in's result is checked by the guard, but a key may still be absent
         info: RerankInfo = {"rerank_requested": result.get("rerank_requested"),
                             "rerank_applied": result.get("rerank_applied"), "error": result.get("error")}
@@ -302,4 +287,14 @@ class HybridSearch:
             raise BookAgentError(
                 "search.rerank_failed", f"strict search: rerank failed: {message}",
                 details={"rerank": info}, remediation=(error.get("remediation") if error else None))
-        return list(result.get("hits") or hits), info
+        return _reranked(hits, result.get("hits")), info
+
+
+def _reranked(hits: list[HitReport], reranked: list[SearchHit] | None) -> list[HitReport]:
+    """The hits in the reranker's order, with what a rerank may add (contracts/rerankers.md: its
+    score and metadata block; the guard holds every other field to the candidate's)."""
+    if not reranked:
+        return hits
+    by_id = {hit.record_id: hit for hit in hits}
+    return [by_id[out["record_id"]]._replace(rerank_score=(out.get("scores") or {}).get("rerank"), rerank=out.get("rerank"))
+            for out in reranked]  # a rerank's hits only: not every search's

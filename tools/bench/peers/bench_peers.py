@@ -317,7 +317,10 @@ def tantivy_faiss_stack(corpus: Corpus, folder: Path, kind: str) -> Search:
             parsed = index.parse_query(" ".join(words), ["text"])
             lexical = [searcher.doc(address)["row"][0] for _, address in searcher.search(parsed, DEPTH).hits]
         _, found = vectors.search(vector[None, :], DEPTH)
-        return [corpus.keys[row] for row in rrf(lexical, [int(r) for r in found[0] if r >= 0])]
+        # the same kind of answer as book-agent's: the top passages' texts (kept in memory: the
+        # cheapest a stack can hold them, so the ratio does not flatter book-agent)
+        answer = [(corpus.keys[row], corpus.texts[row]) for row in rrf(lexical, [int(r) for r in found[0] if r >= 0])]
+        return [key for key, _ in answer]
 
     return search
 

@@ -86,7 +86,7 @@ def measure(rounds: int, package: Path, questions: Path, library: int = 0) -> di
                             times[kind + tag].append(took)
                             if tag and kind == "vector":
                                 searches += 1
-                                applied += result["fusion"]["passage_reading"]["applied"]
+                                applied += result.fusion["passage_reading"]["applied"]
         first_read = []
         for query, vector in zip(queries, vectors, strict=True):  # each passage read afresh
             reading.channels.passage_terms.close()

@@ -36,6 +36,7 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
+from book_agent.ports.book import PageProfiles
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.context import HostFactory, Ports
 from book_agent.settings import library_backend_setting, resolve_data_dir
@@ -96,6 +97,12 @@ class LocalBookParts(BookParts):
         from book_agent_adapters.sources.resolver import SourceResolver
 
         return SourceResolver(package, runtime_dir)
+
+    def page_profiles(self, package: PackageInfo, runtime_dir: Path, sources: Callable[[], object]) -> PageProfiles:
+        """The PDF pages' profiles kept in the runtime folder (the sources opened only on a miss)."""
+        from book_agent_adapters.sources.pdf.page_profile_cache import CachedPageProfiles
+
+        return CachedPageProfiles(package.original_path, package.original_kind, runtime_dir, sources)
 
     def passage_terms(self) -> PassageTerms:
         """One reader for every book of the process (its cache of read passages serves them all)."""

@@ -12,6 +12,7 @@ import threading
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from book_agent.domain.book.package import PackageInfo
 from book_agent.domain.book.query_runtime_spec import resolve_query_runtime
@@ -34,6 +35,7 @@ from book_agent.ports import (
     SourceAndPages,
     VectorStore,
 )
+from book_agent.ports.book import PageProfiles
 from book_agent.ports.locators import LocatorRefresh, LocatorStore
 from book_agent.services.locators import BookLocators, database_stamp, open_locators
 from book_agent.services.search.hybrid import HybridSearch, SearchChannels
@@ -131,6 +133,16 @@ class OpenBook:
     @cached_under_lock
     def sources(self) -> SourceAndPages:
         return self._parts.sources(self.package, self.runtime_dir)
+
+    @cached_under_lock
+    def page_profiles(self) -> PageProfiles | None:
+        """The profiles of the PDF's pages for the visual-fallback advice: kept in the runtime
+        folder, the sources opened only for a page never read (a BookParts of the port's shape
+        only may lack the store: then the sources' own)."""
+        store = getattr(self._parts, "page_profiles", None)
+        if store is not None:
+            return cast("PageProfiles", store(self.package, self.runtime_dir, lambda: self.sources))
+        return self.sources if isinstance(self.sources, PageProfiles) else None
 
     @property
     def passage_terms(self) -> PassageTerms | None:

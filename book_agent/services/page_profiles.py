@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from book_agent.domain.book.book_refs import BookRef
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.search.page_profile import PageProfile
-from book_agent.ports.book import PageProfiles
 from book_agent.services.books import OpenBooks
 
 HitPages = Callable[[Mapping[str, object]], PageProfile | None]
@@ -30,9 +29,9 @@ def hit_pages(books: OpenBooks, ref: BookRef) -> HitPages:
         if isinstance(page, bool) or not isinstance(page, int) or not isinstance(book_id, str):
             return None
         try:
-            sources = books.open(book_id).sources
+            profiles = books.open(book_id).page_profiles
         except BookAgentError:
             return None
-        return sources.page_profile(page) if isinstance(sources, PageProfiles) else None
+        return profiles.page_profile(page) if profiles is not None else None
 
     return profile

@@ -17,7 +17,7 @@ from book_agent.domain.search.page_profile import page_signals
 from book_agent_adapters.sources.pdf.reader import PdfSource
 from tests.support.package_builder import RecordSpec, build_package, rehash
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OCTAVE = ROOT / "eval" / "visual_fallback" / "physical-modeling-octave.pdf"
 LSHORT = ROOT / "tests" / "support" / "data" / "real_books" / "lshort-zh-cn.pdf"
 

@@ -9,6 +9,7 @@ cells are runs of its objects separated by a gap wider than CELL_GAP of the line
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,17 +42,37 @@ class _Line:
     items: list[_Item] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
 class _Item:
-    left: float
-    right: float
-    maths: bool
-    words: int
-    text: str
+    """One text object: its box and font class; its text is read from PDFium only when a rule
+    asks (a line holding maths, a line of three cells or more). Most of a page's lines are
+    prose in one run, which never ask: reading every object's text was ~60% of a page's
+    profile, and a profile is read on a search's path (issue 46)."""
+
+    __slots__ = ("_obj", "_text", "_textpage", "left", "maths", "right")
+
+    def __init__(self, left: float, right: float, maths: bool, obj: Any, textpage: Callable[[], Any]) -> None:
+        self.left, self.right, self.maths, self._obj, self._textpage = left, right, maths, obj, textpage
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            if self._obj.textpage is None:
+                self._obj.textpage = self._textpage()  # the page's text page, made on the first ask
+            self._text = _text(self._obj)
+            self._obj = None
+        return self._text
+
+    @property
+    def words(self) -> int:
+        """Words of running text (none in a maths font)."""
+        return 0 if self.maths else len(_WORD.findall(self.text))
 
 
-def profile_page(page: Any, textpage: Any) -> PageProfile:
-    """The counts of one open pypdfium2 page (its text page given for the objects' text)."""
+def profile_page(page: Any, textpage: Callable[[], Any]) -> PageProfile:
+    """The counts of one open pypdfium2 page. `textpage()` gives its text page, for the objects'
+    text: asked only when a rule reads some (making it is ~4 ms a page; a page of prose never
+    asks)."""
     import pypdfium2.raw as pdfium_c
 
     width, height = page.get_size()
@@ -61,7 +82,7 @@ def profile_page(page: Any, textpage: Any) -> PageProfile:
     paths = pictures = 0
     image_area = 0.0
     fonts: dict[int | None, str] = {}
-    for obj in page.get_objects(max_depth=8, textpage=textpage):
+    for obj in page.get_objects(max_depth=8):
         kind = obj.type
         if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
             continue
@@ -76,9 +97,7 @@ def profile_page(page: Any, textpage: Any) -> PageProfile:
             font = _font_name(obj, fonts)
             if _PICTURE_FONT.match(font):
                 pictures += 1
-            maths = bool(_MATHS_FONT.match(font))
-            text = _text(obj)
-            texts.append((left, bottom, right, top, _Item(left, right, maths, 0 if maths else len(_WORD.findall(text)), text)))
+            texts.append((left, bottom, right, top, _Item(left, right, bool(_MATHS_FONT.match(font)), obj, textpage)))
     lines = _lines(texts)
     empty = _empty_shapes(shapes, texts, area)
     return PageProfile(
@@ -144,24 +163,25 @@ def _display_maths(lines: list[_Line]) -> int:
     margin, width = lefts[len(lefts) // 20], rights[-1 - len(rights) // 20] - lefts[len(lefts) // 20]
     count = 0
     for line in lines:
+        if not any(i.maths for i in line.items):
+            continue  # no maths on it: its text is never read
         maths = sum(len(i.text.strip()) for i in line.items if i.maths)
-        words = sum(i.words for i in line.items)
         left = min(i.left for i in line.items)
-        count += maths >= 2 and words == 0 and left >= margin + 0.08 * width
+        count += maths >= 2 and left >= margin + 0.08 * width and not any(i.words for i in line.items)
     return count
 
 
-def _cells(line: _Line) -> list[tuple[float, str]]:
-    """The line's cells, where each starts and its text: runs of objects apart by more than
-    CELL_GAP of the line's height."""
+def _cells(line: _Line) -> list[tuple[float, list[_Item]]]:
+    """The line's cells, where each starts and its objects: runs of objects apart by more than
+    CELL_GAP of the line's height (geometry only: a cell's text is read when asked)."""
     gap = CELL_GAP * max(line.top - line.bottom, 1.0)
-    cells: list[tuple[float, str]] = []
+    cells: list[tuple[float, list[_Item]]] = []
     end = None
     for item in sorted(line.items, key=lambda i: i.left):
         if end is None or item.left - end > gap:
-            cells.append((item.left, item.text))
+            cells.append((item.left, [item]))
         else:
-            cells[-1] = (cells[-1][0], cells[-1][1] + item.text)
+            cells[-1][1].append(item)
         end = item.right if end is None else max(end, item.right)
     return cells
 
@@ -173,9 +193,12 @@ def _column_rows(lines: list[_Line]) -> int:
     rows = []
     for line in lines:
         cells = _cells(line)
-        numbers = [bool(_NUMBER.match(text.strip())) for _, text in cells]
-        leaders = any(_LEADERS.search(text) for _, text in cells)
-        if len(cells) >= 3 and not leaders and not (numbers[-1] and sum(numbers) == 1):
+        if len(cells) < 3:
+            continue  # one or two runs: prose, never a row (its text is not read)
+        texts = ["".join(item.text for item in items) for _, items in cells]
+        numbers = [bool(_NUMBER.match(text.strip())) for text in texts]
+        leaders = any(_LEADERS.search(text) for text in texts)
+        if not leaders and not (numbers[-1] and sum(numbers) == 1):
             rows.append([start for start, _ in cells])
     count = 0
     for n, starts in enumerate(rows):

@@ -236,11 +236,18 @@ class PdfSource:
 
             self.check_page(page_index)
             with self._opened_page(page_index, "objects") as page:
-                textpage = page.get_textpage()
+                made: list[Any] = []  # the text page, made only if a rule reads text
+
+                def textpage() -> Any:
+                    if not made:
+                        made.append(page.get_textpage())
+                    return made[0]
+
                 try:
                     cached = self._profiles[page_index] = profile_page(page, textpage)
                 finally:
-                    textpage.close()
+                    for each in made:
+                        each.close()
         return cached
 
     # -- geometry and rendering ------------------------------------------------------------

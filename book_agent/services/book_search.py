@@ -35,14 +35,15 @@ class BookSearch:
                query_vector: Sequence[float] | None = None, hints: Hints | None = None) -> SearchResult:
         """One book (`id`), or a library (`a,b` or `@all`): then every hit says its book."""
         ref = book_ref if isinstance(book_ref, BookRef) else parse_book_ref(book_ref)
-        if ref.single:
-            report = self._books.open(ref.text).searcher().search(
-                query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
+        book = self._books.open(ref.text) if ref.single else None
+        if book is not None:
+            report = book.searcher().search(query, top_k=top_k, strict=strict, query_vector=query_vector, hints=hints)
         else:
             report = self._library().search(ref, query, top_k, strict, query_vector, hints)
         policy = VisualFallbackPolicy()
         hits = render_hits(report)  # what the advice is judged on: the hits as shown
-        per_hit = policy.evaluate_hits(query, hits, hints=hints, pages=hit_pages(self._books, ref))  # each on its own hit
+        pages = hit_pages(self._books, ref, book)  # the book searched, not opened (checked) again
+        per_hit = policy.evaluate_hits(query, hits, hints=hints, pages=pages)  # each on its own hit
         return render_search(report.advised(per_hit, policy.evaluate(query, hits, hints=hints, per_hit=per_hit)), hits)
 
     def warm_up(self, book_ref: str, encoder: bool = True, segmenter: bool = True,

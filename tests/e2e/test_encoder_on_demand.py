@@ -113,3 +113,20 @@ def test_an_mcp_server_imports_nothing_on_speculation(book: tuple[Path, Path], t
         assert not imported(log, "jsonschema")
     finally:
         session.close()
+
+
+def test_a_cli_search_reads_a_pdf_page_once_and_checks_its_package_once(book: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    """Issue 46: the page-image advice reads a prose hit's page from the PDF the first time only
+    (the profile is kept in the runtime folder), and a one-shot search opens its book once (a
+    second open checks the package again, which arms the package watch: inotify's imports)."""
+    data, vector = book
+    for kept in data.rglob("page_profiles.json"):
+        kept.unlink()  # another test's searches read pages already
+    search = ("lamps harbour winter", "--query-vector", str(vector))
+    first = cli_modules(tmp_path, data, *search)
+    assert "book_agent_adapters.sources.pdf.page_profile" in first  # the hits' pages were read
+    again = cli_modules(tmp_path, data, *search)
+    assert "pypdfium2" not in again and "book_agent_adapters.sources.pdf.reader" not in again
+    for modules in (first, again):
+        assert "book_agent_adapters.package.change_watch" not in modules and "inotify_simple" not in modules

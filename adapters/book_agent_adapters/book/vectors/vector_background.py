@@ -6,6 +6,8 @@ file, no scan of the book), scored against each query with one small matrix prod
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -32,10 +34,10 @@ def query_background(sample: F32, query: F32, records: int) -> Background | None
     None when it cannot be measured: fewer than 2 rows, non-finite, or every row scoring alike."""
     if sample.shape[0] < 2 or sample.shape[1] != query.shape[0]:
         return None
-    scores = np.asarray(sample @ query, dtype=np.float64)
-    if not np.isfinite(scores).all():
+    scores = (sample @ query).astype(np.float64)
+    count = scores.shape[0]
+    mean = float(scores.sum()) / count
+    variance = float(scores.dot(scores)) / count - mean * mean  # one pass (numpy's std costs ~30x more)
+    if not (math.isfinite(mean) and math.isfinite(variance) and variance > 1e-18):
         return None
-    mean, sd = float(scores.mean()), float(scores.std())
-    if not sd > 0:
-        return None
-    return Background(mean, sd, max(int(records), 1))
+    return Background(mean, math.sqrt(variance), max(int(records), 1))

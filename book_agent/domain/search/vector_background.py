@@ -18,6 +18,7 @@ book.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 # The sample's size, not tuned: the sd of 512 cosines is within ~3% of the book's (its sampling
@@ -72,3 +73,17 @@ def vector_scale(best: float | None, background: Background | None) -> tuple[flo
     return floor, sure, (f"background {background.mean:.3f} ± {background.sd:.3f} over {background.records} "
                          f"records; best hit z = {z:.1f} (noise reaches {noise_level(background.records):.1f}): "
                          f"confidence {sure:.2f}")
+
+
+def pooled(parts: list[Background | None]) -> Background | None:
+    """The background of several books searched as one (a library's model group): their means
+    and variances pooled by record count, as one book holding them all would measure it. None
+    if any part has none (a channel is measured one way for all its hits)."""
+    known = [p for p in parts if p is not None]
+    if not known or len(known) < len(parts):
+        return None
+    records = sum(p.records for p in known)
+    mean = sum(p.records * p.mean for p in known) / records
+    second = sum(p.records * (p.sd * p.sd + p.mean * p.mean) for p in known) / records
+    variance = second - mean * mean
+    return Background(mean, math.sqrt(variance), records) if variance > 1e-18 else None

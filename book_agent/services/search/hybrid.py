@@ -56,9 +56,10 @@ FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
 
-# (query, depth, query_vector) -> (record ids best first, their scores or None, channel info, representation)
+# (query, depth, query_vector) -> (record ids best first, their scores or None, channel info, representation,
+# the query's background over the searched books or None)
 VectorSearch = Callable[[str, int, Sequence[float] | None],
-                        tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation]]
+                        tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation, Background | None]]
 
 
 @dataclass
@@ -211,10 +212,10 @@ class HybridSearch:
         self, query: str, depth: int, query_vector: Sequence[float] | None
     ) -> tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation, Background | None]:
         """(record ids best first, their scores, the channel's info, the query's representation,
-        the query's background in this book: None where it is not measured, e.g. a library's)"""
+        the query's background in this book: None where it is not measured)"""
         ch = self.channels
         if ch.vector_search is not None:
-            return *ch.vector_search(query, depth, query_vector), None
+            return ch.vector_search(query, depth, query_vector)
         representation: QueryRepresentation = {"kind": "text", "status": "not-encoded"}
         if ch.vector_store is None or ch.query_runtime is None:
             problem = ch.vector_problem or BookAgentError(

@@ -123,15 +123,14 @@ def methods() -> dict[str, Method]:
         "plain-rrf k=60": plain_rrf, "ragflow-rule": ragflow,
         "before (floor 0, share 0.5)": hybrid(0.5, "zero", "none"),
     }
-    for share in (0.4, 0.5, 0.55, 0.6, 0.65):
+    for share in (0.4, 0.5, 0.55, 0.6):
         for floor in (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0):
             for weigh in ("none", "zratio", "pvalue"):
-                if weigh == "pvalue" and share != 0.5:
+                if weigh == "pvalue" and (share != 0.5 or floor not in (0.0, 2.0, 3.0)):
                     continue
                 out[f"bg k={floor} {weigh} share {share}"] = hybrid(share, floor, weigh)
     for agreement in (0.0, 0.2):
-        for floor in (2.0, 3.0):
-            out[f"bg k={floor} zratio share 0.5 votes {agreement}"] = hybrid(0.5, floor, "zratio", agreement)
+        out[f"bg k=2.0 zratio share 0.5 votes {agreement}"] = hybrid(0.5, 2.0, "zratio", agreement)
     return out
 
 

@@ -90,3 +90,25 @@ def test_a_search_weighs_a_sure_vector_channel_fully_and_a_lost_one_less(book, t
     assert sure["hits"][0]["record_id"] == "r017"  # the record itself: far above the background
     assert lost["channels"]["vector"]["weight"] < 0.5 * VECTOR_SHARE
     assert sure["fusion"]["weights"]["vector"] == vector["weight"]
+
+
+def test_a_background_that_cannot_be_measured_is_none_and_the_fusion_measures_from_zero(tmp_path: Path) -> None:
+    from book_agent_adapters.book.vectors.vector_background import query_background
+
+    query = np.eye(DIMS, dtype=np.float32)[0]
+    alike = np.tile(query, (8, 1))  # every record the same vector: no spread to measure against
+    assert query_background(alike, query, 8) is None
+    assert query_background(alike[:1], query, 1) is None  # one row
+    broken = np.eye(DIMS, dtype=np.float32)[:4].copy()
+    broken[2, 3] = np.nan
+    assert query_background(broken, query, 4) is None
+    assert query_background(np.eye(DIMS, dtype=np.float32)[:4], np.ones(DIMS + 1, np.float32), 4) is None
+    with BookAgent(tmp_path / "data") as agent:  # a one-record book: its background is a single row
+        records = [RecordSpec("only", "The only passage about the river.", ["Chapter 1"], 0)]
+        single = build_package(tmp_path / "single", book_id="single", records=records, dims=DIMS,
+                               vectors=np.eye(DIMS, dtype=np.float32)[:1], kind="epub")
+        agent.init(single)
+        found = agent.search("single", "river", top_k=3, query_vector=np.eye(DIMS, dtype=np.float32)[0].tolist())
+    vector = found["channels"]["vector"]
+    assert vector["weight"] == pytest.approx(VECTOR_SHARE) and "no background measured" in vector["trust"]
+    assert [h["record_id"] for h in found["hits"]] == ["only"]

@@ -66,7 +66,7 @@ def vector_scale(best: float | None, background: Background | None) -> tuple[flo
     confidence (a factor of its share, in [0, 1]) and the reason shown in the result. Without a
     measured background: cosine's theoretical floor, 0, at full confidence (as before issue 41)."""
     if background is None or best is None:
-        return 0.0, 1.0, "scores measured from 0 (no background measured for this book)"
+        return 0.0, 1.0, "scores measured from 0 (no background measured)"
     floor = background.mean - FLOOR_SD * background.sd
     sure = z_confidence(best, background)
     z = (best - background.mean) / background.sd

@@ -186,7 +186,8 @@ class HybridSearch:
         lexical_weight = (1.0 - VECTOR_SHARE) if lexical_info["ran"] else 0.0
         vector_weight = VECTOR_SHARE * vector_gate * confidence if vector_info["ran"] else 0.0
         lexical_info["weight"], lexical_info["trust"] = lexical_weight, "BM25, each score over the query's best"
-        vector_info["weight"], vector_info["trust"] = vector_weight, f"{vector_reason}; {scale_reason}"
+        vector_info["weight"] = vector_weight
+        vector_info["trust"] = f"{vector_reason}; {scale_reason}" if vector else vector_reason
         return fuse_scores([ScoredChannel("lexical", lexical, lexical_weight, complete=complete[0]),
                             ScoredChannel("vector", vector, vector_weight, floor=floor, complete=complete[1])],
                            limit=limit)

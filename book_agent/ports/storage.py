@@ -22,6 +22,7 @@ from book_agent.domain.book.runtime_states import (
 )
 from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.records import LexicalHit, Record, Vector, VectorHit
+from book_agent.domain.search.vector_background import Background
 
 Progress = Callable[[int, int], None]
 # long work in phases: a phase's label ("art-of-war: lexical index") -> that phase's progress
@@ -62,6 +63,12 @@ class VectorStore(Protocol):
     def search_ids(self, query_vector: Vector, top_k: int) -> list[tuple[str, float]]:
         """As search, (record_id, score) only: no record is read."""
         ...
+    def background(self, query_vector: Vector) -> Background | None:
+        """The query's scores against the book's records of no relevance (a fixed sample of the
+        book's own records, scored as search scores them): the fusion's floor and the channel's
+        confidence (book_agent/domain/search/vector_background.py). Cheap: no scan of the book.
+        None where the store cannot tell (the fusion then measures from 0). By default, None."""
+        return None
     def load(self) -> object:
         """Load the matrix now (a warm-up), instead of at the first search; what it returns is
         the store's own (callers ignore it)."""

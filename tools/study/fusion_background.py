@@ -32,7 +32,7 @@ from book_agent.domain.search.fusion import (
 )
 from book_agent.domain.search.metrics import ndcg_at_k
 from book_agent.domain.search.vector_background import Background, z_confidence
-from book_agent_adapters.book.vectors.vector_background import background_sample, query_background
+from book_agent_adapters.bench import background_sample, query_background
 from tools.eval.eval_sets import WORK_DIR, document_vectors, load_set, query_vectors
 
 DEPTH = 100

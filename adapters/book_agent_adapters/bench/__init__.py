@@ -58,6 +58,8 @@ _NAMES: dict[str, tuple[str, str | None]] = {
     "import_archive": ("book_agent_adapters.archives.importer", "import_archive"),
     "remove_tree": ("book_agent_adapters.archives.importer", "remove_tree"),
     "HostAdapter": ("book_agent_adapters.hosts", "HostAdapter"),
+    "background_sample": ("book_agent_adapters.book.vectors.vector_background", "background_sample"),
+    "query_background": ("book_agent_adapters.book.vectors.vector_background", "query_background"),
     # query encoders and rerankers
     "LocalQueryEncoder": ("book_agent_adapters.encoders.local", "LocalQueryEncoder"),
     "clear_model_cache": ("book_agent_adapters.encoders.local", "clear_model_cache"),

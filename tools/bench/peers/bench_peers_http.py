@@ -50,44 +50,23 @@ sys.path.insert(0, str(ROOT))  # the repo root: tools.*
 os.environ.setdefault("BOOK_AGENT_BLAS_THREADS", "1")
 
 from tools.bench.measure import percentile  # noqa: E402
+from tools.bench.peers.bench_peers_mcp import SEARCH_TOOL  # noqa: E402
 
 WORK = ROOT / ".bench" / "peers" / "http"
 PROTOCOL = "2025-06-18"
 INIT = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 
 PEER = r'''
-import json, sqlite3, sys
+import json, sys
 import bm25s, numpy as np
 from fastmcp import FastMCP
 
 texts_file, vectors_file, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = json.loads(open(texts_file, encoding="utf-8").read())
-keys = [r[0] for r in rows]
+ids = [r[0] for r in rows]
 texts = [r[1] for r in rows]
 matrix = np.load(vectors_file)
-retriever = bm25s.BM25()
-retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
-server = FastMCP("peer")
-
-@server.tool
-def search(query: str, query_vector: list[float] | None = None, top_k: int = 10) -> dict:
-    tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
-    lexical = []
-    if tokens.ids and tokens.ids[0]:
-        found, scores = retriever.retrieve(tokens, k=min(50, len(texts)), show_progress=False, n_threads=1)
-        lexical = [int(r) for r, s in zip(found[0], scores[0]) if s > 0]
-    nearest = []
-    if query_vector is not None:
-        scored = matrix @ np.asarray(query_vector, dtype=np.float32)
-        top = np.argpartition(-scored, 50)[:50]
-        nearest = top[np.argsort(-scored[top])].tolist()
-    fused = {}
-    for ranking in (lexical, nearest):
-        for rank, row in enumerate(ranking):
-            fused[row] = fused.get(row, 0.0) + 1.0 / (61 + rank)
-    best = sorted(fused, key=lambda row: -fused[row])[:top_k]
-    return {"hits": [{"record_id": keys[r], "text": texts[r], "score": fused[r]} for r in best]}
-
+''' + SEARCH_TOOL + r'''
 server.run(transport="http", host="127.0.0.1", port=port, show_banner=False)
 '''
 

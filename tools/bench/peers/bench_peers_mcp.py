@@ -40,17 +40,9 @@ os.environ.setdefault("BOOK_AGENT_BLAS_THREADS", "1")
 
 from tools.bench.serve.bench_mcp import INIT, rpc, wait_for  # noqa: E402
 
-PEER = r'''
-import json, sqlite3, sys
-import bm25s, numpy as np
-from fastmcp import FastMCP
-
-database, vectors_file = sys.argv[1], sys.argv[2]
-con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-rows = con.execute("SELECT record_id, text, headings FROM records ORDER BY seq").fetchall()
-ids = [r[0] for r in rows]
-texts = [" ".join([*json.loads(r[2]), r[1]]) for r in rows]
-matrix = np.load(vectors_file)
+# The peer's one tool over `ids`, `texts` and `matrix` (its loader sets them), shared by the stdio
+# peer here and the HTTP one (bench_peers_http.py), so both answer alike.
+SEARCH_TOOL = r'''
 retriever = bm25s.BM25()
 retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 server = FastMCP("peer")
@@ -73,7 +65,20 @@ def search(query: str, query_vector: list[float] | None = None, top_k: int = 10)
             fused[row] = fused.get(row, 0.0) + 1.0 / (61 + rank)
     best = sorted(fused, key=lambda row: -fused[row])[:top_k]
     return {"hits": [{"record_id": ids[r], "text": texts[r], "score": fused[r]} for r in best]}
+'''
 
+PEER = r'''
+import json, sqlite3, sys
+import bm25s, numpy as np
+from fastmcp import FastMCP
+
+database, vectors_file = sys.argv[1], sys.argv[2]
+con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+rows = con.execute("SELECT record_id, text, headings FROM records ORDER BY seq").fetchall()
+ids = [r[0] for r in rows]
+texts = [" ".join([*json.loads(r[2]), r[1]]) for r in rows]
+matrix = np.load(vectors_file)
+''' + SEARCH_TOOL + r'''
 server.run(transport="stdio", show_banner=False)
 '''
 

@@ -81,6 +81,7 @@ class Registration:
         self._books.forget(book_id)
         self.measure_language_evidence(book_id)
         self.verify_locators(book_id)
+        self.profile_pages(book_id)
         if previous and previous.get("imported") and previous.get("package_root") != entry["package_root"]:
             self.drop_unused_import(Path(previous["package_root"]))  # the copy it replaced
         return book_id
@@ -213,7 +214,20 @@ class Registration:
                 result["lexical"] = {"built": True, "record_count": count, "was": state}
         result["language_evidence"] = self.measure_language_evidence(book_ref)
         result["locators"] = self.verify_locators(book_ref)
+        self.profile_pages(book_ref)
         return result
+
+    def profile_pages(self, book_id: str) -> int:
+        """Every page of a PDF original profiled once for the page-image advice and kept in the
+        runtime dir (sources/pdf/page_profile_cache.py), as the locators are, so a search never
+        opens the PDF for it (a one-shot search stays light; issue 46). Best effort: a page not
+        kept is read by the search that needs it. The number of pages read."""
+        try:
+            store = self._books.open(book_id).page_profiles
+        except BookAgentError:
+            return 0
+        fill = getattr(store, "profile_all", None)  # the runtime dir's store; a fake's may lack it
+        return int(fill()) if callable(fill) else 0
 
     def verify_locators(self, book_id: str) -> LocatorBuild:
         """Verify every record against the original once (kept in the runtime dir, rebuilt

@@ -25,12 +25,15 @@ class CountingSources:
     """The book's sources as the store meets them: a real PdfSource, its reads counted."""
 
     def __init__(self, path: Path) -> None:
-        self.pdf = PdfSource(path)
+        self._pdf = PdfSource(path)
         self.reads: list[int] = []
+
+    def pdf(self) -> PdfSource:
+        return self._pdf
 
     def page_profile(self, page: int) -> Any:
         self.reads.append(page)
-        return self.pdf.page_profile(page)
+        return self._pdf.page_profile(page)
 
 
 @pytest.fixture
@@ -87,3 +90,14 @@ def test_an_unwritable_folder_costs_a_read_not_an_error(original: Path, tmp_path
 def test_an_epub_opens_nothing(original: Path, tmp_path: Path) -> None:
     epub = CountingSources(original)
     assert store(original, tmp_path / "rt", epub, kind="epub").page_profile(29) is None and epub.reads == []
+
+
+def test_registration_profiles_every_page_once_so_no_search_opens_the_pdf(original: Path, tmp_path: Path) -> None:
+    pages = PdfSource(original).page_count
+    assert store(original, tmp_path / "rt", CountingSources(original)).profile_all() == pages
+    assert store(original, tmp_path / "rt", CountingSources(original)).profile_all() == 0  # kept already
+    later = CountingSources(original)
+    searched = store(original, tmp_path / "rt", later)
+    assert all(searched.page_profile(p) is not None for p in range(pages)) and later.reads == []
+    assert {c for c, _ in page_signals(searched.page_profile(29))} == {"page.drawing"}
+    assert store(original, tmp_path / "rt2", CountingSources(original), kind="epub").profile_all() == 0

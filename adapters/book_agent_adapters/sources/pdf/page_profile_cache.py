@@ -64,6 +64,32 @@ class CachedPageProfiles:
                 self._save()
         return profile
 
+    def profile_all(self) -> int:
+        """Every page's profile read now and kept (registration and `prepare` call it, after
+        the locators' check has read the original anyway), so no search opens the PDF for its
+        advice: a one-shot search stays light. The number of pages read; 0 for an EPUB, a PDF
+        that cannot be opened, or pages kept already."""
+        if self.kind != "pdf" or self.original is None:
+            return 0
+        try:
+            pdf = self._sources().pdf()
+            pages = int(pdf.page_count)
+        except Exception:  # noqa: BLE001  (no original to read: the advice rests on the text)
+            return 0
+        with self._lock:
+            missing = [p for p in range(pages) if p not in self._loaded()]
+        read: dict[int, PageProfile] = {}
+        for page in missing:
+            try:
+                read[page] = pdf.page_profile(page)
+            except Exception:  # noqa: BLE001  (an unreadable page: asked again by a search)
+                continue
+        if read:
+            with self._lock:
+                self._loaded().update(read)
+                self._save()
+        return len(read)
+
     def _loaded(self) -> dict[int, PageProfile]:
         if self._pages is None:
             self._identity = _identity(self.original)

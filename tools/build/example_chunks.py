@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from book_agent_adapters.bench import Chapter, EpubSource
+from book_agent_adapters.bench import Chapter, EpubSource, sizing_group
 
 MIN_WORDS = 80  # a chunk closes once it holds this much
 MAX_WORDS = 220  # ...and never grows past this (MiniLM reads 256 word pieces)
@@ -102,28 +102,9 @@ def split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def group(units: list[tuple[int, int]], text: str) -> list[list[int]]:
-    """Greedy runs of unit indexes: close at MIN_WORDS, never past MAX_WORDS; a short tail joins."""
-    groups: list[list[int]] = []
-    current: list[int] = []
-    size = 0
-    for i, (s, e) in enumerate(units):
-        n = words(text[s:e])
-        if current and size + n > MAX_WORDS:
-            groups.append(current)
-            current, size = [], 0
-        current.append(i)
-        size += n
-        if size >= MIN_WORDS:
-            groups.append(current)
-            current, size = [], 0
-    if current:
-        groups.append(current)
-    if len(groups) > 1:
-        tail = sum(words(text[units[i][0]:units[i][1]]) for i in groups[-1])
-        before = sum(words(text[units[i][0]:units[i][1]]) for i in groups[-2])
-        if tail < TAIL_WORDS and tail + before <= MAX_WORDS:
-            groups[-2].extend(groups.pop())
-    return groups
+    """Greedy runs of unit indexes: close at MIN_WORDS, never past MAX_WORDS; a short tail joins
+    (the builder's grouping, measured in words with this script's bounds)."""
+    return sizing_group(units, text, size=words, low=MIN_WORDS, high=MAX_WORDS, tail_below=TAIL_WORDS)
 
 
 def nearest_fragment(chapter: Chapter, offset: int) -> str | None:

@@ -75,6 +75,7 @@ _NAMES: dict[str, tuple[str, str | None]] = {
     "reranker_ssl_context": ("book_agent_adapters.rerankers.http", "_ssl_context"),
     # the package builder (`book-agent-build`) and its steps
     "builder_main": ("book_agent_adapters.builder.cli", "main"),
+    "sizing_group": ("book_agent_adapters.builder.sizing", "group"),
     "BuildOptions": ("book_agent_adapters.builder.build", "Options"),
     "build_package": ("book_agent_adapters.builder.build", "build"),
     "BuildProgress": ("book_agent_adapters.builder.progress", "Progress"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 MIN_TOKENS = 90
 MAX_TOKENS = 200
@@ -97,28 +97,31 @@ def _reach(text: str, start: int, end: int) -> int:
     return low
 
 
-def group(units: list[tuple[int, int]], text: str, breaks: frozenset[int] = frozenset()) -> list[list[int]]:
-    """Greedy runs of unit indexes: close at MIN_TOKENS, never past MAX_TOKENS; a short tail
-    joins the run before it when both fit. A unit whose index is in `breaks` (a heading)
-    starts a new run."""
+def group(units: list[tuple[int, int]], text: str, breaks: frozenset[int] = frozenset(), *,
+          size: Callable[[str], int] = tokens, low: int = MIN_TOKENS, high: int = MAX_TOKENS,
+          tail_below: int = TAIL_TOKENS) -> list[list[int]]:
+    """Greedy runs of unit indexes: close at `low`, never past `high` (as `size` measures a
+    unit: tokens by default); a last run shorter than `tail_below` joins the run before it when
+    both fit. A unit whose index is in `breaks` (a heading) starts a new run. (The example
+    package's chunker measures words with its own bounds: tools/build/example_chunks.py.)"""
     runs: list[list[int]] = []
     current: list[int] = []
-    size = 0
+    total = 0
     for i, (s, e) in enumerate(units):
-        n = tokens(text[s:e])
-        if current and (size + n > MAX_TOKENS or i in breaks):
+        n = size(text[s:e])
+        if current and (total + n > high or i in breaks):
             runs.append(current)
-            current, size = [], 0
+            current, total = [], 0
         current.append(i)
-        size += n
-        if size >= MIN_TOKENS:
+        total += n
+        if total >= low:
             runs.append(current)
-            current, size = [], 0
+            current, total = [], 0
     if current:
         runs.append(current)
     if len(runs) > 1 and runs[-1][0] not in breaks:
-        tail = sum(tokens(text[units[i][0]:units[i][1]]) for i in runs[-1])
-        before = sum(tokens(text[units[i][0]:units[i][1]]) for i in runs[-2])
-        if tail < TAIL_TOKENS and tail + before <= MAX_TOKENS:
+        tail = sum(size(text[units[i][0]:units[i][1]]) for i in runs[-1])
+        before = sum(size(text[units[i][0]:units[i][1]]) for i in runs[-2])
+        if tail < tail_below and tail + before <= high:
             runs[-2].extend(runs.pop())
     return runs
